@@ -1,0 +1,316 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Config describes what a confined process may do. Everything it does not
+// grant is denied. The zero Config grants nothing but the system paths every
+// process needs to run (see [SystemPaths]).
+//
+// A Config is a plain value: it can be written by hand, by a host program, or
+// decoded from JSON with the field names given in the struct tags.
+//
+// Paths must be absolute and clean of ".." segments. Symlinks are resolved
+// before rules are made, so a rule follows the object the path names today,
+// not the link. A path that does not exist is an error: nothing is granted
+// silently in its place.
+//
+// What each field grants, and what each platform can really enforce of it, is
+// reported by [PlanFor] before anything is applied.
+type Config struct {
+	// AllowedReadPaths may be read; directories may also be listed, and
+	// everything beneath them read, recursively.
+	AllowedReadPaths []string `json:"allowed_read_paths,omitempty"`
+
+	// AllowedWritePaths may be read and written. Inside a directory the
+	// process may create, delete, rename and truncate files and directories,
+	// make symlinks, FIFOs and sockets, but never device nodes.
+	AllowedWritePaths []string `json:"allowed_write_paths,omitempty"`
+
+	// AllowedTCPConnect lists "host:port" endpoints for outgoing TCP. The host
+	// is "*" (or empty) for any host, "localhost", an IP literal, or a DNS
+	// name. Linux's Landlock filters ports, not hosts: there the host part is
+	// reported as not enforced (see [PlanFor]).
+	AllowedTCPConnect []string `json:"allowed_tcp_connect,omitempty"`
+
+	// AllowedTCPBind lists local TCP ports the process may bind (listen on).
+	// Port 0 grants binding an ephemeral port chosen by the kernel.
+	AllowedTCPBind []uint16 `json:"allowed_tcp_bind,omitempty"`
+
+	// AllowProcessSpawn lets the process create child processes (fork,
+	// vfork, clone without CLONE_THREAD). Children inherit the sandbox.
+	AllowProcessSpawn bool `json:"allow_process_spawn,omitempty"`
+
+	// AllowedExecPaths are the only files (or directories of files) that may
+	// be executed. On Linux the ELF interpreter (and a script's "#!"
+	// interpreter) of each granted file is granted with it. Executing
+	// replaces the process image; it does not create a process, so it is
+	// governed by this list and not by AllowProcessSpawn. With an empty list
+	// ApplySelf also denies execve itself.
+	AllowedExecPaths []string `json:"allowed_exec_paths,omitempty"`
+
+	// AllowUnixSockets permits creating AF_UNIX sockets. It is off by default
+	// because, before Landlock ABI 9, nothing stops a connect to a pathname
+	// socket such as /var/run/docker.sock or an ssh-agent. socketpair(2) is
+	// always allowed: it reaches nothing outside the process.
+	AllowUnixSockets bool `json:"allow_unix_sockets,omitempty"`
+
+	// AllowUDP permits creating UDP sockets to any host and port (for
+	// example for DNS). UDP destinations are not restricted by this library.
+	AllowUDP bool `json:"allow_udp,omitempty"`
+
+	// Strict turns every part of the Config that cannot be enforced on this
+	// system into an error returned before anything is applied. Without it,
+	// the enforceable parts are applied and the rest is reported by
+	// [PlanFor].
+	Strict bool `json:"strict,omitempty"`
+}
+
+// ConfigError is the error for a Config value the library refuses. It names
+// the field and the value. errors.Is(err, ErrInvalidConfig) is true for it.
+type ConfigError struct {
+	Field  string // JSON name of the field, e.g. "allowed_read_paths"
+	Value  string // the offending value as given
+	Reason string
+	Err    error // underlying cause, e.g. from os.Stat; may be nil
+}
+
+func (e *ConfigError) Error() string {
+	msg := fmt.Sprintf("sandbox: invalid config: %s %q: %s", e.Field, e.Value, e.Reason)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *ConfigError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrInvalidConfig, e.Err}
+	}
+	return []error{ErrInvalidConfig}
+}
+
+// Endpoint is one parsed entry of Config.AllowedTCPConnect.
+type Endpoint struct {
+	// Host is "*" for any host, "localhost", a canonical IP literal, or a
+	// lower-cased DNS name.
+	Host string `json:"host"`
+	Port uint16 `json:"port"`
+}
+
+// AnyHost reports whether the endpoint allows every host.
+func (e Endpoint) AnyHost() bool { return e.Host == "*" }
+
+// Loopback reports whether the host is "localhost" or a loopback address.
+func (e Endpoint) Loopback() bool {
+	if e.Host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(e.Host)
+	return err == nil && a.IsLoopback()
+}
+
+func (e Endpoint) String() string { return net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port))) }
+
+// ParseEndpoint parses "host:port" as Config.AllowedTCPConnect takes it.
+// The port is decimal, 1 to 65535. The host is empty or "*" (any host),
+// "localhost", an IP literal (IPv6 in brackets, no zone), or a DNS name.
+// URLs, CIDR ranges and wildcards such as "*.example.com" are refused: no
+// platform can honour them.
+func ParseEndpoint(s string) (Endpoint, error) {
+	if err := checkText(s); err != nil {
+		return Endpoint{}, err
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return Endpoint{}, errors.New(`want "host:port"`)
+	}
+	p, err := parsePort(port)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	if p == 0 {
+		return Endpoint{}, errors.New("port 0 is not a destination")
+	}
+	switch {
+	case host == "" || host == "*":
+		host = "*"
+	case strings.EqualFold(host, "localhost"):
+		host = "localhost"
+	default:
+		if a, err := netip.ParseAddr(host); err == nil {
+			if a.Zone() != "" {
+				return Endpoint{}, errors.New("IPv6 zones are not supported")
+			}
+			host = a.Unmap().String()
+		} else if !validDNSName(host) {
+			return Endpoint{}, fmt.Errorf("host %q is not \"*\", localhost, an IP address or a DNS name", host)
+		} else {
+			host = strings.ToLower(strings.TrimSuffix(host, "."))
+		}
+	}
+	return Endpoint{Host: host, Port: p}, nil
+}
+
+func parsePort(s string) (uint16, error) {
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, fmt.Errorf("port %q is not a decimal number", s)
+	}
+	n, err := strconv.ParseUint(s, 10, 16)
+	if err != nil {
+		return 0, fmt.Errorf("port %q is out of range 0-65535", s)
+	}
+	return uint16(n), nil
+}
+
+func validDNSName(h string) bool {
+	h = strings.TrimSuffix(h, ".")
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range label {
+			if !(c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// checkText rejects NUL, control characters and invalid UTF-8: none of them
+// belongs in a path or an endpoint, and each can confuse a log, a profile or
+// a terminal.
+func checkText(s string) error {
+	if !utf8.ValidString(s) {
+		return errors.New("not valid UTF-8")
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return fmt.Errorf("contains control character %U", r)
+		}
+	}
+	return nil
+}
+
+// ResolvedPath is a path from a Config after validation.
+type ResolvedPath struct {
+	Given    string `json:"given"`    // as written in the Config
+	Resolved string `json:"resolved"` // absolute, cleaned, symlinks resolved
+	IsDir    bool   `json:"is_dir"`
+}
+
+// resolvedConfig is a validated Config: every path resolved, every endpoint
+// parsed, duplicates removed. Rules are made from it, never from a Config.
+type resolvedConfig struct {
+	cfg     Config
+	read    []ResolvedPath
+	write   []ResolvedPath
+	exec    []ResolvedPath
+	connect []Endpoint
+	bind    []uint16
+}
+
+// resolve validates cfg. It touches the filesystem only to resolve symlinks
+// and to learn whether a path is a directory.
+func resolve(cfg Config) (*resolvedConfig, error) {
+	rc := &resolvedConfig{cfg: cfg}
+	var err error
+	if rc.read, err = resolvePaths("allowed_read_paths", cfg.AllowedReadPaths); err != nil {
+		return nil, err
+	}
+	if rc.write, err = resolvePaths("allowed_write_paths", cfg.AllowedWritePaths); err != nil {
+		return nil, err
+	}
+	if rc.exec, err = resolvePaths("allowed_exec_paths", cfg.AllowedExecPaths); err != nil {
+		return nil, err
+	}
+	for _, s := range cfg.AllowedTCPConnect {
+		ep, err := ParseEndpoint(s)
+		if err != nil {
+			return nil, &ConfigError{Field: "allowed_tcp_connect", Value: s, Reason: err.Error()}
+		}
+		if !slices.Contains(rc.connect, ep) {
+			rc.connect = append(rc.connect, ep)
+		}
+	}
+	for _, p := range cfg.AllowedTCPBind {
+		if !slices.Contains(rc.bind, p) {
+			rc.bind = append(rc.bind, p)
+		}
+	}
+	return rc, nil
+}
+
+func resolvePaths(field string, paths []string) ([]ResolvedPath, error) {
+	var out []ResolvedPath
+	for _, p := range paths {
+		rp, err := resolvePath(p)
+		if err != nil {
+			var ce *ConfigError
+			if errors.As(err, &ce) {
+				ce.Field = field
+			}
+			return nil, err
+		}
+		if !slices.ContainsFunc(out, func(o ResolvedPath) bool { return o.Resolved == rp.Resolved }) {
+			out = append(out, rp)
+		}
+	}
+	return out, nil
+}
+
+// resolvePath validates one path: not empty, no control characters, absolute,
+// no ".." segment, existing; then cleans it and resolves symlinks.
+func resolvePath(p string) (ResolvedPath, error) {
+	bad := func(reason string, err error) (ResolvedPath, error) {
+		return ResolvedPath{}, &ConfigError{Value: p, Reason: reason, Err: err}
+	}
+	if p == "" {
+		return bad("empty path", nil)
+	}
+	if err := checkText(p); err != nil {
+		return bad(err.Error(), nil)
+	}
+	if !filepath.IsAbs(p) {
+		return bad("path is not absolute", nil)
+	}
+	for seg := range strings.FieldsFuncSeq(p, func(r rune) bool { return r == '/' || r == filepath.Separator }) {
+		if seg == ".." {
+			return bad(`path has a ".." segment`, nil)
+		}
+	}
+	clean := filepath.Clean(p)
+	resolved, err := filepath.EvalSymlinks(clean)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return bad("path does not exist", nil)
+		}
+		return bad("cannot resolve path", err)
+	}
+	fi, err := os.Stat(resolved)
+	if err != nil {
+		return bad("cannot stat path", err)
+	}
+	return ResolvedPath{Given: p, Resolved: resolved, IsDir: fi.IsDir()}, nil
+}
+
+// Validate checks cfg the way ApplySelf and WrapCommand will, without
+// applying anything. The error names the field and the value.
+func (cfg Config) Validate() error {
+	_, err := resolve(cfg)
+	return err
+}

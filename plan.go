@@ -1,0 +1,119 @@
+package sandbox
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+)
+
+// Feature names used in [Plan.Features].
+const (
+	FeatureFilesystem  = "filesystem"          // read/write confined to granted paths
+	FeatureTruncate    = "fs_truncate"         // truncate(2) confined to write paths
+	FeatureIoctlDev    = "fs_ioctl_dev"        // ioctl on device files confined
+	FeatureExec        = "exec"                // execution confined to the exec allowlist
+	FeatureTCPConnect  = "tcp_connect"         // outgoing TCP confined to granted ports
+	FeatureTCPHost     = "tcp_connect_host"    // the host part of granted endpoints
+	FeatureTCPBind     = "tcp_bind"            // listening confined to granted ports
+	FeatureUDP         = "udp"                 // UDP sockets
+	FeatureUnixSockets = "unix_sockets"        // AF_UNIX sockets
+	FeatureScopeUnix   = "scope_abstract_unix" // connect to abstract unix sockets outside the sandbox
+	FeatureScopeSignal = "scope_signal"        // signals to processes outside the sandbox
+	FeatureSpawn       = "process_spawn"       // creating processes
+	FeatureSyscalls    = "syscall_filter"      // dangerous syscalls, foreign architectures
+)
+
+// Enforcement says whether one feature of a Config is enforced here.
+type Enforcement struct {
+	Feature  string `json:"feature"`
+	Enforced bool   `json:"enforced"`
+	// Detail says how it is enforced, or why it is not.
+	Detail string `json:"detail,omitempty"`
+	// Hint is a remedy for an unenforced feature, when one exists.
+	Hint string `json:"hint,omitempty"`
+}
+
+// PathRule is one filesystem rule the sandbox will make.
+type PathRule struct {
+	Path   string `json:"path"`
+	Access string `json:"access"` // platform's own names, e.g. Landlock rights
+	Source string `json:"source"` // which Config field or default it comes from
+}
+
+// Plan is what applying a Config would do on this system, computed without
+// applying anything: the effective endowments.
+type Plan struct {
+	Platform  string `json:"platform"`
+	Mechanism string `json:"mechanism"`
+	Version   int    `json:"version,omitempty"`
+	// Available is false when the mechanism is missing: ApplySelf and
+	// WrapCommand would return ErrUnavailable.
+	Available bool          `json:"available"`
+	Reason    string        `json:"reason,omitempty"`
+	Features  []Enforcement `json:"features"`
+	Paths     []PathRule    `json:"paths,omitempty"`
+	// Network lists the network rules, one line each.
+	Network []string `json:"network,omitempty"`
+	// Syscalls summarises the syscall filter, one line each.
+	Syscalls []string `json:"syscalls,omitempty"`
+	// Skipped lists default system paths absent on this machine.
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// NotEnforced returns the features that are asked for but not enforced.
+func (p Plan) NotEnforced() []Enforcement {
+	var out []Enforcement
+	for _, f := range p.Features {
+		if !f.Enforced {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// strictError returns an error wrapping ErrNotEnforced that names every
+// unenforced feature, or nil.
+func (p Plan) strictError() error {
+	ne := p.NotEnforced()
+	if len(ne) == 0 {
+		return nil
+	}
+	parts := make([]string, len(ne))
+	for i, f := range ne {
+		parts[i] = f.Feature + " (" + f.Detail + ")"
+	}
+	return fmt.Errorf("%w: %s", ErrNotEnforced, strings.Join(parts, "; "))
+}
+
+// PlanFor validates cfg and reports, without applying anything, what the
+// sandbox on this system would enforce of it and what it would not, with the
+// rules it would make. The error is a *ConfigError for a refused Config.
+func PlanFor(cfg Config) (Plan, error) {
+	rc, err := resolve(cfg)
+	if err != nil {
+		return Plan{}, err
+	}
+	return planPlatform(rc), nil
+}
+
+// checkApplicable is the common gate of ApplySelf and WrapCommand: the
+// mechanism must be there, and under Strict nothing may be left unenforced.
+func checkApplicable(p Plan, cfg Config) error {
+	if !p.Available {
+		return fmt.Errorf("%w: %s", ErrUnavailable, p.Reason)
+	}
+	if cfg.Strict {
+		return p.strictError()
+	}
+	return nil
+}
+
+// unavailablePlan is the plan of a platform whose mechanism is missing:
+// every requested feature is reported as not enforced.
+func unavailablePlan(mechanism, reason string) Plan {
+	p := Plan{Platform: runtime.GOOS, Mechanism: mechanism, Reason: reason}
+	for _, f := range []string{FeatureFilesystem, FeatureExec, FeatureTCPConnect, FeatureTCPBind, FeatureSpawn} {
+		p.Features = append(p.Features, Enforcement{Feature: f, Detail: "sandbox unavailable: " + reason})
+	}
+	return p
+}

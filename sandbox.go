@@ -1,0 +1,101 @@
+// Package sandbox confines a process with the kernel's own mechanisms and then
+// proves the confinement holds.
+//
+// It is built for AI agents and the tools they run: a prompt-injected agent
+// with arbitrary code execution must still be unable to read secrets, write
+// outside its workspace, reach the network beyond what it was granted, or
+// spawn programs.
+//
+// # Who calls what
+//
+// An Engine starts an Agent already confined with [Sandbox.WrapCommand]. An
+// Agent confines itself before it reads any input with [Sandbox.ApplySelf],
+// then runs the canary probes and writes the result where the Engine can
+// read it. A doctor calls [Probe] and [PlanFor] to say what this machine can
+// enforce.
+//
+// # Mechanisms
+//
+//   - Linux: Landlock (filesystem rights, TCP ports, abstract unix socket and
+//     signal scoping, as far as the kernel's ABI goes) plus a seccomp-bpf
+//     filter loaded on every thread (process creation, dangerous syscalls,
+//     socket families, foreign architectures).
+//   - macOS: a deny-by-default Seatbelt profile through /usr/bin/sandbox-exec.
+//   - Windows: a Job Object.
+//   - Elsewhere: nothing; every call that asks for protection fails.
+//
+// # Failing closed
+//
+// When the mechanism is missing, ApplySelf and WrapCommand return an error
+// matching [ErrUnavailable] and apply nothing. When only parts of a Config
+// cannot be enforced (an older kernel, a platform limit), the rest is applied
+// and every unenforced part is listed, with its reason, by [PlanFor]; with
+// Config.Strict set those parts are an error ([ErrNotEnforced]) instead. A bad
+// Config is an error ([ErrInvalidConfig]) naming the field and the value.
+package sandbox
+
+import (
+	"errors"
+	"os/exec"
+)
+
+// Sandbox is the platform's confinement mechanism.
+type Sandbox interface {
+	// Available reports whether the mechanism is present and usable here.
+	Available() bool
+	// Mode names the mechanism: "landlock", "sandbox-exec", "job-object"
+	// or "none".
+	Mode() string
+	// ApplySelf restricts the calling process, irreversibly, to cfg.
+	ApplySelf(cfg Config) error
+	// WrapCommand prepares cmd so that it starts already restricted to cfg.
+	// cmd must not have been started.
+	WrapCommand(cmd *exec.Cmd, cfg Config) error
+}
+
+// PostStarter is implemented by sandboxes whose confinement needs a step after
+// the process is created: on Windows, the child created suspended by a
+// wrapped command is assigned to its Job Object and only then resumed. An
+// Engine that starts a wrapped command calls PostStart(cmd.Process.Pid)
+// right after cmd.Start, and Close when the child is done:
+//
+//	if ps, ok := sb.(sandbox.PostStarter); ok {
+//		if err := ps.PostStart(cmd.Process.Pid); err != nil { … }
+//		defer ps.Close()
+//	}
+//
+// Forgetting PostStart fails closed: the child never runs.
+type PostStarter interface {
+	PostStart(pid int) error
+	Close() error
+}
+
+// Mechanism names returned by [Sandbox.Mode] and carried in [Status].
+const (
+	ModeLandlock    = "landlock"
+	ModeSandboxExec = "sandbox-exec"
+	ModeJobObject   = "job-object"
+	ModeNone        = "none"
+)
+
+var (
+	// ErrUnavailable: the platform's sandbox mechanism is missing or
+	// disabled; nothing was applied.
+	ErrUnavailable = errors.New("sandbox: mechanism not available")
+
+	// ErrInvalidConfig: the Config was refused; nothing was applied. The
+	// error is a *ConfigError naming the field and value.
+	ErrInvalidConfig = errors.New("sandbox: invalid config")
+
+	// ErrNotEnforced: Config.Strict is set and part of the Config cannot be
+	// enforced on this system; nothing was applied.
+	ErrNotEnforced = errors.New("sandbox: config cannot be fully enforced here")
+
+	// ErrPartiallyApplied: one layer of the sandbox was applied and a later
+	// one failed. The process is restricted, but not as asked, and the
+	// restriction cannot be undone: it should exit rather than continue.
+	ErrPartiallyApplied = errors.New("sandbox: sandbox only partially applied")
+)
+
+// New returns the sandbox for this platform.
+func New() Sandbox { return newPlatform() }

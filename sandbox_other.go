@@ -1,0 +1,34 @@
+//go:build !linux && !darwin && !windows
+
+package sandbox
+
+import (
+	"fmt"
+	"os/exec"
+	"runtime"
+)
+
+// otherSandbox is the sandbox of a platform this library has no mechanism
+// for. Every call that asks for protection fails with ErrUnavailable.
+type otherSandbox struct{}
+
+func newPlatform() Sandbox { return otherSandbox{} }
+
+func (otherSandbox) Available() bool { return false }
+func (otherSandbox) Mode() string    { return ModeNone }
+
+func (otherSandbox) ApplySelf(Config) error {
+	return fmt.Errorf("%w: no sandbox mechanism on %s", ErrUnavailable, runtime.GOOS)
+}
+
+func (otherSandbox) WrapCommand(*exec.Cmd, Config) error {
+	return fmt.Errorf("%w: no sandbox mechanism on %s", ErrUnavailable, runtime.GOOS)
+}
+
+func probePlatform() Status {
+	return Status{Mode: ModeNone, Reason: "no sandbox mechanism on " + runtime.GOOS}
+}
+
+func planPlatform(*resolvedConfig) Plan {
+	return unavailablePlan(ModeNone, "no sandbox mechanism on "+runtime.GOOS)
+}
