@@ -1,0 +1,79 @@
+//go:build linux
+
+package seccomp
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Supported reports whether the running kernel supports seccomp filters that
+// return an errno: it asks seccomp(SECCOMP_GET_ACTION_AVAIL) about
+// SECCOMP_RET_ERRNO (Linux 4.14+, which also has SECCOMP_FILTER_FLAG_TSYNC).
+// It is false if the kernel lacks seccomp or if a filter already in place
+// refuses the seccomp system call.
+func Supported() bool {
+	action := uint32(unix.SECCOMP_RET_ERRNO)
+	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_GET_ACTION_AVAIL, 0, uintptr(unsafe.Pointer(&action)))
+	return errno == 0
+}
+
+// Load installs filters, in order, on every thread of the process.
+//
+// It first sets no_new_privs on the calling thread (required to install a
+// filter without CAP_SYS_ADMIN, and so that execve cannot gain privileges
+// the filters would then constrain), then calls
+// seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC) once per
+// filter. TSYNC applies each filter to all threads of the process and
+// copies no_new_privs to them; the goroutine stays on one OS thread
+// throughout. Filters are inherited by threads and children created later
+// and cannot be removed.
+//
+// On error nothing more is loaded, but filters loaded before the failing one
+// stay in force: the caller should treat any error as fatal for the process
+// it meant to confine. A TSYNC failure names the filter and wraps the
+// errno; a thread that could not be synchronised is reported with its TID.
+// Load refuses an empty list.
+func Load(filters []Filter) error {
+	if len(filters) == 0 {
+		return errors.New("seccomp: no filters to load")
+	}
+	progs := make([][]unix.SockFilter, len(filters))
+	for i, f := range filters {
+		if len(f.Program) == 0 || len(f.Program) > bpfMaxInsns {
+			return fmt.Errorf("seccomp: filter %d of %d (%q) has %d instructions; want 1 to %d",
+				i+1, len(filters), f.Name, len(f.Program), bpfMaxInsns)
+		}
+		progs[i] = make([]unix.SockFilter, len(f.Program))
+		for j, ins := range f.Program {
+			progs[i][j] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
+		}
+	}
+
+	// no_new_privs is per thread and seccomp checks it on the calling thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("seccomp: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	for i, f := range filters {
+		fprog := unix.SockFprog{Len: uint16(len(progs[i])), Filter: &progs[i][0]}
+		tid, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC,
+			uintptr(unsafe.Pointer(&fprog)))
+		runtime.KeepAlive(progs[i])
+		if errno != 0 {
+			return fmt.Errorf("seccomp: loading filter %d of %d (%q) with TSYNC: %w", i+1, len(filters), f.Name, errno)
+		}
+		if tid != 0 {
+			// With TSYNC, a positive result is the ID of a thread that could
+			// not be synchronised; the filter was not installed anywhere.
+			return fmt.Errorf("seccomp: loading filter %d of %d (%q) with TSYNC: thread %d could not be synchronised",
+				i+1, len(filters), f.Name, tid)
+		}
+	}
+	return nil
+}
