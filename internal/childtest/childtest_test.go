@@ -1,0 +1,63 @@
+package childtest_test
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/openparallax/sandbox/internal/childtest"
+)
+
+// The helper's own verdicts are tested by running these children directly
+// and checking what the parent would see.
+
+func TestChildSeesSharedValues(t *testing.T) {
+	dir := childtest.Dir(t)
+	pid := childtest.Share(t, func() string { return "parent-value" })
+	childtest.Run(t, func(t *testing.T) {
+		if !childtest.InChild(t) {
+			t.Fatal("body ran outside the child")
+		}
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			t.Fatalf("shared dir %q: %v", dir, err)
+		}
+		if pid != "parent-value" {
+			t.Fatalf("shared value = %q", pid)
+		}
+	})
+}
+
+func TestHelperFailing(t *testing.T) {
+	if os.Getenv("CHILDTEST_SELFTEST") == "" {
+		t.Skip("only run by TestVerdictsForwarded")
+	}
+	childtest.Run(t, func(t *testing.T) { t.Fatal("deliberate failure") })
+}
+
+func TestHelperSkipping(t *testing.T) {
+	if os.Getenv("CHILDTEST_SELFTEST") == "" {
+		t.Skip("only run by TestVerdictsForwarded")
+	}
+	childtest.Run(t, func(t *testing.T) { t.Skip("deliberate skip reason") })
+}
+
+func TestVerdictsForwarded(t *testing.T) {
+	if childtest.InChild(t) {
+		return
+	}
+	run := func(name string) (string, error) {
+		cmd := exec.Command(os.Args[0], "-test.run="+childtest.Pattern(name), "-test.v")
+		cmd.Env = append(os.Environ(), "CHILDTEST_SELFTEST=1")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run("TestHelperFailing")
+	if err == nil || !strings.Contains(out, "deliberate failure") || !strings.Contains(out, "--- FAIL: TestHelperFailing") {
+		t.Errorf("failing child not forwarded as failure (err=%v):\n%s", err, out)
+	}
+	out, err = run("TestHelperSkipping")
+	if err != nil || !strings.Contains(out, "--- SKIP: TestHelperSkipping") || !strings.Contains(out, "deliberate skip reason") {
+		t.Errorf("skipping child not forwarded as skip with reason (err=%v):\n%s", err, out)
+	}
+}

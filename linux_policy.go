@@ -1,0 +1,392 @@
+package sandbox
+
+// The Linux policy as data: which Landlock rules and which seccomp filters a
+// Config becomes on a kernel with a given Landlock ABI. Nothing here calls
+// into the kernel, so it compiles and is tested on every OS; sandbox_linux.go
+// applies the result.
+
+import (
+	"debug/elf"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/openparallax/sandbox/internal/seccomp"
+)
+
+// Landlock access right sets, named for what they grant.
+const (
+	llRead      landlock.AccessFSSet = ll.AccessFSReadFile
+	llReadDir   landlock.AccessFSSet = ll.AccessFSReadFile | ll.AccessFSReadDir
+	llWriteFile landlock.AccessFSSet = ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate
+	// llWriteDir: everything inside a directory except making device nodes.
+	llWriteDir landlock.AccessFSSet = llReadDir | ll.AccessFSWriteFile | ll.AccessFSTruncate |
+		ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeDir | ll.AccessFSMakeReg |
+		ll.AccessFSMakeSym | ll.AccessFSMakeSock | ll.AccessFSMakeFifo | ll.AccessFSRefer
+	llExecFile landlock.AccessFSSet = ll.AccessFSReadFile | ll.AccessFSExecute
+	llExecDir  landlock.AccessFSSet = llReadDir | ll.AccessFSExecute
+	// llDevice: a character device the process reads and writes, with
+	// ioctls (a terminal needs TCGETS and friends; TIOCSTI is denied by
+	// seccomp regardless).
+	llDevice landlock.AccessFSSet = ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
+)
+
+// SystemPath is a path every sandboxed process is granted on Linux.
+type SystemPath struct {
+	Path   string `json:"path"`
+	Write  bool   `json:"write"` // read and write (devices); otherwise read-only
+	Reason string `json:"reason"`
+}
+
+// SystemPaths lists, in one place, what every sandboxed process on Linux may
+// access besides its Config. Shared libraries are read-only: mapping a library
+// needs read, not execute, and Landlock's execute right is only checked by
+// execve. Paths absent on a machine are skipped and listed in Plan.Skipped.
+var SystemPaths = []SystemPath{
+	{Path: "/usr/lib", Reason: "shared libraries, loader, locale archives"},
+	{Path: "/lib", Reason: "shared libraries (often a link to /usr/lib)"},
+	{Path: "/lib64", Reason: "the ELF interpreter on x86-64"},
+	{Path: "/usr/lib64", Reason: "shared libraries on lib64 distributions"},
+	{Path: "/etc/ld.so.cache", Reason: "dynamic loader cache"},
+	{Path: "/etc/ld.so.conf", Reason: "dynamic loader configuration"},
+	{Path: "/etc/ld.so.conf.d", Reason: "dynamic loader configuration"},
+	{Path: "/etc/hosts", Reason: "resolving localhost"},
+	{Path: "/etc/resolv.conf", Reason: "DNS resolver configuration"},
+	{Path: "/etc/nsswitch.conf", Reason: "name service order"},
+	{Path: "/etc/host.conf", Reason: "resolver options"},
+	{Path: "/etc/gai.conf", Reason: "address sorting for getaddrinfo"},
+	{Path: "/etc/ssl/certs", Reason: "system CA certificates"},
+	{Path: "/usr/share/ca-certificates", Reason: "CA certificates /etc/ssl/certs links to"},
+	{Path: "/etc/pki/tls/certs", Reason: "system CA certificates (Fedora family)"},
+	{Path: "/etc/localtime", Reason: "local time zone"},
+	{Path: "/etc/timezone", Reason: "local time zone name"},
+	{Path: "/usr/share/zoneinfo", Reason: "time zone database"},
+	{Path: "/usr/share/locale", Reason: "message catalogs"},
+	{Path: "/dev/null", Write: true, Reason: "the null device"},
+	{Path: "/dev/zero", Write: true, Reason: "zero source (also mapped by some allocators)"},
+	{Path: "/dev/full", Write: true, Reason: "the full device"},
+	{Path: "/dev/urandom", Reason: "randomness"},
+	{Path: "/dev/random", Reason: "randomness"},
+	{Path: "/dev/tty", Write: true, Reason: "the controlling terminal"},
+	{Path: "/proc/self", Reason: "the process's own /proc entries (resolved to /proc/<pid>; not other processes')"},
+}
+
+// elfInterpreters are the dynamic loaders granted execute when a directory is
+// on the exec allowlist (the loader of each binary inside cannot be known in
+// advance). A granted file gets exactly its own PT_INTERP.
+var elfInterpreters = []string{
+	"/lib64/ld-linux-x86-64.so.2",
+	"/lib/ld-linux-aarch64.so.1",
+	"/lib/ld-musl-x86_64.so.1",
+	"/lib/ld-musl-aarch64.so.1",
+}
+
+// linuxRule is one Landlock path rule.
+type linuxRule struct {
+	Path   string
+	Access landlock.AccessFSSet
+	Source string
+}
+
+// linuxPolicy is a Config turned into Landlock and seccomp terms for one ABI.
+type linuxPolicy struct {
+	ABI        int
+	HandledFS  landlock.AccessFSSet
+	HandledNet landlock.AccessNetSet
+	Scoped     landlock.ScopedSet
+	Paths      []linuxRule
+	Connect    []uint16 // TCP ports, deduplicated
+	Bind       []uint16
+	Seccomp    seccomp.Policy
+	Skipped    []string
+}
+
+// landlockABIConfigs are go-landlock's per-ABI sets; index = ABI version.
+var landlockABIConfigs = []landlock.Config{{}, landlock.V1, landlock.V2, landlock.V3,
+	landlock.V4, landlock.V5, landlock.V6, landlock.V7, landlock.V8, landlock.V9,
+	landlock.V10, landlock.V11}
+
+func landlockABIConfig(abi int) landlock.Config {
+	abi = max(0, min(abi, len(landlockABIConfigs)-1))
+	return landlockABIConfigs[abi]
+}
+
+// buildLinuxPolicy turns rc into rules for Landlock ABI abi. procSelf is what
+// /proc/self resolves to in the process that will be restricted; exec names
+// extra files that must be executable (the WrapCommand target).
+func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []string) linuxPolicy {
+	abiCfg := landlockABIConfig(abi)
+	p := linuxPolicy{ABI: abi, HandledFS: abiCfg.HandledAccessFS}
+	cfg := rc.cfg
+
+	if abi >= 4 {
+		p.HandledNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
+	}
+	if abi >= 10 && !cfg.AllowUDP {
+		// Defence in depth: seccomp already refuses UDP sockets.
+		p.HandledNet |= ll.AccessNetBindUDP | ll.AccessNetConnectSendUDP
+	}
+	p.Scoped = abiCfg.Scoped
+
+	add := func(path string, access landlock.AccessFSSet, source string) {
+		access &= p.HandledFS
+		if access == 0 {
+			return
+		}
+		for i := range p.Paths {
+			if p.Paths[i].Path == path {
+				p.Paths[i].Access |= access
+				p.Paths[i].Source += ", " + source
+				return
+			}
+		}
+		p.Paths = append(p.Paths, linuxRule{Path: path, Access: access, Source: source})
+	}
+
+	for _, sp := range SystemPaths {
+		path := sp.Path
+		if path == "/proc/self" {
+			path = procSelf
+		}
+		resolved, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			p.Skipped = append(p.Skipped, sp.Path)
+			continue
+		}
+		fi, err := os.Stat(resolved)
+		if err != nil {
+			p.Skipped = append(p.Skipped, sp.Path)
+			continue
+		}
+		access := llRead
+		switch {
+		case fi.IsDir():
+			access = llReadDir
+		case sp.Write:
+			access = llDevice
+		}
+		add(resolved, access, "default: "+sp.Reason)
+	}
+
+	unixRight := landlock.AccessFSSet(0)
+	if cfg.AllowUnixSockets {
+		unixRight = ll.AccessFSResolveUnix
+	}
+	for _, rp := range rc.read {
+		add(rp.Resolved, pick(rp.IsDir, llReadDir, llRead), "allowed_read_paths")
+	}
+	for _, rp := range rc.write {
+		add(rp.Resolved, pick(rp.IsDir, llWriteDir|unixRight, llWriteFile), "allowed_write_paths")
+	}
+	execPaths := slices.Clone(rc.exec)
+	for _, e := range exec {
+		execPaths = append(execPaths, ResolvedPath{Given: e, Resolved: e})
+	}
+	for _, rp := range execPaths {
+		add(rp.Resolved, pick(rp.IsDir, llExecDir, llExecFile), "allowed_exec_paths")
+		interps := interpretersOf(rp.Resolved, 0)
+		if rp.IsDir {
+			interps = elfInterpreters
+		}
+		for _, in := range interps {
+			if r, err := filepath.EvalSymlinks(in); err == nil {
+				add(r, llExecFile, "interpreter of "+rp.Resolved)
+			}
+		}
+	}
+
+	for _, ep := range rc.connect {
+		if !slices.Contains(p.Connect, ep.Port) {
+			p.Connect = append(p.Connect, ep.Port)
+		}
+	}
+	p.Bind = slices.Clone(rc.bind)
+
+	p.Seccomp = seccomp.Policy{
+		AllowSpawn:       cfg.AllowProcessSpawn,
+		AllowExec:        len(execPaths) > 0,
+		AllowUnixSockets: cfg.AllowUnixSockets,
+		AllowTCP:         len(rc.connect) > 0 || len(rc.bind) > 0,
+		AllowUDP:         cfg.AllowUDP,
+	}
+	return p
+}
+
+func pick[T any](cond bool, a, b T) T {
+	if cond {
+		return a
+	}
+	return b
+}
+
+// interpretersOf returns what the kernel must also be allowed to execute to
+// run path: its ELF PT_INTERP, or a script's "#!" interpreter (and that
+// one's PT_INTERP). Unreadable or unrecognised files have none.
+func interpretersOf(path string, depth int) []string {
+	if depth > 2 {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	head := make([]byte, 256)
+	n, _ := f.ReadAt(head, 0)
+	head = head[:n]
+	if strings.HasPrefix(string(head), "#!") {
+		line, _, _ := strings.Cut(string(head[2:]), "\n")
+		fields := strings.Fields(line)
+		if len(fields) == 0 || !filepath.IsAbs(fields[0]) {
+			return nil
+		}
+		interp := fields[0]
+		return append([]string{interp}, interpretersOf(interp, depth+1)...)
+	}
+	ef, err := elf.NewFile(f)
+	if err != nil {
+		return nil
+	}
+	defer ef.Close()
+	for _, prog := range ef.Progs {
+		if prog.Type == elf.PT_INTERP {
+			buf := make([]byte, prog.Filesz)
+			if _, err := prog.ReadAt(buf, 0); err == nil {
+				return []string{strings.TrimRight(string(buf), "\x00")}
+			}
+		}
+	}
+	return nil
+}
+
+// kernelHint names the first kernel with a Landlock ABI.
+func kernelHint(abi int) string {
+	k := map[int]string{1: "5.13", 2: "5.19", 3: "6.2", 4: "6.7", 5: "6.10", 6: "6.12", 7: "6.15"}[abi]
+	if k == "" {
+		return "a newer kernel"
+	}
+	return "Linux " + k + "+"
+}
+
+func needABI(abi int) string {
+	return fmt.Sprintf("needs Landlock ABI %d (%s)", abi, kernelHint(abi))
+}
+
+// linuxPlan reports what p enforces, given whether Landlock (abi > 0) and
+// seccomp are there. landlockReason explains an ABI of 0.
+func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason string) Plan {
+	cfg := rc.cfg
+	plan := Plan{Platform: "linux", Mechanism: ModeLandlock, Version: p.ABI, Available: p.ABI >= 1 && seccompOK, Skipped: p.Skipped}
+	var missing []string
+	if p.ABI < 1 {
+		missing = append(missing, "Landlock: "+landlockReason)
+	}
+	if !seccompOK {
+		missing = append(missing, "seccomp: not supported by this kernel (CONFIG_SECCOMP_FILTER)")
+	}
+	plan.Reason = strings.Join(missing, "; ")
+
+	f := func(feature string, enforced bool, detail, hint string) {
+		if !plan.Available {
+			enforced, hint = false, ""
+			detail = "sandbox unavailable: " + plan.Reason
+		}
+		plan.Features = append(plan.Features, Enforcement{Feature: feature, Enforced: enforced, Detail: detail, Hint: hint})
+	}
+	upgrade := "upgrade the kernel"
+
+	f(FeatureFilesystem, true, "Landlock: read, write and execute only on granted paths", "")
+	if p.ABI >= 3 {
+		f(FeatureTruncate, true, "Landlock: truncate only inside write paths", "")
+	} else {
+		f(FeatureTruncate, false, "truncate(2) of files outside write paths is not restricted: "+needABI(3), upgrade)
+	}
+	if p.ABI >= 5 {
+		f(FeatureIoctlDev, true, "Landlock: ioctl only on granted devices", "")
+	} else {
+		f(FeatureIoctlDev, false, "ioctl on device files opened under granted paths is not restricted: "+needABI(5), upgrade)
+	}
+	f(FeatureExec, true, pick(p.Seccomp.AllowExec, "Landlock: execute only on the exec allowlist and its interpreters",
+		"seccomp: execve and execveat denied (empty exec allowlist)"), "")
+
+	tcp := len(rc.connect) > 0 || len(rc.bind) > 0
+	switch {
+	case !tcp:
+		f(FeatureTCPConnect, true, "seccomp: no TCP granted, IP sockets denied", "")
+		f(FeatureTCPBind, true, "seccomp: no TCP granted, IP sockets denied", "")
+	case p.ABI >= 4:
+		f(FeatureTCPConnect, true, "Landlock: connect only to ports "+ports(p.Connect), "")
+		f(FeatureTCPBind, true, "Landlock: bind only to ports "+ports(p.Bind), "")
+	default:
+		f(FeatureTCPConnect, false, "TCP ports are not restricted: "+needABI(4)+"; any host and port is reachable", upgrade)
+		f(FeatureTCPBind, false, "TCP bind is not restricted: "+needABI(4), upgrade)
+	}
+	var hosts []string
+	for _, ep := range rc.connect {
+		if !ep.AnyHost() {
+			hosts = append(hosts, ep.String())
+		}
+	}
+	if len(hosts) > 0 {
+		f(FeatureTCPHost, false, "Landlock filters ports, not hosts: "+strings.Join(hosts, ", ")+" allow any host on those ports",
+			`write "*:PORT" to state what is enforced`)
+	}
+	if cfg.AllowUDP {
+		f(FeatureUDP, true, "granted: UDP sockets to any host and port", "")
+	} else {
+		f(FeatureUDP, true, "seccomp: UDP sockets denied", "")
+	}
+	switch {
+	case !cfg.AllowUnixSockets:
+		f(FeatureUnixSockets, true, "seccomp: AF_UNIX sockets denied (socketpair allowed)", "")
+	case p.ABI >= 9:
+		f(FeatureUnixSockets, true, "Landlock: connect only to unix sockets inside write paths", "")
+	default:
+		f(FeatureUnixSockets, false, "connect to any pathname unix socket (e.g. /var/run/docker.sock) is not restricted: "+needABI(9), upgrade)
+	}
+	switch {
+	case p.ABI >= 6:
+		f(FeatureScopeUnix, true, "Landlock: abstract unix sockets scoped to the sandbox", "")
+	case !cfg.AllowUnixSockets:
+		f(FeatureScopeUnix, true, "seccomp: AF_UNIX sockets denied", "")
+	default:
+		f(FeatureScopeUnix, false, "abstract unix sockets outside the sandbox are reachable: "+needABI(6), upgrade)
+	}
+	if p.ABI >= 6 {
+		f(FeatureScopeSignal, true, "Landlock: signals only to processes in the sandbox", "")
+	} else {
+		f(FeatureScopeSignal, false, "signals to other processes of the same user are not restricted: "+needABI(6), upgrade)
+	}
+	f(FeatureSpawn, true, pick(cfg.AllowProcessSpawn, "granted: children inherit the sandbox",
+		"seccomp: fork, vfork and clone of a process denied"), "")
+	f(FeatureSyscalls, true, "seccomp on every thread: dangerous syscalls, i386 and x32 entry denied", "")
+
+	for _, r := range p.Paths {
+		plan.Paths = append(plan.Paths, PathRule{Path: r.Path, Access: r.Access.String(), Source: r.Source})
+	}
+	for _, port := range p.Connect {
+		plan.Network = append(plan.Network, "tcp connect port "+strconv.Itoa(int(port)))
+	}
+	for _, port := range p.Bind {
+		plan.Network = append(plan.Network, "tcp bind port "+strconv.Itoa(int(port)))
+	}
+	plan.Syscalls = seccomp.Summary(p.Seccomp)
+	return plan
+}
+
+func ports(ps []uint16) string {
+	if len(ps) == 0 {
+		return "(none)"
+	}
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = strconv.Itoa(int(p))
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,210 @@
+package sandbox
+
+// The Linux policy as data, on every OS: which rules and features a Config
+// becomes for each Landlock ABI. Enforcement itself is tested in
+// sandbox_linux_test.go.
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+func testResolved(t *testing.T, cfg Config) *resolvedConfig {
+	t.Helper()
+	rc, err := resolve(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rc
+}
+
+func feature(p Plan, name string) (Enforcement, bool) {
+	for _, f := range p.Features {
+		if f.Feature == name {
+			return f, true
+		}
+	}
+	return Enforcement{}, false
+}
+
+func ruleFor(p linuxPolicy, path string) (landlock.AccessFSSet, bool) {
+	for _, r := range p.Paths {
+		if r.Path == path {
+			return r.Access, true
+		}
+	}
+	return 0, false
+}
+
+func TestLinuxPolicyRightsPerABI(t *testing.T) {
+	dir := t.TempDir()
+	ws, ro := filepath.Join(dir, "ws"), filepath.Join(dir, "ro")
+	file := filepath.Join(dir, "file")
+	os.Mkdir(ws, 0o700)
+	os.Mkdir(ro, 0o700)
+	os.WriteFile(file, nil, 0o600)
+	ws, _ = filepath.EvalSymlinks(ws)
+	ro, _ = filepath.EvalSymlinks(ro)
+	file, _ = filepath.EvalSymlinks(file)
+	rc := testResolved(t, Config{AllowedWritePaths: []string{ws, file}, AllowedReadPaths: []string{ro}})
+
+	for abi := 0; abi <= 11; abi++ {
+		p := buildLinuxPolicy(rc, abi, "/proc/self", nil)
+		if p.HandledFS != landlockABIConfig(abi).HandledAccessFS {
+			t.Errorf("ABI %d: handled FS %v, want everything the ABI knows", abi, p.HandledFS)
+		}
+		for _, r := range p.Paths {
+			if r.Access&^p.HandledFS != 0 {
+				t.Errorf("ABI %d: rule %s grants %v beyond the handled set", abi, r.Path, r.Access&^p.HandledFS)
+			}
+		}
+		if abi == 0 {
+			if len(p.Paths) != 0 {
+				t.Errorf("ABI 0 makes rules: %v", p.Paths)
+			}
+			continue
+		}
+		wsAcc, ok := ruleFor(p, ws)
+		if !ok {
+			t.Fatalf("ABI %d: no rule for the workspace", abi)
+		}
+		if wsAcc&ll.AccessFSExecute != 0 || wsAcc&ll.AccessFSMakeChar != 0 || wsAcc&ll.AccessFSMakeBlock != 0 {
+			t.Errorf("ABI %d: workspace grants execute or device nodes: %v", abi, wsAcc)
+		}
+		if want := llWriteDir & p.HandledFS; wsAcc != want {
+			t.Errorf("ABI %d: workspace rights %v, want %v", abi, wsAcc, want)
+		}
+		if acc, _ := ruleFor(p, ro); acc != llReadDir {
+			t.Errorf("ABI %d: read-only dir rights %v, want %v", abi, acc, llReadDir)
+		}
+		if acc, _ := ruleFor(p, file); acc&^(llWriteFile) != 0 || acc&ll.AccessFSWriteFile == 0 {
+			t.Errorf("ABI %d: a write file gets directory-only rights or no write: %v", abi, acc)
+		}
+		if (p.HandledNet != 0) != (abi >= 4) {
+			t.Errorf("ABI %d: handled net %v", abi, p.HandledNet)
+		}
+		if (p.Scoped != 0) != (abi >= 6) {
+			t.Errorf("ABI %d: scoped %v", abi, p.Scoped)
+		}
+	}
+}
+
+func TestLinuxPlanDegrades(t *testing.T) {
+	rc := testResolved(t, Config{AllowedTCPConnect: []string{"*:443"}})
+	cases := []struct {
+		abi                            int
+		tcp, scope, truncate, ioctlDev bool
+	}{
+		{1, false, false, false, false},
+		{2, false, false, false, false},
+		{3, false, false, true, false},
+		{4, true, false, true, false},
+		{5, true, false, true, true},
+		{6, true, true, true, true},
+		{7, true, true, true, true},
+	}
+	for _, c := range cases {
+		plan := linuxPlan(rc, buildLinuxPolicy(rc, c.abi, "/proc/self", nil), true, "")
+		check := func(name string, want bool) {
+			f, ok := feature(plan, name)
+			if !ok || f.Enforced != want || (!want && f.Detail == "") {
+				t.Errorf("ABI %d: %s = %+v, want enforced=%v with a reason when not", c.abi, name, f, want)
+			}
+		}
+		check(FeatureFilesystem, true)
+		check(FeatureTCPConnect, c.tcp)
+		check(FeatureTCPBind, c.tcp)
+		check(FeatureScopeSignal, c.scope)
+		check(FeatureTruncate, c.truncate)
+		check(FeatureIoctlDev, c.ioctlDev)
+		check(FeatureSpawn, true)
+		err := plan.strictError()
+		if all := c.tcp && c.scope && c.truncate && c.ioctlDev; all != (err == nil) {
+			t.Errorf("ABI %d: strict error %v", c.abi, err)
+		}
+		if err != nil && (!errors.Is(err, ErrNotEnforced) || !strings.Contains(err.Error(), FeatureScopeSignal) && !c.scope) {
+			t.Errorf("ABI %d: strict error does not name the missing features: %v", c.abi, err)
+		}
+	}
+}
+
+func TestLinuxPlanWithoutNetworkGrantsUsesSeccomp(t *testing.T) {
+	rc := testResolved(t, Config{})
+	plan := linuxPlan(rc, buildLinuxPolicy(rc, 2, "/proc/self", nil), true, "")
+	f, _ := feature(plan, FeatureTCPConnect)
+	if !f.Enforced || !strings.Contains(f.Detail, "seccomp") {
+		t.Errorf("ABI 2 with no TCP granted: %+v, want enforced by seccomp", f)
+	}
+	if p := buildLinuxPolicy(rc, 2, "/proc/self", nil); p.Seccomp.AllowTCP || p.Seccomp.AllowUDP || p.Seccomp.AllowUnixSockets {
+		t.Errorf("seccomp policy grants sockets nobody asked for: %+v", p.Seccomp)
+	}
+}
+
+func TestLinuxPlanHostNotEnforced(t *testing.T) {
+	rc := testResolved(t, Config{AllowedTCPConnect: []string{"example.com:443", "127.0.0.1:8080", "*:22"}})
+	plan := linuxPlan(rc, buildLinuxPolicy(rc, 7, "/proc/self", nil), true, "")
+	f, ok := feature(plan, FeatureTCPHost)
+	if !ok || f.Enforced || !strings.Contains(f.Detail, "example.com:443") || !strings.Contains(f.Detail, "127.0.0.1:8080") || strings.Contains(f.Detail, "22") {
+		t.Errorf("host feature = %+v", f)
+	}
+	if p := buildLinuxPolicy(rc, 7, "/proc/self", nil); !slices.Equal(p.Connect, []uint16{443, 8080, 22}) {
+		t.Errorf("connect ports %v", p.Connect)
+	}
+}
+
+func TestLinuxPlanUnavailable(t *testing.T) {
+	rc := testResolved(t, Config{})
+	plan := linuxPlan(rc, buildLinuxPolicy(rc, 0, "/proc/self", nil), true, "not enabled at boot")
+	if plan.Available || !strings.Contains(plan.Reason, "not enabled at boot") {
+		t.Fatalf("plan without Landlock: %+v", plan)
+	}
+	for _, f := range plan.Features {
+		if f.Enforced {
+			t.Errorf("%s enforced without Landlock", f.Feature)
+		}
+	}
+	if err := checkApplicable(plan, Config{}); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("checkApplicable = %v", err)
+	}
+	plan = linuxPlan(rc, buildLinuxPolicy(rc, 7, "/proc/self", nil), false, "")
+	if plan.Available || !strings.Contains(plan.Reason, "seccomp") {
+		t.Errorf("plan without seccomp: %+v", plan)
+	}
+}
+
+func TestExecInterpreters(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("ELF and #! interpreters are Linux paths; Windows has neither")
+	}
+	if _, err := os.Stat("/bin/true"); err != nil {
+		t.Skip("no /bin/true here")
+	}
+	interps := interpretersOf("/bin/true", 0)
+	if len(interps) != 1 || !strings.Contains(interps[0], "ld-") {
+		t.Errorf("interpreters of /bin/true = %v, want its ELF loader", interps)
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "s")
+	os.WriteFile(script, []byte("#!/bin/sh -e\necho hi\n"), 0o755)
+	got := interpretersOf(script, 0)
+	if len(got) < 1 || got[0] != "/bin/sh" {
+		t.Errorf("interpreters of a /bin/sh script = %v", got)
+	}
+	rc := testResolved(t, Config{AllowedExecPaths: []string{"/bin/true"}})
+	p := buildLinuxPolicy(rc, 7, "/proc/self", nil)
+	loader, _ := filepath.EvalSymlinks(interps[0])
+	if acc, ok := ruleFor(p, loader); !ok || acc&ll.AccessFSExecute == 0 {
+		t.Errorf("loader %s not executable: %v", loader, p.Paths)
+	}
+	if !p.Seccomp.AllowExec {
+		t.Error("exec allowlist given but seccomp denies execve")
+	}
+}
