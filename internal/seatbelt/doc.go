@@ -1,0 +1,173 @@
+// Package seatbelt turns a [Policy] into a deny-by-default macOS Seatbelt
+// profile (SBPL) and the argv for running a command under it with
+// /usr/bin/sandbox-exec.
+//
+// Generation is pure and platform independent: [Generate] only builds text,
+// so the profile is tested on every OS. Nothing here calls sandbox-exec; the
+// caller runs [SandboxExecPath] with [Profile.Args].
+//
+// # Threat model
+//
+// The confined process is an AI agent, or a tool it drives, that may be
+// hostile: it tries to read files it was not given (keys, tokens, other
+// projects), write outside its workspace (shell start-up files, git hooks of
+// other repositories, launch agents), run programs it was not given, reach
+// hosts and ports it was not given, or talk to privileged local services
+// (docker.sock, ssh-agent, the keychain, the pasteboard) that would act for it.
+//
+// The profile starts with (deny default), so everything not allowed is
+// refused by the kernel. What is allowed is a small, commented baseline that
+// a command-line process needs to start (see Baseline) plus exactly the
+// grants in the Policy. The caller is trusted; the strings it passes are not
+// assumed to be well-formed: a user path never becomes SBPL text. Each path
+// is handed to sandbox-exec as a parameter (-D NAME=VALUE) and the profile
+// refers to it only as (param "NAME"), so no path, however many quotes,
+// parentheses or newlines it holds, can change the profile's structure. The
+// profile text depends on the shape of the Policy (how many paths, which are
+// directories, which flags are set, which ports), never on the path strings
+// themselves; the fuzz test checks exactly that.
+//
+// # Baseline
+//
+// Every profile allows, each rule commented in the text:
+//
+//   - read and map-executable of /usr/lib, /System/Library/Frameworks,
+//     /System/Library/PrivateFrameworks and /System/Library/SubFrameworks
+//     (dyld, libSystem, frameworks and their resources; all on the sealed,
+//     read-only system volume, and nothing there is user data);
+//   - the dyld shared cache: /System/Library/dyld (macOS 11 and 12) and the OS
+//     cryptex /System/Volumes/Preboot/Cryptexes/OS, also seen as
+//     /System/Cryptexes/OS (macOS 13 and later). /private/var/db/dyld held the
+//     cache only up to macOS 10.15, which this package does not target, and
+//     is not granted;
+//   - read of SystemVersion.plist and of the local time zone
+//     (/private/etc/localtime, /private/var/db/timezone);
+//   - read of /dev/null, /dev/zero, /dev/random, /dev/urandom and /dev/tty,
+//     write-data of /dev/null and /dev/tty (a program that prompts opens
+//     /dev/tty read-write; read alone would be useless);
+//   - sysctl-read of a fixed list of hardware and OS-version names. The list
+//     is deliberately not "all of sysctl": kern.procargs2 and kern.proc.*
+//     would disclose the argv and environment of the user's other processes;
+//   - one mach-lookup: com.apple.system.opendirectoryd.libinfo, through which
+//     libSystem answers getpwuid/getgrgid (shells, git, ssh, ls -l, Python's
+//     pwd module). Logging (com.apple.logd), notify(3), cfprefsd and dirhelper
+//     are left out: a denied lookup there only loses a log line or falls back;
+//   - signal and process-info* on the process itself.
+//
+// /Library/Apple is not granted: it holds Apple software installed outside
+// the sealed volume (Rosetta's runtime, XProtect data), and a native arm64 or
+// x86_64 command does not need it. Nothing is executable unless listed in
+// ExecPaths, and that includes the command sandbox-exec is asked to start.
+//
+// # Paths
+//
+// ReadPaths, WritePaths and ExecPaths must be absolute, clean (path.Clean),
+// valid UTF-8, free of NUL and control characters, at most 1024 bytes, and
+// already resolved: Seatbelt matches the real path, so a rule for /tmp/x
+// would never match /private/tmp/x. Paths under the macOS root symlinks /tmp,
+// /var and /etc are rejected with a hint rather than silently never matching.
+//
+// Policy.IsDir tells a directory (rule on the subpath, recursive) from a file
+// (rule on the literal path). Generate calls it once per distinct path and
+// is only as deterministic as that function; [StatIsDir] is the usual choice.
+// When IsDir is nil every path is treated as a directory; a subpath rule on a
+// file matches only that file, so the one difference is that if the file is
+// later replaced by a directory its contents are covered too.
+//
+// Each granted path also gets file-read-metadata on its ancestors
+// (path-ancestors): stat of /, /private, /private/tmp for /private/tmp/ws, so
+// that realpath, getcwd and mkdir -p work. That discloses the existence and
+// attributes of those directories, not their contents.
+//
+// # Processes
+//
+// ExecPaths get process-exec plus read and file-map-executable, so dyld can
+// load a granted program and the dylibs or frameworks in a granted tree.
+// process-fork, and signals to other processes of the same sandbox, are
+// allowed only with AllowSpawn. Children inherit the sandbox and with it the
+// same exec allowlist. An exec grant bounds which binaries run, not what they
+// do: a granted /bin/sh runs any script it can read.
+//
+// # Network
+//
+// Seatbelt's network filters take a host of only "localhost" or "*" and a
+// port. So TCPConnect maps a loopback host ("localhost", 127.0.0.0/8, ::1,
+// ::ffff:127.x) to (remote tcp "localhost:PORT"), "" and "*" to
+// (remote tcp "*:PORT"), and any other host, name or address, to "*:PORT"
+// with a line in Profile.NotEnforced: the port is enforced, the host is not.
+// When a TCPConnect host is a name (including localhost) or a wildcard, the
+// profile also lets getaddrinfo reach mDNSResponder (its Unix socket
+// /private/var/run/mDNSResponder). mDNSResponder resolves any name and also
+// serves Bonjour browsing, so name resolution is a channel of its own. When
+// any TCPConnect endpoint is not loopback, the profile also allows TLS
+// certificate evaluation (mach-lookup com.apple.trustd.agent) and read of
+// /private/etc/ssl.
+//
+// TCPBind allows network-bind and network-inbound on (local tcp "*:PORT"):
+// the process may listen on that port on every local address, so the port is
+// reachable from the network unless a firewall says otherwise; Seatbelt
+// cannot restrict who connects.
+//
+// Seatbelt's "localhost" matches 127.0.0.1 and ::1; a dual-stack (IPv6)
+// socket talking to 127.0.0.1 presents ::ffff:127.0.0.1 and may be refused
+// (fail closed). Other 127/8 addresses may likewise not match.
+//
+// AllowUnixSockets allows creating AF_UNIX sockets (socketpair, local IPC)
+// and binding or connecting to socket files inside WritePaths only. Sockets
+// elsewhere, such as /var/run/docker.sock or an ssh-agent socket, stay
+// denied: they would let the agent act through an unconfined daemon.
+//
+// # What Seatbelt cannot enforce
+//
+//   - Host names and address ranges: only localhost or any host, per port
+//     (see Network). UDP is never granted.
+//   - Open file descriptors: restrictions apply when a resource is acquired;
+//     an inherited descriptor (stdin, stdout, stderr, ExtraFiles) works
+//     whatever the profile says. Pass only what the agent may use.
+//   - The environment: sandbox-exec passes its environment to the command.
+//     Scrub secrets from it.
+//   - Resources: CPU, memory, disk use, process count (with AllowSpawn a fork
+//     bomb is possible). Use rlimits or a supervisor.
+//   - Hard links and symlinks are not a way out as far as the profile goes:
+//     rules match resolved paths, so a symlink inside a writable tree that
+//     points outside it resolves outside and is denied, and creating a hard
+//     link is the separate file-link operation, which is never allowed.
+//   - Services reached by an allowed mach-lookup or socket act with their own
+//     privileges (opendirectoryd, and with network trustd and mDNSResponder).
+//   - Device grants (Camera, Microphone) allow the Seatbelt operation only.
+//     TCC consent is still needed and belongs to the responsible app (the
+//     terminal), and the capture frameworks use services this profile does
+//     not grant, so a capture tool may still fail: it fails closed.
+//   - Interactive terminals: ioctl on the terminal (/dev/ttys*) is not
+//     granted, so isatty-style checks through ioctl may report "not a tty".
+//   - sandbox-exec and SBPL are deprecated and undocumented by Apple; this
+//     profile uses the operation and filter names used by Chromium, WebKit
+//     and the Codex and Claude Code sandboxes, and targets macOS 11 and later.
+//
+// # Invoking sandbox-exec
+//
+// [Profile.Args] returns ["-p", text, "-D", "NAME=VALUE", ..., "--", name,
+// args...]. sandbox-exec parses its options with getopt(3) ("-D NAME=VALUE"
+// and "-DNAME=VALUE" are equivalent), and getopt takes "--" as the end of
+// the options. OpenAI Codex relies on this: codex-rs/sandboxing/src/seatbelt.rs
+// builds "-p", policy, "-DKEY=VALUE"..., "--", command, and its macOS tests
+// run /usr/bin/sandbox-exec with exactly those arguments. The "--" keeps a
+// command name that starts with "-" from being read as an option. name should
+// be an absolute path inside ExecPaths: sandbox-exec execs it with execvp, and
+// a bare name would make it probe PATH entries the profile does not grant.
+//
+// A parameter value may contain "=": sandbox-exec splits "NAME=VALUE" at the
+// first "=" (the documented form is "-D key=value"). Parameter names are
+// generated here ("R0", "W1", "X2") and never contain "=", so the first "=" is
+// always the separator. sandbox-exec's source is not published; should a
+// release ever split at another "=", the name would not match and (param
+// "R0") would be undefined (SBPL's param yields a non-string for an undefined
+// name, which is what Chromium's param-defined? tests), so the rule would
+// fail to compile or match nothing: fail closed, never wider.
+//
+// Run the command with a working directory inside a granted path, an
+// environment without secrets, and only the file descriptors it may use.
+// Most tools also want a writable temporary directory: grant a private one
+// in WritePaths and point TMPDIR at it. Nothing under the home directory is
+// readable unless granted, dotfiles included.
+package seatbelt

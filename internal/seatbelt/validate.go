@@ -1,0 +1,129 @@
+package seatbelt
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"path"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxPathLen is PATH_MAX on macOS: a longer path cannot be opened by name.
+const maxPathLen = 1024
+
+// rootSymlinks are the macOS top-level symlinks into /private. Seatbelt
+// matches resolved paths, so a rule under one of them never matches.
+var rootSymlinks = []string{"/etc", "/tmp", "/var"}
+
+// checkPath reports why p is not a usable profile path, or nil.
+func checkPath(p string) error {
+	if p == "" {
+		return errors.New("empty")
+	}
+	if !utf8.ValidString(p) {
+		return errors.New("not valid UTF-8")
+	}
+	for _, r := range p {
+		if r == 0 {
+			return errors.New("contains NUL")
+		}
+		if unicode.IsControl(r) {
+			return fmt.Errorf("contains control character U+%04X", r)
+		}
+	}
+	if p[0] != '/' {
+		return errors.New("not absolute")
+	}
+	if c := path.Clean(p); c != p {
+		return fmt.Errorf("not clean (want %q)", c)
+	}
+	if len(p) > maxPathLen {
+		return fmt.Errorf("longer than %d bytes", maxPathLen)
+	}
+	for _, l := range rootSymlinks {
+		if p == l || strings.HasPrefix(p, l+"/") {
+			return fmt.Errorf("under the symlink %s; pass the resolved path %q", l, "/private"+p)
+		}
+	}
+	return nil
+}
+
+// conn is a resolved TCPConnect endpoint.
+type conn struct {
+	index       int
+	rule        string // "localhost" or "*"
+	port        uint16
+	resolve     bool   // the host is a name or wildcard: needs name resolution
+	notEnforced string // NotEnforced line, or ""
+}
+
+// resolveConnects validates endpoints and maps each host to what Seatbelt
+// can express.
+func resolveConnects(eps []Endpoint) ([]conn, error) {
+	out := make([]conn, 0, len(eps))
+	for i, ep := range eps {
+		if ep.Port == 0 {
+			return nil, fmt.Errorf("%w: TCPConnect[%d] %q: port 0", ErrInvalidPolicy, i, ep.Host)
+		}
+		c := conn{index: i, port: ep.Port}
+		host := ep.Host
+		switch {
+		case host == "" || host == "*":
+			c.rule, c.resolve = "*", true
+		case strings.EqualFold(strings.TrimSuffix(host, "."), "localhost"):
+			c.rule, c.resolve = "localhost", true
+		default:
+			bare := host
+			if strings.HasPrefix(bare, "[") && strings.HasSuffix(bare, "]") {
+				bare = bare[1 : len(bare)-1]
+			}
+			if addr, err := netip.ParseAddr(bare); err == nil {
+				if addr.Zone() != "" {
+					return nil, fmt.Errorf("%w: TCPConnect[%d] %q: IPv6 zones are not supported", ErrInvalidPolicy, i, host)
+				}
+				if addr.Unmap().IsLoopback() {
+					c.rule = "localhost"
+					break
+				}
+				host = addr.String()
+			} else if !isDNSName(host) {
+				return nil, fmt.Errorf("%w: TCPConnect[%d] %q: not \"\", \"*\", an IP address or a DNS name", ErrInvalidPolicy, i, host)
+			} else {
+				c.resolve = true
+			}
+			c.rule = "*"
+			port := strconv.FormatUint(uint64(ep.Port), 10)
+			c.notEnforced = fmt.Sprintf("host of %q not enforced: Seatbelt network filters accept only \"localhost\" or \"*\"; allowed as *:%s",
+				net.JoinHostPort(host, port), port)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// isDNSName reports whether s is a syntactically valid host name: dot
+// separated labels of letters, digits, '-' and '_' (not starting or ending
+// with '-'), each 1 to 63 bytes, at most 253 bytes without an optional
+// trailing dot.
+func isDNSName(s string) bool {
+	s = strings.TrimSuffix(s, ".")
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}
