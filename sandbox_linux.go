@@ -118,12 +118,25 @@ func (linuxSandbox) ApplySelf(cfg Config) error {
 	return applyLinux(pol)
 }
 
-// applyLinux applies a built policy to the calling process.
+// applyLinux applies a built policy to the calling process: Landlock, then
+// seccomp. Everything that can fail before the first irreversible step
+// (assembling the filters, building the Landlock config) is done first.
 func applyLinux(pol linuxPolicy) error {
 	filters, err := seccomp.Build(pol.Seccomp)
 	if err != nil {
 		return fmt.Errorf("sandbox: building seccomp filter: %w", err)
 	}
+	if err := applyLandlock(pol); err != nil {
+		return err
+	}
+	if err := seccomp.Load(filters); err != nil {
+		return fmt.Errorf("%w: landlock applied, seccomp failed: %w", ErrPartiallyApplied, err)
+	}
+	return nil
+}
+
+// applyLandlock applies the Landlock part of pol to every thread.
+func applyLandlock(pol linuxPolicy) error {
 	llCfg, err := landlock.NewConfig(pol.HandledFS, pol.HandledNet, pol.Scoped)
 	if err != nil {
 		return fmt.Errorf("sandbox: landlock config: %w", err)
@@ -142,9 +155,6 @@ func applyLinux(pol linuxPolicy) error {
 	}
 	if err := llCfg.Restrict(rules...); err != nil {
 		return fmt.Errorf("sandbox: landlock: %w", err)
-	}
-	if err := seccomp.Load(filters); err != nil {
-		return fmt.Errorf("%w: landlock applied, seccomp failed: %w", ErrPartiallyApplied, err)
 	}
 	return nil
 }

@@ -48,7 +48,8 @@ func InChild(t testing.TB) bool { return os.Getenv(envTest) == t.Name() }
 
 // Share returns compute() in the parent and the same value in the child.
 // Calls must happen in the same order in parent and child (they do when the
-// test function is deterministic up to Run).
+// test function is deterministic up to Run), and in the test or subtest that
+// calls Run: values shared by an enclosing test are not passed on.
 func Share(t testing.TB, compute func() string) string {
 	t.Helper()
 	st := stateFor(t)

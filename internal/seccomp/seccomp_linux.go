@@ -39,6 +39,21 @@ func Supported() bool {
 // errno; a thread that could not be synchronised is reported with its TID.
 // Load refuses an empty list.
 func Load(filters []Filter) error {
+	// no_new_privs is per thread and seccomp checks it on the calling thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return load(filters, unix.SECCOMP_FILTER_FLAG_TSYNC)
+}
+
+// LoadCallingThreadOnly installs the filters on the calling OS thread only,
+// without TSYNC: other threads stay unfiltered. It exists so that tests can
+// build the broken sandbox a canary must detect; the library never uses it.
+// The caller must have locked its goroutine to the OS thread.
+func LoadCallingThreadOnly(filters []Filter) error {
+	return load(filters, 0)
+}
+
+func load(filters []Filter, flags uintptr) error {
 	if len(filters) == 0 {
 		return errors.New("seccomp: no filters to load")
 	}
@@ -54,19 +69,16 @@ func Load(filters []Filter) error {
 		}
 	}
 
-	// no_new_privs is per thread and seccomp checks it on the calling thread.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("seccomp: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
 	for i, f := range filters {
 		fprog := unix.SockFprog{Len: uint16(len(progs[i])), Filter: &progs[i][0]}
-		tid, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC,
+		tid, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags,
 			uintptr(unsafe.Pointer(&fprog)))
 		runtime.KeepAlive(progs[i])
 		if errno != 0 {
-			return fmt.Errorf("seccomp: loading filter %d of %d (%q) with TSYNC: %w", i+1, len(filters), f.Name, errno)
+			return fmt.Errorf("seccomp: loading filter %d of %d (%q): %w", i+1, len(filters), f.Name, errno)
 		}
 		if tid != 0 {
 			// With TSYNC, a positive result is the ID of a thread that could

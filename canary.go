@@ -1,0 +1,327 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Canary statuses (CanaryResult.Status).
+const (
+	CanarySandboxed   = "sandboxed"   // every applicable probe blocked: the only verified status
+	CanaryPartial     = "partial"     // some blocked, some not
+	CanaryUnsandboxed = "unsandboxed" // nothing blocked
+	CanaryUnavailable = "unavailable" // no probe was applicable
+	CanaryUnknown     = "unknown"     // no readable result (ReadCanaryResult)
+)
+
+// Probe outcomes (ProbeResult.Status).
+const (
+	ProbeBlocked = "blocked" // the sandbox denied it, by the exact error that proves so
+	ProbeFailed  = "failed"  // it was not denied (or a positive control did not work)
+	ProbeSkipped = "skipped" // not applicable here; Error says why
+	ProbeAllowed = "allowed" // a positive control worked, as it must
+)
+
+// CanaryResult is the outcome of one canary run.
+type CanaryResult struct {
+	Verified  bool          `json:"verified"`
+	Status    string        `json:"status"`
+	Platform  string        `json:"platform"`
+	Mechanism string        `json:"mechanism"`
+	Probes    []ProbeResult `json:"probes"`
+	Summary   string        `json:"summary"`
+	Timestamp time.Time     `json:"timestamp"`
+}
+
+// ProbeResult is one attempted operation. A positive control (something the
+// sandbox must still allow) has Status "allowed" when it worked and "failed"
+// when it did not.
+type ProbeResult struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Target string `json:"target,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+func (r CanaryResult) count(status string) int {
+	n := 0
+	for _, p := range r.Probes {
+		if p.Status == status {
+			n++
+		}
+	}
+	return n
+}
+
+// Blocked counts the probes the sandbox denied.
+func (r CanaryResult) Blocked() int { return r.count(ProbeBlocked) }
+
+// Failed counts the probes that were not denied and the positive controls
+// that did not work.
+func (r CanaryResult) Failed() int { return r.count(ProbeFailed) }
+
+// Skipped counts the probes that did not apply here.
+func (r CanaryResult) Skipped() int { return r.count(ProbeSkipped) }
+
+// rollup is the status of a set of probes: applicable = blocked + failed;
+// none applicable → unavailable; none failed → sandboxed; some blocked →
+// partial; else unsandboxed.
+func rollup(probes []ProbeResult) string {
+	r := CanaryResult{Probes: probes}
+	switch b, f := r.Blocked(), r.Failed(); {
+	case b+f == 0:
+		return CanaryUnavailable
+	case f == 0:
+		return CanarySandboxed
+	case b > 0:
+		return CanaryPartial
+	default:
+		return CanaryUnsandboxed
+	}
+}
+
+// summarize is the one-line summary, e.g.
+// "Sandbox verified: 2/2 probes blocked (file_read, file_write). Skipped: network."
+func summarize(probes []ProbeResult) string {
+	var blocked, failed, skipped []string
+	for _, p := range probes {
+		switch p.Status {
+		case ProbeBlocked:
+			blocked = append(blocked, p.Name)
+		case ProbeFailed:
+			failed = append(failed, p.Name)
+		case ProbeSkipped:
+			skipped = append(skipped, p.Name)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Sandbox verified: %d/%d probes blocked", len(blocked), len(blocked)+len(failed))
+	if len(blocked) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(blocked, ", "))
+	}
+	b.WriteString(".")
+	if len(failed) > 0 {
+		fmt.Fprintf(&b, " Failed: %s.", strings.Join(failed, ", "))
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(&b, " Skipped: %s.", strings.Join(skipped, ", "))
+	}
+	return b.String()
+}
+
+// NewCanaryResult rolls probes up into a result: status, verified flag and
+// summary are derived, never set by hand.
+func NewCanaryResult(mechanism string, probes []ProbeResult) CanaryResult {
+	status := rollup(probes)
+	return CanaryResult{
+		Verified:  status == CanarySandboxed,
+		Status:    status,
+		Platform:  runtime.GOOS,
+		Mechanism: mechanism,
+		Probes:    probes,
+		Summary:   summarize(probes),
+		Timestamp: time.Now().UTC(),
+	}
+}
+
+// outcome builds a probe result from an attempt's error. A nil error means
+// the operation went through: failed. An errno in blocked is blocked.
+// Anything else is failed, with the error, since it proves nothing.
+func outcome(name, target string, err error, blocked ...syscall.Errno) ProbeResult {
+	r := ProbeResult{Name: name, Target: target}
+	if err == nil {
+		r.Status, r.Error = ProbeFailed, "not denied: the operation succeeded"
+		return r
+	}
+	r.Error = err.Error()
+	if slices.Contains(blocked, errnoOf(err)) {
+		r.Status = ProbeBlocked
+	} else {
+		r.Status = ProbeFailed
+	}
+	return r
+}
+
+func skipped(name, why string) ProbeResult {
+	return ProbeResult{Name: name, Status: ProbeSkipped, Error: why}
+}
+
+func pathErr(op, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &os.PathError{Op: op, Path: path, Err: err}
+}
+
+func errOp(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// errnoOf is the errno inside err, or 0.
+func errnoOf(err error) syscall.Errno {
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return 0
+}
+
+// Status file location, relative to a workspace.
+const (
+	StatusDir  = ".openparallax"
+	StatusFile = "sandbox.status"
+	// StatusFileMode is the status file's mode: readable by others, since it
+	// holds no secret and a supervisor may run as another user; writable
+	// only by its owner.
+	StatusFileMode = 0o644
+	maxStatusSize  = 1 << 20
+)
+
+// WriteCanaryResult writes r to <workspace>/.openparallax/sandbox.status
+// atomically: a temporary file in the same directory, fsync, rename, fsync
+// of the directory. A reader sees the old result or the new one, never part
+// of one. It refuses to write through a symlink at .openparallax or at the
+// final name, and creates .openparallax (mode 0700) when missing.
+func WriteCanaryResult(workspace string, r CanaryResult) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("sandbox: encoding canary result: %w", err)
+	}
+	data = append(data, '\n')
+	dir := filepath.Join(workspace, StatusDir)
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("sandbox: status directory: %w", err)
+	}
+	if fi, err := os.Lstat(dir); err != nil {
+		return fmt.Errorf("sandbox: status directory: %w", err)
+	} else if !fi.IsDir() {
+		return fmt.Errorf("sandbox: status directory %s is not a directory (a symlink?): refusing to write", dir)
+	}
+	final := filepath.Join(dir, StatusFile)
+	if fi, err := os.Lstat(final); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("sandbox: %s is not a regular file (a symlink?): refusing to write", final)
+	}
+	tmp, err := os.CreateTemp(dir, "."+StatusFile+".*")
+	if err != nil {
+		return fmt.Errorf("sandbox: status file: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := tmp.Chmod(StatusFileMode); err != nil && runtime.GOOS != "windows" {
+		return fmt.Errorf("sandbox: status file: %w", err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("sandbox: status file: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("sandbox: status file: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("sandbox: status file: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), final); err != nil {
+		return fmt.Errorf("sandbox: status file: %w", err)
+	}
+	done = true
+	if d, err := os.Open(dir); err == nil {
+		d.Sync() // best effort: not every platform can fsync a directory
+		d.Close()
+	}
+	return nil
+}
+
+// ReadCanaryResult reads the status file under workspace. When the file is
+// missing, unreadable, not JSON, malformed, or inconsistent (a status or
+// verified flag that its probes do not support), it returns Status "unknown"
+// with the reason in Summary. It never panics.
+func ReadCanaryResult(workspace string) CanaryResult {
+	unknown := func(format string, args ...any) CanaryResult {
+		return CanaryResult{Status: CanaryUnknown, Summary: fmt.Sprintf(format, args...)}
+	}
+	path := filepath.Join(workspace, StatusDir, StatusFile)
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return unknown("no canary result: %v", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return unknown("canary result %s is not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return unknown("canary result unreadable: %v", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxStatusSize+1))
+	if err != nil {
+		return unknown("canary result unreadable: %v", err)
+	}
+	if len(data) > maxStatusSize {
+		return unknown("canary result larger than %d bytes", maxStatusSize)
+	}
+	r, err := decodeCanaryResult(data)
+	if err != nil {
+		return unknown("canary result malformed: %v", err)
+	}
+	return r
+}
+
+func decodeCanaryResult(data []byte) (CanaryResult, error) {
+	var r CanaryResult
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return CanaryResult{}, err
+	}
+	if dec.More() {
+		return CanaryResult{}, errors.New("trailing data")
+	}
+	for i, p := range r.Probes {
+		switch p.Status {
+		case ProbeBlocked, ProbeFailed, ProbeSkipped, ProbeAllowed:
+		default:
+			return CanaryResult{}, fmt.Errorf("probe %d: unknown status %q", i, p.Status)
+		}
+		if p.Name == "" {
+			return CanaryResult{}, fmt.Errorf("probe %d: no name", i)
+		}
+	}
+	if want := rollup(r.Probes); r.Status != want {
+		return CanaryResult{}, fmt.Errorf("status %q, but its probes roll up to %q", r.Status, want)
+	}
+	if r.Verified != (r.Status == CanarySandboxed) {
+		return CanaryResult{}, fmt.Errorf("verified=%v with status %q", r.Verified, r.Status)
+	}
+	return r, nil
+}
+
+// VerifyCanary runs the canary probes in the calling process, which should
+// already be sandboxed, with targets chosen as for an empty Config: nothing
+// granted beyond the system paths. Use VerifyCanaryFor when the process was
+// sandboxed with a Config that grants things, so that no probe targets a
+// granted path or port and the positive controls check the grants.
+func VerifyCanary() CanaryResult { return VerifyCanaryFor(Config{}) }
+
+// VerifyCanaryFor runs the canary probes for a process sandboxed with cfg:
+// each probe attempts something cfg does not grant and counts as blocked only
+// on the exact error that proves the sandbox denied it; positive controls
+// check that what cfg grants still works (a failed control fails the
+// result). A run takes milliseconds and leaves nothing behind.
+func VerifyCanaryFor(cfg Config) CanaryResult { return verifyPlatform(cfg) }

@@ -1,0 +1,423 @@
+//go:build linux
+
+package sandbox
+
+// The Linux canary. Each probe attempts one thing the sandbox must deny and
+// counts it "blocked" only on the errno that proves the sandbox denied it:
+// EACCES from Landlock, EPERM from seccomp or Landlock's scoping. Targets are
+// chosen so that nothing else could give that answer: ordinary permissions
+// are checked first with faccessat(2), which Landlock does not mediate, and a
+// target the Config grants is never used. Probes leave nothing behind: a file
+// a failing probe creates is removed, a process a failing probe creates
+// exits at once and is reaped, sockets are closed.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/openparallax/sandbox/internal/rawsys"
+)
+
+const probeTimeout = 200 * time.Millisecond
+
+func verifyPlatform(cfg Config) CanaryResult {
+	rc, err := resolve(cfg)
+	if err != nil {
+		return NewCanaryResult(ModeLandlock, []ProbeResult{{Name: "config", Status: ProbeFailed, Error: err.Error()}})
+	}
+	k := kernel()
+	probes := []ProbeResult{
+		probeFileRead(rc),
+		probeFileWrite(rc),
+		probeNetwork(rc, k.abi),
+		probeProcessSpawn(rc),
+		probeExec(rc),
+		probeUDP(rc),
+		probeUnixAbstract(rc, k.abi),
+		probeSignal(k.abi),
+	}
+	probes = append(probes, positiveControls(rc)...)
+	return NewCanaryResult(ModeLandlock, probes)
+}
+
+// granted reports whether path is inside anything the sandbox grants: the
+// Config's paths or a default system path. Such a path proves nothing.
+func granted(rc *resolvedConfig, path string) bool {
+	under := func(root string) bool {
+		return path == root || strings.HasPrefix(path, strings.TrimSuffix(root, "/")+"/")
+	}
+	for _, list := range [][]ResolvedPath{rc.read, rc.write, rc.exec} {
+		for _, rp := range list {
+			if under(rp.Resolved) {
+				return true
+			}
+		}
+	}
+	for _, sp := range SystemPaths {
+		if r, err := filepath.EvalSymlinks(sp.Path); err == nil && under(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// dacAllows asks the kernel whether ordinary permissions (and not the
+// sandbox: Landlock does not mediate access(2)) allow mode on path.
+func dacAllows(path string, mode uint32) bool {
+	return unix.Faccessat(unix.AT_FDCWD, path, mode, unix.AT_EACCESS) == nil
+}
+
+// target picks the first candidate that exists, is not granted, and that
+// ordinary permissions allow.
+func target(rc *resolvedConfig, mode uint32, candidates ...string) (string, bool) {
+	for _, c := range candidates {
+		r, err := filepath.EvalSymlinks(c)
+		if err != nil || granted(rc, r) || !dacAllows(r, mode) {
+			continue
+		}
+		return r, true
+	}
+	return "", false
+}
+
+func probeFileRead(rc *resolvedConfig) ProbeResult {
+	path, ok := target(rc, unix.R_OK, "/etc/passwd", "/etc/group", "/etc/hostname", "/etc/os-release")
+	if !ok {
+		return skipped("file_read", "no readable file outside the granted paths to probe")
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return outcome("file_read", path, pathErr("open", path, err), syscall.EACCES)
+}
+
+func probeFileWrite(rc *resolvedConfig) ProbeResult {
+	dir, ok := target(rc, unix.W_OK|unix.X_OK, "/tmp", "/var/tmp", "/dev/shm", os.TempDir())
+	if !ok {
+		return skipped("file_write", "no writable directory outside the granted paths to probe")
+	}
+	path := filepath.Join(dir, fmt.Sprintf(".sandbox-canary-%d-%d", os.Getpid(), time.Now().UnixNano()))
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err == nil {
+		unix.Close(fd)
+		unix.Unlink(path)
+	}
+	return outcome("file_write", path, pathErr("create", path, err), syscall.EACCES)
+}
+
+// probeNetwork connects to a loopback port the Config does not grant, with
+// no listener expected: ECONNREFUSED means the connect was let through.
+func probeNetwork(rc *resolvedConfig, abi int) ProbeResult {
+	port := 0
+	for _, p := range []int{1, 9, 7, 13, 19, 37} {
+		if !slices.ContainsFunc(rc.connect, func(e Endpoint) bool { return int(e.Port) == p }) {
+			port = p
+			break
+		}
+	}
+	if port == 0 {
+		return skipped("network", "every candidate port is granted by the config")
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	d := net.Dialer{Timeout: probeTimeout}
+	d.SetMultipathTCP(false)
+	c, err := d.Dial("tcp", addr)
+	if c != nil {
+		c.Close()
+	}
+	r := outcome("network", addr, err, syscall.EACCES, syscall.EPERM)
+	tcpGranted := len(rc.connect) > 0 || len(rc.bind) > 0
+	if r.Status == ProbeFailed && tcpGranted && abi < 4 {
+		return skipped("network", "requires Landlock ABI 4 (Linux 6.7+) to restrict TCP ports; this kernel has ABI "+strconv.Itoa(abi))
+	}
+	return r
+}
+
+// probeProcessSpawn tries to create a process, from the calling thread and
+// from other OS threads, and checks that every thread of the process runs
+// under the same seccomp filters: a filter loaded without TSYNC leaves the
+// other threads free to fork.
+func probeProcessSpawn(rc *resolvedConfig) ProbeResult {
+	const name = "process_spawn"
+	if rc.cfg.AllowProcessSpawn {
+		return skipped(name, "process spawn is granted by the config")
+	}
+	if e := rawsys.Fork(); e != syscall.EPERM {
+		return outcome(name, "fork", errnoErr("fork on the calling thread", e), syscall.EPERM)
+	}
+	// Other OS threads: the runtime's existing threads are covered by the
+	// /proc check below; these are goroutines pinned to fresh threads.
+	var wg sync.WaitGroup
+	errs := make([]syscall.Errno, 4)
+	for i := range errs {
+		wg.Go(func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			errs[i] = rawsys.Fork()
+		})
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != syscall.EPERM {
+			return outcome(name, "fork", errnoErr("fork on another thread", e), syscall.EPERM)
+		}
+	}
+	if err := threadsFiltered(); err != nil {
+		return ProbeResult{Name: name, Status: ProbeFailed, Target: "fork", Error: err.Error()}
+	}
+	return ProbeResult{Name: name, Status: ProbeBlocked, Target: "fork", Error: "fork: " + syscall.EPERM.Error() + " on every thread"}
+}
+
+func errnoErr(op string, e syscall.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", op, e)
+}
+
+// threadsFiltered checks /proc/self/task/*/status: every thread must be in
+// seccomp filter mode with the same number of filters.
+func threadsFiltered() error {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return fmt.Errorf("cannot list threads: %w", err)
+	}
+	want := ""
+	for _, t := range tasks {
+		mode, filters, err := seccompStatus("/proc/self/task/" + t.Name() + "/status")
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue // the thread exited meanwhile
+			}
+			return err
+		}
+		if mode != "2" {
+			return fmt.Errorf("thread %s is not under a seccomp filter (Seccomp: %s)", t.Name(), mode)
+		}
+		if want == "" {
+			want = filters
+		} else if filters != want {
+			return fmt.Errorf("thread %s has %s seccomp filters, others %s: not loaded with TSYNC", t.Name(), filters, want)
+		}
+	}
+	return nil
+}
+
+func seccompStatus(path string) (mode, filters string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		k, v, _ := strings.Cut(s.Text(), ":")
+		switch k {
+		case "Seccomp":
+			mode = strings.TrimSpace(v)
+		case "Seccomp_filters":
+			filters = strings.TrimSpace(v)
+		}
+	}
+	return mode, filters, s.Err()
+}
+
+// probeExec asks the kernel to execute a program outside the exec allowlist
+// with an invalid argv pointer. The kernel checks the file (Landlock's
+// execute right, EACCES) before it reads argv (EFAULT), and seccomp denies
+// execve outright (EPERM); so EFAULT means "would have run", and the process
+// is never replaced whatever the answer.
+func probeExec(rc *resolvedConfig) ProbeResult {
+	path, ok := target(rc, unix.X_OK, "/bin/sh", "/usr/bin/env", "/bin/ls", "/usr/bin/id")
+	if !ok {
+		return skipped("exec", "no executable outside the exec allowlist to probe")
+	}
+	p, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		return skipped("exec", err.Error())
+	}
+	_, _, e := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(p)), 1, 0)
+	if e == 0 {
+		e = syscall.EFAULT // unreachable: the process would have been replaced
+	}
+	err = pathErr("execve", path, e)
+	if e == syscall.EFAULT {
+		err = fmt.Errorf("execve %s: passed the permission checks (EFAULT on the deliberately bad argv)", path)
+	}
+	return outcome("exec", path, err, syscall.EACCES, syscall.EPERM)
+}
+
+func probeUDP(rc *resolvedConfig) ProbeResult {
+	if rc.cfg.AllowUDP {
+		return skipped("udp", "UDP is granted by the config")
+	}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return outcome("udp", "socket(AF_INET, SOCK_DGRAM)", errOp("socket", err), syscall.EPERM)
+}
+
+// probeUnixAbstract connects to an abstract unix socket that something
+// outside the sandbox listens on. Without AF_UNIX granted, socket() itself
+// is the denial.
+func probeUnixAbstract(rc *resolvedConfig, abi int) ProbeResult {
+	const name = "unix_abstract"
+	if !rc.cfg.AllowUnixSockets {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return outcome(name, "socket(AF_UNIX)", errOp("socket", err), syscall.EPERM)
+	}
+	if abi < 6 {
+		return skipped(name, "requires Landlock ABI 6 (Linux 6.12+) to scope abstract unix sockets; this kernel has ABI "+strconv.Itoa(abi))
+	}
+	names, err := abstractListeners()
+	if err != nil {
+		return skipped(name, "cannot list abstract unix sockets: "+err.Error())
+	}
+	for _, n := range names {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return outcome(name, "@"+n, errOp("socket", err), syscall.EPERM)
+		}
+		err = unix.Connect(fd, &unix.SockaddrUnix{Name: "@" + n})
+		unix.Close(fd)
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			continue // gone or not accepting: try another
+		}
+		return outcome(name, "@"+n, errOp("connect", err), syscall.EPERM)
+	}
+	return skipped(name, "no abstract unix socket listening outside the sandbox to probe")
+}
+
+// abstractListeners lists listening abstract stream sockets from
+// /proc/self/net/unix.
+func abstractListeners() ([]string, error) {
+	f, err := os.Open("/proc/self/net/unix")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		// Num RefCount Protocol Flags Type St Inode Path
+		fields := strings.Fields(s.Text())
+		if len(fields) < 8 || !strings.HasPrefix(fields[7], "@") {
+			continue
+		}
+		if fields[3] == "00010000" && fields[4] == "0001" { // __SO_ACCEPTCON, SOCK_STREAM
+			out = append(out, fields[7][1:])
+		}
+	}
+	return out, s.Err()
+}
+
+// probeSignal sends signal 0 to the parent, which is outside the sandbox
+// when an Engine started this Agent (the case the canary exists for).
+func probeSignal(abi int) ProbeResult {
+	const name = "signal"
+	if abi < 6 {
+		return skipped(name, "requires Landlock ABI 6 (Linux 6.12+) to scope signals; this kernel has ABI "+strconv.Itoa(abi))
+	}
+	ppid := os.Getppid()
+	var st unix.Stat_t
+	if ppid <= 1 || unix.Stat("/proc/"+strconv.Itoa(ppid), &st) != nil {
+		return skipped(name, "no parent process to probe")
+	}
+	if euid := os.Geteuid(); euid != 0 && int(st.Uid) != euid {
+		return skipped(name, "the parent belongs to another user: ordinary permissions already forbid signalling it")
+	}
+	err := syscall.Kill(ppid, 0)
+	if errors.Is(err, syscall.ESRCH) {
+		return skipped(name, "the parent exited")
+	}
+	return outcome(name, "kill(ppid "+strconv.Itoa(ppid)+", 0)", errOp("kill", err), syscall.EPERM)
+}
+
+// positiveControls check what the sandbox must still allow: a sandbox that
+// also blocks those is broken, and a probe that cannot observe success
+// proves nothing.
+func positiveControls(rc *resolvedConfig) []ProbeResult {
+	var out []ProbeResult
+	control := func(name, target string, err error) {
+		r := ProbeResult{Name: name, Target: target, Status: ProbeAllowed}
+		if err != nil {
+			r.Status, r.Error = ProbeFailed, "must be allowed: "+err.Error()
+		}
+		out = append(out, r)
+	}
+	buf := make([]byte, 16)
+	f, err := os.Open("/dev/urandom")
+	if err == nil {
+		_, err = f.Read(buf)
+		f.Close()
+	}
+	control("control_system", "/dev/urandom", err)
+	if len(rc.read) > 0 {
+		rp := rc.read[0]
+		if rp.IsDir {
+			_, err = os.ReadDir(rp.Resolved)
+		} else {
+			var f *os.File
+			if f, err = os.Open(rp.Resolved); err == nil {
+				_, err = f.Read(buf[:1])
+				if err != nil && err.Error() == "EOF" {
+					err = nil
+				}
+				f.Close()
+			}
+		}
+		control("control_read", rp.Resolved, err)
+	}
+	for _, rp := range rc.write {
+		if !rp.IsDir {
+			continue
+		}
+		path := filepath.Join(rp.Resolved, fmt.Sprintf(".sandbox-canary-%d-%d", os.Getpid(), time.Now().UnixNano()))
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			_, err = f.Write([]byte("canary"))
+			f.Close()
+			if rmErr := os.Remove(path); err == nil {
+				err = rmErr
+			}
+		}
+		control("control_write", rp.Resolved, err)
+		break
+	}
+	for _, ep := range rc.connect {
+		if !ep.AnyHost() && !ep.Loopback() {
+			continue
+		}
+		addr := "127.0.0.1:" + strconv.Itoa(int(ep.Port))
+		c, err := net.DialTimeout("tcp", addr, probeTimeout)
+		if c != nil {
+			c.Close()
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			out = append(out, ProbeResult{Name: "control_connect", Target: addr, Status: ProbeSkipped, Error: "nothing listening on the granted port"})
+			continue
+		}
+		control("control_connect", addr, err)
+		break
+	}
+	return out
+}
