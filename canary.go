@@ -237,7 +237,7 @@ func WriteCanaryResult(workspace string, r CanaryResult) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("sandbox: status file: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), final); err != nil {
+	if err := replaceFile(tmp.Name(), final); err != nil {
 		return fmt.Errorf("sandbox: status file: %w", err)
 	}
 	done = true
@@ -264,7 +264,7 @@ func ReadCanaryResult(workspace string) CanaryResult {
 	if !fi.Mode().IsRegular() {
 		return unknown("canary result %s is not a regular file", path)
 	}
-	f, err := os.Open(path)
+	f, err := openStatus(path)
 	if err != nil {
 		return unknown("canary result unreadable: %v", err)
 	}
