@@ -302,3 +302,39 @@ func BenchmarkVerifyCanary(b *testing.B) {
 		VerifyCanaryFor(cfg)
 	}
 }
+
+// Probes leave no files, sockets or processes behind, sandboxed or not (an
+// unsandboxed run is the one where every probe's operation succeeds).
+func TestCanaryLeavesNothingBehind(t *testing.T) {
+	for _, sandboxed := range []bool{false, true} {
+		t.Run("sandboxed="+strconv.FormatBool(sandboxed), func(t *testing.T) {
+			cfg, _ := canaryFixture(t)
+			childtest.Run(t, func(t *testing.T) {
+				fds := func() int { e, _ := os.ReadDir("/proc/self/fd"); return len(e) }
+				before := fds()
+				if sandboxed {
+					if err := New().ApplySelf(cfg); err != nil {
+						t.Fatal(err)
+					}
+				}
+				r := VerifyCanaryFor(cfg)
+				if after := fds(); after != before {
+					t.Errorf("open fds %d before, %d after the canary", before, after)
+				}
+				for _, dir := range append([]string{"/tmp", "/var/tmp", "/dev/shm"}, cfg.AllowedWritePaths...) {
+					left, _ := filepath.Glob(filepath.Join(dir, ".sandbox-canary-"+strconv.Itoa(os.Getpid())+"-*"))
+					if len(left) > 0 {
+						t.Errorf("files left behind: %v", left)
+					}
+				}
+				var ws syscall.WaitStatus
+				if pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); err != syscall.ECHILD {
+					t.Errorf("a child process is left behind (wait4: pid %d, %v)", pid, err)
+				}
+				if !sandboxed && r.Failed() == 0 {
+					t.Errorf("unsandboxed run did not exercise the probes: %s", r.Summary)
+				}
+			})
+		})
+	}
+}
