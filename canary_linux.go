@@ -142,7 +142,7 @@ func probeNetwork(rc *resolvedConfig, abi int) ProbeResult {
 	}
 	r := outcome("network", addr, err, syscall.EACCES, syscall.EPERM)
 	tcpGranted := len(rc.connect) > 0 || len(rc.bind) > 0
-	if r.Status == ProbeFailed && tcpGranted && abi < 4 {
+	if r.Status == ProbeFailed && tcpGranted && abi >= 1 && abi < 4 {
 		return skipped("network", "requires Landlock ABI 4 (Linux 6.7+) to restrict TCP ports; this kernel has ABI "+strconv.Itoa(abi))
 	}
 	return r

@@ -78,6 +78,10 @@ func TestConfigResolvesSymlinks(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		return // rules are only listed where the mechanism makes them
 	}
+	if !plan.Available {
+		t.Logf("no rules are made without the mechanism: %s", plan.Reason)
+		return
+	}
 	want, _ := filepath.EvalSymlinks(real)
 	found := false
 	for _, r := range plan.Paths {

