@@ -2,14 +2,216 @@
 
 package sandbox
 
-// The darwin canary is not written yet: every probe is skipped, so the result
-// is "unavailable" and never verified.
-func verifyPlatform(Config) CanaryResult {
-	why := "the darwin canary is not implemented yet"
-	return NewCanaryResult(ModeSandboxExec, []ProbeResult{
-		{Name: "file_read", Status: ProbeSkipped, Error: why},
-		{Name: "file_write", Status: ProbeSkipped, Error: why},
-		{Name: "network", Status: ProbeSkipped, Error: why},
-		{Name: "process_spawn", Status: ProbeSkipped, Error: why},
-	})
+// The macOS canary, run inside a process started by WrapCommand. Each probe
+// attempts one thing the profile must deny and counts it "blocked" only on
+// the errno Seatbelt answers with: EPERM ("Operation not permitted"), where
+// ordinary permissions answer EACCES, a missing file ENOENT, and a loopback
+// port with no listener ECONNREFUSED. Targets are files and directories
+// every macOS installation has, under their real /private paths, never
+// inside anything the Config or the baseline grants. Probes leave nothing
+// behind: a file a failing probe creates is removed, a child a failing probe
+// creates exits before it executes anything and is reaped, sockets are
+// closed.
+//
+// Not probed here: the exec allowlist (no way to ask the kernel whether a
+// program would run without running it), UDP, unix sockets and signals.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const darwinProbeTimeout = 200 * time.Millisecond
+
+func verifyPlatform(cfg Config) CanaryResult {
+	rc, err := resolve(darwinCanaryConfig(cfg))
+	if err != nil {
+		return NewCanaryResult(ModeSandboxExec, []ProbeResult{{Name: "config", Status: ProbeFailed, Error: err.Error()}})
+	}
+	probes := []ProbeResult{
+		darwinProbeFileRead(rc),
+		darwinProbeFileWrite(rc),
+		darwinProbeNetwork(rc),
+		darwinProbeSpawn(rc),
+	}
+	probes = append(probes, darwinControls(rc)...)
+	return NewCanaryResult(ModeSandboxExec, probes)
+}
+
+// darwinCanaryConfig maps cfg's paths under /tmp, /var and /etc to /private:
+// inside the sandbox those root symlinks cannot be read, so the Config could
+// not be resolved as given; outside it the result is the same.
+func darwinCanaryConfig(cfg Config) Config {
+	m := func(ps []string) []string {
+		out := make([]string, len(ps))
+		for i, p := range ps {
+			out[i] = darwinPrivatePath(p)
+		}
+		return out
+	}
+	cfg.AllowedReadPaths = m(cfg.AllowedReadPaths)
+	cfg.AllowedWritePaths = m(cfg.AllowedWritePaths)
+	cfg.AllowedExecPaths = m(cfg.AllowedExecPaths)
+	return cfg
+}
+
+// darwinAccess is access(2) with the effective IDs.
+func darwinAccess(mode uint32) func(string) error {
+	return func(path string) error { return unix.Faccessat(unix.AT_FDCWD, path, mode, unix.AT_EACCESS) }
+}
+
+func darwinProbeFileRead(rc *resolvedConfig) ProbeResult {
+	path, ok := pickDarwinTarget(rc, darwinReadTargets, darwinAccess(unix.R_OK), os.Geteuid() == 0)
+	if !ok {
+		return skipped("file_read", "no readable file outside the granted paths to probe")
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return outcome("file_read", path, pathErr("open", path, err), syscall.EPERM)
+}
+
+func darwinProbeFileWrite(rc *resolvedConfig) ProbeResult {
+	dir, ok := pickDarwinTarget(rc, darwinWriteTargets, darwinAccess(unix.W_OK|unix.X_OK), os.Geteuid() == 0)
+	if !ok {
+		return skipped("file_write", "no writable directory outside the granted paths to probe")
+	}
+	path := filepath.Join(dir, fmt.Sprintf(".sandbox-canary-%d-%d", os.Getpid(), time.Now().UnixNano()))
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err == nil {
+		unix.Close(fd)
+		unix.Unlink(path)
+	}
+	return outcome("file_write", path, pathErr("create", path, err), syscall.EPERM)
+}
+
+// darwinProbeNetwork connects to a loopback port the Config does not grant,
+// with no listener expected: ECONNREFUSED means the connect was let through.
+func darwinProbeNetwork(rc *resolvedConfig) ProbeResult {
+	port := darwinProbePort(rc)
+	if port == 0 {
+		return skipped("network", "every candidate port is granted by the config")
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	c, err := net.DialTimeout("tcp", addr, darwinProbeTimeout)
+	if c != nil {
+		c.Close()
+	}
+	return outcome("network", addr, err, syscall.EPERM, syscall.EACCES)
+}
+
+// darwinProbeSpawn tries to create a process. The child, if there is one,
+// must not run anything: it is made to fail before exec (TIOCSCTTY on a
+// descriptor closed in the child: EBADF), exits at once and is reaped by
+// ForkExec. So the answer is the fork's alone: EPERM is Seatbelt denying
+// process-fork, EBADF means a process was created. The only other call
+// ForkExec makes that can fail is pipe(2), tried first so that its failure
+// is not taken for the fork's.
+func darwinProbeSpawn(rc *resolvedConfig) ProbeResult {
+	const name = "process_spawn"
+	if rc.cfg.AllowProcessSpawn {
+		return skipped(name, "process spawn is granted by the config")
+	}
+	var p [2]int
+	if err := syscall.Pipe(p[:]); err != nil {
+		return ProbeResult{Name: name, Status: ProbeFailed, Target: "fork", Error: "cannot probe: pipe: " + err.Error()}
+	}
+	syscall.Close(p[0])
+	syscall.Close(p[1])
+	attr := &syscall.ProcAttr{
+		Files: []uintptr{^uintptr(0)}, // fd 0 closed in the child
+		Sys:   &syscall.SysProcAttr{Setctty: true, Ctty: 0},
+	}
+	pid, err := syscall.ForkExec("/usr/bin/true", []string{"true"}, attr)
+	switch {
+	case err == nil:
+		// Unreachable (the child cannot get to exec); reap it regardless.
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, 0, nil)
+		err = errors.New("fork: not denied: a child process ran /usr/bin/true")
+	case errors.Is(err, syscall.EBADF):
+		err = errors.New("fork: not denied: a child process was created (it exited before exec, as arranged)")
+	default:
+		err = errOp("fork", err)
+	}
+	return outcome(name, "fork", err, syscall.EPERM)
+}
+
+// darwinControls check what the profile must still allow: a sandbox that
+// also blocks those is broken, and a probe that cannot observe success
+// proves nothing.
+func darwinControls(rc *resolvedConfig) []ProbeResult {
+	var out []ProbeResult
+	control := func(name, target string, err error) {
+		r := ProbeResult{Name: name, Target: target, Status: ProbeAllowed}
+		if err != nil {
+			r.Status, r.Error = ProbeFailed, "must be allowed: "+err.Error()
+		}
+		out = append(out, r)
+	}
+	buf := make([]byte, 16)
+	f, err := os.Open("/dev/urandom")
+	if err == nil {
+		_, err = f.Read(buf)
+		f.Close()
+	}
+	control("control_system", "/dev/urandom", err)
+	if len(rc.read) > 0 {
+		rp := rc.read[0]
+		if rp.IsDir {
+			_, err = os.ReadDir(rp.Resolved)
+		} else {
+			var f *os.File
+			if f, err = os.Open(rp.Resolved); err == nil {
+				if _, err = f.Read(buf[:1]); errors.Is(err, io.EOF) {
+					err = nil
+				}
+				f.Close()
+			}
+		}
+		control("control_read", rp.Resolved, err)
+	}
+	for _, rp := range rc.write {
+		if !rp.IsDir {
+			continue
+		}
+		path := filepath.Join(rp.Resolved, fmt.Sprintf(".sandbox-canary-%d-%d", os.Getpid(), time.Now().UnixNano()))
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			_, err = f.Write([]byte("canary"))
+			f.Close()
+			if rmErr := os.Remove(path); err == nil {
+				err = rmErr
+			}
+		}
+		control("control_write", rp.Resolved, err)
+		break
+	}
+	for _, ep := range rc.connect {
+		if !ep.AnyHost() && !ep.Loopback() {
+			continue
+		}
+		addr := "127.0.0.1:" + strconv.Itoa(int(ep.Port))
+		c, err := net.DialTimeout("tcp", addr, darwinProbeTimeout)
+		if c != nil {
+			c.Close()
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			out = append(out, ProbeResult{Name: "control_connect", Target: addr, Status: ProbeSkipped, Error: "nothing listening on the granted port"})
+			continue
+		}
+		control("control_connect", addr, err)
+		break
+	}
+	return out
 }

@@ -3,29 +3,110 @@
 package sandbox
 
 import (
-	"fmt"
 	"os/exec"
+	"sync"
+
+	"github.com/openparallax/sandbox/internal/seatbelt"
 )
 
-// The darwin backend is not built yet: every call that asks for protection
-// fails closed with ErrUnavailable.
+// darwinSandbox is the macOS sandbox: a deny-by-default Seatbelt profile,
+// generated from the Config by internal/seatbelt, applied by running the
+// command through /usr/bin/sandbox-exec (mode "sandbox-exec").
+//
+// # WrapCommand only
+//
+// macOS has no public API with which a running process can apply a custom
+// Seatbelt profile to itself (sandbox_init_with_parameters is private, and
+// this library does not use cgo). So ApplySelf always fails with an error
+// matching [ErrUnavailable], and never silently does nothing: an Agent on
+// macOS is started already confined by its Engine's WrapCommand, and checks
+// that it is with [VerifyCanaryFor] (given the same Config).
+//
+// # What it enforces
+//
+// Reading only the granted paths and the system baseline (dylibs,
+// frameworks, the dyld cache, time zone, a few devices; see
+// internal/seatbelt), writing only inside write paths, executing only the
+// exec allowlist plus the wrapped program, forking only with
+// AllowProcessSpawn, TCP connect only to the granted ports, bind only to the
+// granted ports, AF_UNIX only inside write paths with AllowUnixSockets,
+// signals only to itself (and, with spawn, its sandbox). Children inherit the
+// profile.
+//
+// # What it does not enforce
+//
+// Seatbelt filters hosts only as "localhost" or "*": any other host is
+// allowed as *:PORT and reported as tcp_connect_host not enforced by
+// [PlanFor] (Config.Strict makes that an error). UDP is never granted, even
+// with AllowUDP. File descriptors the command inherits (stdio, ExtraFiles)
+// work whatever the profile says, and its environment is passed through:
+// give it neither secrets nor descriptors it may not use. No resource limits.
+// [PlanFor] lists each feature with its detail, and [SeatbeltProfile] shows
+// the profile itself.
 type darwinSandbox struct{}
 
 func newPlatform() Sandbox { return darwinSandbox{} }
 
-func (darwinSandbox) Available() bool { return false }
-func (darwinSandbox) Mode() string    { return ModeSandboxExec }
+// sandboxExec is nil when /usr/bin/sandbox-exec exists and is executable;
+// asked once.
+var sandboxExec = sync.OnceValue(func() error { return checkSandboxExec(seatbelt.SandboxExecPath) })
 
-const darwinPending = "the darwin backend is not implemented yet"
+// Available reports whether /usr/bin/sandbox-exec is there, that is whether
+// WrapCommand can work. ApplySelf never can on macOS.
+func (darwinSandbox) Available() bool { return sandboxExec() == nil }
 
-func (darwinSandbox) ApplySelf(Config) error {
-	return fmt.Errorf("%w: %s", ErrUnavailable, darwinPending)
+func (darwinSandbox) Mode() string { return ModeSandboxExec }
+
+// ApplySelf is not available on macOS: it returns an error matching
+// [ErrUnavailable] and changes nothing. Start the process with WrapCommand
+// (sandbox-exec) instead, and verify it from inside with VerifyCanaryFor.
+func (darwinSandbox) ApplySelf(Config) error { return darwinApplySelfError() }
+
+// WrapCommand rewrites cmd so that it runs its program under the Seatbelt
+// profile for cfg:
+//
+//	cmd.Path = "/usr/bin/sandbox-exec"
+//	cmd.Args = ["/usr/bin/sandbox-exec", "-p", PROFILE, "-D", "R0=/path", …, "--", TARGET, cmd.Args[1:]…]
+//
+// The profile is passed inline (-p): no file is written. Every path reaches
+// sandbox-exec as a -D parameter, never as profile text. TARGET is cmd.Path
+// made absolute (relative to cmd.Dir) with symlinks resolved; it is added to
+// the profile's exec allowlist, and so is its "#!" interpreter when it is a
+// script. sandbox-exec execs TARGET in place, so cmd.Process is the target
+// itself once it runs, and its exit status is the target's (sandbox-exec's
+// own failures, such as a profile the kernel refuses, exit non-zero with a
+// message on stderr before the target starts).
+//
+// The target's arguments are cmd.Args[1:], verbatim. Its argv[0] becomes
+// TARGET, whatever cmd.Args[0] was: sandbox-exec has no way to set it apart
+// from the path it runs. A multi-call program that dispatches on argv[0]
+// must be wrapped by its real name.
+//
+// cmd.Dir, Env, Stdin, Stdout, Stderr, ExtraFiles, SysProcAttr and the
+// context are left as they are. Run the command with a Dir inside a granted
+// path, an Env without secrets (sandbox-exec passes it on) and only the
+// descriptors it may use (the profile does not govern inherited ones). A
+// program whose libraries live outside /usr/lib and the system frameworks
+// (Homebrew, a Python framework) needs their directories in
+// AllowedExecPaths: Seatbelt maps code only from exec paths.
+//
+// Errors, with cmd left untouched: a refused Config (*ConfigError,
+// [ErrInvalidConfig]); sandbox-exec missing ([ErrUnavailable]); under
+// Config.Strict, a part of cfg Seatbelt cannot enforce, such as a host other
+// than localhost ([ErrNotEnforced]); a nil, started or unresolvable command
+// (cmd.Err is returned); a command already wrapped. sandbox-exec cannot start
+// inside another Seatbelt sandbox, so an Engine that is itself sandboxed
+// cannot wrap commands.
+func (darwinSandbox) WrapCommand(cmd *exec.Cmd, cfg Config) error {
+	return wrapDarwinCommand(cmd, cfg, sandboxExec())
 }
 
-func (darwinSandbox) WrapCommand(*exec.Cmd, Config) error {
-	return fmt.Errorf("%w: %s", ErrUnavailable, darwinPending)
+func probePlatform() Status { return darwinStatus(sandboxExec()) }
+
+func planPlatform(rc *resolvedConfig) Plan {
+	p := darwinPlan(rc, sandboxExec() == nil)
+	if err := sandboxExec(); err != nil {
+		p.Reason = err.Error()
+	}
+	return p
 }
-
-func probePlatform() Status { return Status{Mode: ModeSandboxExec, Reason: darwinPending} }
-
-func planPlatform(*resolvedConfig) Plan { return unavailablePlan(ModeSandboxExec, darwinPending) }

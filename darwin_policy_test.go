@@ -1,0 +1,766 @@
+package sandbox
+
+// The macOS policy as data, on every OS: which Seatbelt policy, profile,
+// Plan and sandbox-exec command line a Config becomes, and how the darwin
+// canary picks its targets. Enforcement itself is tested on a Mac by
+// sandbox_darwin_test.go.
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/openparallax/sandbox/internal/seatbelt"
+)
+
+// darwinTestRC is a resolved Config as it would be on a Mac, built by hand
+// so that it depends on no file system: an agent with a workspace, a
+// read-only data directory under /private/tmp, one tool, a local and a
+// remote endpoint, and a bind port (plus port 0, which Seatbelt cannot
+// express).
+func darwinTestRC(t *testing.T) *resolvedConfig {
+	t.Helper()
+	cfg := Config{
+		AllowedReadPaths:  []string{"/tmp/data"},
+		AllowedWritePaths: []string{"/Users/dev/ws"},
+		AllowedExecPaths:  []string{"/Users/dev/tools/lint"},
+		AllowedTCPConnect: []string{"localhost:8080", "example.com:443"},
+		AllowedTCPBind:    []uint16{9000, 0},
+		AllowProcessSpawn: true,
+		AllowUnixSockets:  true,
+	}
+	rc := &resolvedConfig{
+		cfg:   cfg,
+		read:  []ResolvedPath{{Given: "/tmp/data", Resolved: "/private/tmp/data", IsDir: true}},
+		write: []ResolvedPath{{Given: "/Users/dev/ws", Resolved: "/Users/dev/ws", IsDir: true}},
+		exec:  []ResolvedPath{{Given: "/Users/dev/tools/lint", Resolved: "/Users/dev/tools/lint"}},
+		bind:  cfg.AllowedTCPBind,
+	}
+	for _, s := range cfg.AllowedTCPConnect {
+		ep, err := ParseEndpoint(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc.connect = append(rc.connect, ep)
+	}
+	return rc
+}
+
+// darwinSafeDir is a temporary directory whose resolved path a Seatbelt
+// profile accepts: not under /tmp, /var or /etc, which are symlinks on macOS
+// (t.TempDir is fine on a Mac, where it resolves under /private; on Linux it
+// is under /tmp, so /dev/shm is tried instead).
+func darwinSafeDir(t *testing.T) string {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("a Seatbelt profile takes POSIX paths; Windows paths cannot appear in one")
+	}
+	try := func(d string) (string, bool) {
+		r, err := filepath.EvalSymlinks(d)
+		return r, err == nil && darwinPrivatePath(r) == r
+	}
+	if d, ok := try(t.TempDir()); ok {
+		return d
+	}
+	if d, err := os.MkdirTemp("/dev/shm", "darwin-policy-test-"); err == nil {
+		t.Cleanup(func() { os.RemoveAll(d) })
+		if r, ok := try(d); ok {
+			return r
+		}
+	}
+	t.Skip("no temporary directory outside /tmp, /var and /etc, which a Seatbelt profile refuses off macOS")
+	return ""
+}
+
+func darwinFeatures(p Plan, name string) []Enforcement {
+	var out []Enforcement
+	for _, f := range p.Features {
+		if f.Feature == name {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// checkSBPL is a small reader for the profile's shape: balanced lists,
+// ";" comments, strings with only \\ and \" escapes, and top-level forms
+// that are (version …), (deny …) or (allow …).
+func checkSBPL(t *testing.T, text string) {
+	t.Helper()
+	depth, top := 0, ""
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case c == ';':
+			for i < len(text) && text[i] != '\n' {
+				i++
+			}
+		case c == '"':
+			for i++; i < len(text) && text[i] != '"'; i++ {
+				if text[i] == '\\' {
+					i++
+					if i >= len(text) || text[i] != '\\' && text[i] != '"' {
+						t.Fatalf("bad escape at byte %d", i)
+					}
+				}
+				if text[i] == '\n' {
+					t.Fatalf("string spans lines at byte %d", i)
+				}
+			}
+			if i >= len(text) {
+				t.Fatal("unterminated string")
+			}
+		case c == '(':
+			if depth == 0 {
+				rest := text[i+1:]
+				top = rest[:strings.IndexAny(rest, " )\n")]
+				if top != "version" && top != "deny" && top != "allow" {
+					t.Fatalf("top-level form (%s …) at byte %d", top, i)
+				}
+			}
+			depth++
+		case c == ')':
+			depth--
+			if depth < 0 {
+				t.Fatalf("unbalanced ) at byte %d", i)
+			}
+		case depth == 0 && c != ' ' && c != '\n' && c != '\t':
+			t.Fatalf("text outside a form at byte %d: %q", i, text[i:min(len(text), i+20)])
+		}
+	}
+	if depth != 0 {
+		t.Fatalf("%d lists not closed", depth)
+	}
+}
+
+func TestDarwinPolicyMapping(t *testing.T) {
+	rc := darwinTestRC(t)
+	paths := darwinPathRules(rc)
+	pol := darwinPolicy(rc, paths)
+	if want := []string{"/private/tmp/data"}; !slices.Equal(pol.ReadPaths, want) {
+		t.Errorf("ReadPaths = %q, want %q", pol.ReadPaths, want)
+	}
+	if want := []string{"/Users/dev/ws"}; !slices.Equal(pol.WritePaths, want) {
+		t.Errorf("WritePaths = %q, want %q", pol.WritePaths, want)
+	}
+	if want := []string{"/Users/dev/tools/lint"}; !slices.Equal(pol.ExecPaths, want) {
+		t.Errorf("ExecPaths = %q, want %q", pol.ExecPaths, want)
+	}
+	if !pol.IsDir("/private/tmp/data") || !pol.IsDir("/Users/dev/ws") || pol.IsDir("/Users/dev/tools/lint") {
+		t.Error("IsDir does not follow ResolvedPath.IsDir")
+	}
+	wantConnect := []seatbelt.Endpoint{{Host: "localhost", Port: 8080}, {Host: "example.com", Port: 443}}
+	if !slices.Equal(pol.TCPConnect, wantConnect) {
+		t.Errorf("TCPConnect = %v, want %v", pol.TCPConnect, wantConnect)
+	}
+	if want := []uint16{9000}; !slices.Equal(pol.TCPBind, want) {
+		t.Errorf("TCPBind = %v, want %v (port 0 cannot be expressed)", pol.TCPBind, want)
+	}
+	if !pol.AllowSpawn || !pol.AllowUnixSockets || pol.Camera || pol.Microphone {
+		t.Errorf("flags: spawn %v unix %v camera %v microphone %v", pol.AllowSpawn, pol.AllowUnixSockets, pol.Camera, pol.Microphone)
+	}
+
+	rc.cfg.AllowProcessSpawn, rc.cfg.AllowUnixSockets = false, false
+	pol = darwinPolicy(rc, paths)
+	if pol.AllowSpawn || pol.AllowUnixSockets {
+		t.Error("spawn or unix sockets allowed without the Config asking")
+	}
+}
+
+func TestDarwinProfileOnlyParams(t *testing.T) {
+	rc := darwinTestRC(t)
+	hostile := `/Users/dev/ws "x") (allow default) ; \`
+	rc.write = append(rc.write, ResolvedPath{Given: hostile, Resolved: hostile, IsDir: true})
+	prof, err := darwinProfile(rc, darwinPathRules(rc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(prof.Text, "(version 1)\n(deny default)\n") {
+		t.Errorf("profile does not start with (deny default):\n%s", prof.Text[:min(80, len(prof.Text))])
+	}
+	checkSBPL(t, prof.Text)
+	for _, p := range []string{"/private/tmp/data", "/Users/dev", "lint", hostile, "(allow default)"} {
+		if strings.Contains(prof.Text, p) {
+			t.Errorf("profile text contains %q: user paths must only be parameters", p)
+		}
+	}
+	params := map[string]string{}
+	for _, p := range prof.Params {
+		params[p.Name] = p.Value
+	}
+	want := map[string]string{"R0": "/private/tmp/data", "W0": "/Users/dev/ws", "W1": hostile, "X0": "/Users/dev/tools/lint"}
+	for k, v := range want {
+		if params[k] != v {
+			t.Errorf("param %s = %q, want %q", k, params[k], v)
+		}
+	}
+	for _, rule := range []string{
+		`(allow file-read* (subpath (param "R0")))`,
+		`(allow file-read* file-write* (subpath (param "W0")))`,
+		`(allow process-exec (literal (param "X0")))`,
+		`(allow process-fork)`,
+		`(allow network-outbound (remote tcp "localhost:8080"))`,
+		`(allow network-outbound (remote tcp "*:443"))`,
+		`(allow network-bind (local tcp "*:9000"))`,
+	} {
+		if !strings.Contains(prof.Text, rule) {
+			t.Errorf("profile lacks %s", rule)
+		}
+	}
+	if strings.Contains(prof.Text, `"*:0"`) {
+		t.Error("bind port 0 reached the profile")
+	}
+	if len(prof.NotEnforced) != 1 || !strings.Contains(prof.NotEnforced[0], "example.com:443") {
+		t.Errorf("NotEnforced = %q, want one line for example.com:443", prof.NotEnforced)
+	}
+}
+
+func TestDarwinPlan(t *testing.T) {
+	rc := darwinTestRC(t)
+	plan := darwinPlan(rc, true)
+	if plan.Platform != "darwin" || plan.Mechanism != ModeSandboxExec || !plan.Available || plan.Reason != darwinNoApplySelf {
+		t.Errorf("plan header: %+v", plan)
+	}
+	for _, f := range []string{FeatureFilesystem, FeatureTruncate, FeatureIoctlDev, FeatureExec, FeatureTCPConnect,
+		FeatureTCPBind, FeatureUDP, FeatureUnixSockets, FeatureScopeSignal, FeatureSpawn, FeatureSyscalls} {
+		fs := darwinFeatures(plan, f)
+		if len(fs) != 1 || !fs[0].Enforced || fs[0].Detail == "" {
+			t.Errorf("%s: %+v, want one enforced entry with a detail", f, fs)
+		}
+	}
+	if fs := darwinFeatures(plan, FeatureScopeUnix); len(fs) != 0 {
+		t.Errorf("%s reported on macOS, which has no abstract unix sockets: %+v", FeatureScopeUnix, fs)
+	}
+	hosts := darwinFeatures(plan, FeatureTCPHost)
+	if len(hosts) != 2 {
+		t.Fatalf("tcp_connect_host: %+v, want the localhost entry and the example.com entry", hosts)
+	}
+	if !hosts[0].Enforced || !strings.Contains(hosts[0].Detail, "localhost:8080") {
+		t.Errorf("loopback host entry: %+v", hosts[0])
+	}
+	if hosts[1].Enforced || !strings.Contains(hosts[1].Detail, `"example.com:443"`) || !strings.Contains(hosts[1].Detail, "*:443") || hosts[1].Hint == "" {
+		t.Errorf("named host entry: %+v", hosts[1])
+	}
+	if ne := plan.NotEnforced(); len(ne) != 1 || ne[0].Feature != FeatureTCPHost {
+		t.Errorf("NotEnforced = %+v, want only the example.com host", ne)
+	}
+	bind := darwinFeatures(plan, FeatureTCPBind)[0]
+	if !strings.Contains(bind.Detail, "9000") || !strings.Contains(bind.Detail, "port 0") {
+		t.Errorf("tcp_bind detail %q, want port 9000 and the port 0 note", bind.Detail)
+	}
+	wantNet := []string{
+		"tcp connect localhost:8080",
+		"tcp connect *:443 (for example.com:443)",
+		"tcp bind and accept *:9000 (every local address)",
+		"unix connect /private/var/run/mDNSResponder (name resolution)",
+		"mach-lookup com.apple.trustd.agent (TLS certificate evaluation)",
+		"unix bind and connect inside /Users/dev/ws",
+	}
+	if !slices.Equal(plan.Network, wantNet) {
+		t.Errorf("Network =\n%q\nwant\n%q", plan.Network, wantNet)
+	}
+	for _, want := range []PathRule{
+		{Path: "/private/tmp/data", Access: "read", Source: "allowed_read_paths"},
+		{Path: "/Users/dev/ws", Access: "read-write", Source: "allowed_write_paths"},
+		{Path: "/Users/dev/tools/lint", Access: "exec", Source: "allowed_exec_paths"},
+		{Path: "/usr/lib", Access: "read, map-executable", Source: "default: system dylibs and dyld"},
+		{Path: "/private/etc/ssl", Access: "read", Source: "default: CA certificates for non-loopback TCP connect"},
+	} {
+		if !slices.Contains(plan.Paths, want) {
+			t.Errorf("Paths lacks %+v", want)
+		}
+	}
+
+	// Strict: the named host is an error, before anything is applied.
+	rc.cfg.Strict = true
+	err := checkApplicable(darwinPlan(rc, true), rc.cfg)
+	if !errors.Is(err, ErrNotEnforced) || !strings.Contains(err.Error(), "tcp_connect_host") || !strings.Contains(err.Error(), "example.com:443") {
+		t.Errorf("strict: %v, want ErrNotEnforced naming tcp_connect_host and example.com:443", err)
+	}
+	// Hosts Seatbelt can express: nothing left unenforced.
+	rc.connect = []Endpoint{{Host: "localhost", Port: 8080}, {Host: "*", Port: 443}, {Host: "127.0.0.1", Port: 5432}}
+	if err := checkApplicable(darwinPlan(rc, true), rc.cfg); err != nil {
+		t.Errorf("strict with localhost, * and 127.0.0.1: %v", err)
+	}
+
+	// Without sandbox-exec nothing is enforced and applying fails closed.
+	off := darwinPlan(rc, false)
+	if off.Available || off.Reason != darwinUnavailable {
+		t.Errorf("unavailable plan header: available %v reason %q", off.Available, off.Reason)
+	}
+	for _, f := range off.Features {
+		if f.Enforced || !strings.Contains(f.Detail, "sandbox unavailable") {
+			t.Errorf("unavailable plan: %+v", f)
+		}
+	}
+	if err := checkApplicable(off, rc.cfg); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("unavailable: %v, want ErrUnavailable", err)
+	}
+}
+
+func TestDarwinPlanMinimal(t *testing.T) {
+	plan := darwinPlan(&resolvedConfig{}, true)
+	if ne := plan.NotEnforced(); len(ne) != 0 {
+		t.Errorf("empty Config: not enforced %+v", ne)
+	}
+	if len(plan.Network) != 0 {
+		t.Errorf("empty Config: network %q", plan.Network)
+	}
+	for name, want := range map[string]string{
+		FeatureTCPConnect:  "every outgoing connection is denied",
+		FeatureTCPBind:     "listening on any port is denied",
+		FeatureSpawn:       "process-fork denied",
+		FeatureUnixSockets: "AF_UNIX sockets denied",
+		FeatureExec:        "exec allowlist is empty",
+	} {
+		if f := darwinFeatures(plan, name); len(f) != 1 || !strings.Contains(f[0].Detail, want) {
+			t.Errorf("%s: %+v, want detail with %q", name, f, want)
+		}
+	}
+	if f := darwinFeatures(plan, FeatureTCPHost); len(f) != 0 {
+		t.Errorf("tcp_connect_host without endpoints: %+v", f)
+	}
+	if f := darwinFeatures(darwinPlan(&resolvedConfig{cfg: Config{AllowUDP: true}}, true), FeatureUDP); !strings.Contains(f[0].Detail, "ignored") {
+		t.Errorf("allow_udp: %+v, want it reported as not granted", f)
+	}
+}
+
+// The Plan's network lines and TLS path follow the profile for every kind of
+// host.
+func TestDarwinNetworkMatchesProfile(t *testing.T) {
+	for _, eps := range [][]string{
+		nil, {"localhost:80"}, {"127.0.0.1:80"}, {"[::1]:80"}, {"*:443"}, {"example.com:443"},
+		{"10.0.0.1:22"}, {"[2001:db8::1]:443"}, {"127.0.0.1:80", "10.0.0.1:22"}, {"localhost:80", "example.com:443", "*:443"},
+	} {
+		rc := &resolvedConfig{cfg: Config{AllowedTCPConnect: eps}}
+		for _, s := range eps {
+			ep, err := ParseEndpoint(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc.connect = append(rc.connect, ep)
+		}
+		prof, err := darwinProfile(rc, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := darwinPlan(rc, true)
+		has := func(prefix string) bool {
+			return slices.ContainsFunc(plan.Network, func(l string) bool { return strings.HasPrefix(l, prefix) })
+		}
+		if has("unix connect "+darwinResolverSocket) != strings.Contains(prof.Text, darwinResolverSocket) {
+			t.Errorf("%q: resolver line %v, profile has the resolver socket: %v", eps, has("unix connect"), strings.Contains(prof.Text, darwinResolverSocket))
+		}
+		tls := strings.Contains(prof.Text, darwinTrustd)
+		if has("mach-lookup "+darwinTrustd) != tls || strings.Contains(prof.Text, darwinTLSDir) != tls ||
+			slices.ContainsFunc(plan.Paths, func(r PathRule) bool { return r.Path == darwinTLSDir }) != tls {
+			t.Errorf("%q: TLS lines disagree with the profile (profile has trustd: %v)", eps, tls)
+		}
+		rules, _, _ := darwinConnects(rc)
+		for _, r := range rules {
+			if !strings.Contains(prof.Text, `(remote tcp "`+r.addr+`")`) {
+				t.Errorf("%q: rule %s not in the profile", eps, r.addr)
+			}
+		}
+		if n := strings.Count(prof.Text, "(remote tcp "); n != len(rules) {
+			t.Errorf("%q: profile has %d connect rules, plan %d", eps, n, len(rules))
+		}
+		if got := len(darwinFeatures(plan, FeatureTCPHost)) - boolInt(slices.ContainsFunc(rc.connect, Endpoint.Loopback)); got != len(prof.NotEnforced) {
+			t.Errorf("%q: %d unenforced host entries, profile reports %d", eps, got, len(prof.NotEnforced))
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// darwinBaseline lists exactly the paths the generated baseline grants.
+func TestDarwinBaselineMatchesProfile(t *testing.T) {
+	quoted := regexp.MustCompile(`"(/[^"]*)"`)
+	paths := func(text string) []string {
+		var out []string
+		for _, m := range quoted.FindAllStringSubmatch(text, -1) {
+			if !slices.Contains(out, m[1]) {
+				out = append(out, m[1])
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	var want []string
+	for _, b := range darwinBaseline {
+		want = append(want, b.Path)
+	}
+	slices.Sort(want)
+	prof, err := seatbelt.Generate(seatbelt.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(prof.Text); !slices.Equal(got, want) {
+		t.Errorf("baseline paths in the profile:\n%q\ndarwinBaseline:\n%q", got, want)
+	}
+	prof, err = seatbelt.Generate(seatbelt.Policy{TCPConnect: []seatbelt.Endpoint{{Host: "example.com", Port: 443}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, darwinResolverSocket, darwinTLSDir)
+	slices.Sort(want)
+	if got := paths(prof.Text); !slices.Equal(got, want) {
+		t.Errorf("paths with a remote endpoint:\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestSeatbeltProfile(t *testing.T) {
+	dir := darwinSafeDir(t)
+	ws, data := filepath.Join(dir, "ws"), filepath.Join(dir, "data")
+	for _, d := range []string{ws, data} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(dir, "data-link")
+	if err := os.Symlink(data, link); err != nil {
+		t.Fatal(err)
+	}
+	text, params, err := SeatbeltProfile(Config{
+		AllowedWritePaths: []string{ws},
+		AllowedReadPaths:  []string{link},
+		AllowedTCPConnect: []string{"localhost:8080"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"R0=" + data, "W0=" + ws}; !slices.Equal(params, want) {
+		t.Errorf("params = %q, want %q (symlink resolved)", params, want)
+	}
+	if !strings.HasPrefix(text, "(version 1)\n(deny default)\n") || strings.Contains(text, dir) {
+		t.Errorf("profile text: deny default missing or a path in the text")
+	}
+	checkSBPL(t, text)
+
+	_, _, err = SeatbeltProfile(Config{AllowedReadPaths: []string{"relative"}})
+	var ce *ConfigError
+	if !errors.Is(err, ErrInvalidConfig) || !errors.As(err, &ce) || ce.Field != "allowed_read_paths" {
+		t.Errorf("relative path: %v, want a *ConfigError for allowed_read_paths", err)
+	}
+
+	// Off macOS /tmp is a real directory; a profile naming it would never
+	// match on a Mac, so it is refused with the path a Mac would need.
+	if fi, err := os.Lstat("/tmp"); err == nil && fi.IsDir() && runtime.GOOS != "darwin" {
+		_, _, err := SeatbeltProfile(Config{AllowedWritePaths: []string{"/tmp"}})
+		if !errors.As(err, &ce) || ce.Field != "allowed_write_paths" || !strings.Contains(err.Error(), "/private/tmp") {
+			t.Errorf("/tmp off macOS: %v, want a *ConfigError naming /private/tmp", err)
+		}
+	}
+}
+
+// darwinTool makes an executable file (not a script) and a symlink to it.
+func darwinTool(t *testing.T, dir string) (tool, link string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tool = filepath.Join(dir, "bin", "tool")
+	if err := os.WriteFile(tool, []byte("\xcf\xfa\xed\xfe not really Mach-O"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link = filepath.Join(dir, "tool-link")
+	if err := os.Symlink(tool, link); err != nil {
+		t.Fatal(err)
+	}
+	return tool, link
+}
+
+func TestDarwinCommand(t *testing.T) {
+	dir := darwinSafeDir(t)
+	ws := filepath.Join(dir, "ws")
+	if err := os.Mkdir(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tool, link := darwinTool(t, dir)
+	rc, err := resolve(Config{AllowedWritePaths: []string{ws}, AllowedTCPConnect: []string{"example.com:443"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	extra, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extra.Close()
+	var stdout bytes.Buffer
+	stdin := strings.NewReader("input")
+	sys := &syscall.SysProcAttr{}
+	cmd := exec.Command(link, "a", "b c", "--", "-p", "")
+	cmd.Dir, cmd.Env = ws, []string{"A=1"}
+	cmd.Stdin, cmd.Stdout, cmd.ExtraFiles, cmd.SysProcAttr = stdin, &stdout, []*os.File{extra}, sys
+
+	if err := darwinCommand(cmd, rc); err != nil {
+		t.Fatal(err)
+	}
+	if cmd.Path != "/usr/bin/sandbox-exec" {
+		t.Errorf("Path = %q", cmd.Path)
+	}
+	prof, err := darwinProfile(rc, darwinPathRules(rc, tool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/usr/bin/sandbox-exec", "-p", prof.Text}
+	for _, p := range prof.Params {
+		want = append(want, "-D", p.Name+"="+p.Value)
+	}
+	want = append(want, "--", tool, "a", "b c", "--", "-p", "")
+	if !slices.Equal(cmd.Args, want) {
+		t.Errorf("Args =\n%q\nwant\n%q", cmd.Args, want)
+	}
+	if !slices.Contains(cmd.Args, "X0="+tool) || !strings.Contains(cmd.Args[2], `(allow process-exec (literal (param "X0")))`) {
+		t.Errorf("the resolved target is not on the exec allowlist: %q", cmd.Args[3:])
+	}
+	if !slices.Contains(cmd.Args, "W0="+ws) {
+		t.Errorf("workspace parameter missing: %q", cmd.Args[3:])
+	}
+	if cmd.Dir != ws || !slices.Equal(cmd.Env, []string{"A=1"}) || cmd.Stdin != stdin || cmd.Stdout != &stdout ||
+		len(cmd.ExtraFiles) != 1 || cmd.ExtraFiles[0] != extra || cmd.SysProcAttr != sys || cmd.Stderr != nil {
+		t.Error("Dir, Env, stdio, ExtraFiles or SysProcAttr changed")
+	}
+
+	// A relative Path is relative to Dir; no Args means no arguments.
+	cmd = &exec.Cmd{Path: filepath.Join("bin", "tool"), Dir: dir}
+	if err := darwinCommand(cmd, rc); err != nil {
+		t.Fatal(err)
+	}
+	if got := cmd.Args[len(cmd.Args)-2:]; !slices.Equal(got, []string{"--", tool}) {
+		t.Errorf("relative path: argv ends %q, want -- %s", got, tool)
+	}
+
+	// A target inside an exec directory needs no rule of its own.
+	rcDir, err := resolve(Config{AllowedExecPaths: []string{filepath.Join(dir, "bin")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range darwinPathRules(rcDir, tool) {
+		if p.Source == "WrapCommand target" {
+			t.Errorf("target covered by an exec directory got its own rule: %+v", p)
+		}
+	}
+}
+
+func TestDarwinCommandScriptInterpreter(t *testing.T) {
+	sh, err := filepath.EvalSymlinks("/bin/sh")
+	if err != nil || darwinPrivatePath(sh) != sh {
+		t.Skip("no /bin/sh usable in a profile here")
+	}
+	dir := darwinSafeDir(t)
+	script := filepath.Join(dir, "run.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh -e\necho hi\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	paths := darwinPathRules(&resolvedConfig{}, script)
+	if len(paths) != 2 || paths[0].Resolved != script || paths[1].Resolved != sh ||
+		paths[1].Access != darwinExec || paths[1].Source != "interpreter of "+script {
+		t.Errorf("script rules: %+v, want the script and %s as its interpreter", paths, sh)
+	}
+	// A script inside an exec directory: no rule of its own, but its
+	// interpreter is still granted.
+	rcDir, err := resolve(Config{AllowedExecPaths: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths = darwinPathRules(rcDir, script)
+	if len(paths) != 2 || paths[0].Resolved != dir || paths[1].Resolved != sh {
+		t.Errorf("script in an exec directory: %+v, want the directory and %s", paths, sh)
+	}
+	cmd := exec.Command(script)
+	if err := darwinCommand(cmd, &resolvedConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(cmd.Args, "X1="+sh) {
+		t.Errorf("interpreter not passed as an exec parameter: %q", cmd.Args[3:])
+	}
+}
+
+func TestDarwinCommandErrorsLeaveCmd(t *testing.T) {
+	dir := darwinSafeDir(t)
+	_, link := darwinTool(t, dir)
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good := Config{AllowedReadPaths: []string{dir}}
+	started := exec.Command(link)
+	started.Process, _ = os.FindProcess(os.Getpid())
+	cases := []struct {
+		name    string
+		cmd     *exec.Cmd
+		cfg     Config
+		sbxErr  error
+		wantErr error
+	}{
+		{"bad config", exec.Command(link), Config{AllowedReadPaths: []string{"relative"}}, nil, ErrInvalidConfig},
+		{"missing path", exec.Command(link), Config{AllowedReadPaths: []string{filepath.Join(dir, "nope")}}, nil, ErrInvalidConfig},
+		{"no sandbox-exec", exec.Command(link), good, errors.New("/usr/bin/sandbox-exec not found"), ErrUnavailable},
+		{"strict named host", exec.Command(link), Config{Strict: true, AllowedTCPConnect: []string{"example.com:443"}}, nil, ErrNotEnforced},
+		{"lookup failed", exec.Command("no-such-command-for-sandbox-tests"), good, nil, exec.ErrNotFound},
+		{"started", started, good, nil, nil},
+		{"directory", &exec.Cmd{Path: dir, Args: []string{"x"}}, good, nil, nil},
+		{"not executable", &exec.Cmd{Path: plain, Args: []string{"plain"}}, good, nil, nil},
+		{"missing program", &exec.Cmd{Path: filepath.Join(dir, "nope"), Args: []string{"nope"}}, good, nil, fs.ErrNotExist},
+		{"empty path", &exec.Cmd{}, good, nil, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path, args := c.cmd.Path, slices.Clone(c.cmd.Args)
+			err := wrapDarwinCommand(c.cmd, c.cfg, c.sbxErr)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if c.wantErr != nil && !errors.Is(err, c.wantErr) {
+				t.Errorf("error %v, want %v", err, c.wantErr)
+			}
+			if c.cmd.Path != path || !slices.Equal(c.cmd.Args, args) {
+				t.Errorf("cmd changed on error: %q %q", c.cmd.Path, c.cmd.Args)
+			}
+		})
+	}
+	if err := wrapDarwinCommand(nil, good, nil); err == nil {
+		t.Error("nil cmd: no error")
+	}
+	// Strict with hosts Seatbelt can express works.
+	cmd := exec.Command(link)
+	if err := wrapDarwinCommand(cmd, Config{Strict: true, AllowedTCPConnect: []string{"*:443", "localhost:80"}}, nil); err != nil {
+		t.Errorf("strict with enforceable hosts: %v", err)
+	}
+}
+
+func TestDarwinStatus(t *testing.T) {
+	st := darwinStatus(nil)
+	want := Status{Active: true, Mode: "sandbox-exec", Filesystem: true, Network: true,
+		Reason: `Seatbelt network rules take only "localhost" or "*" as host: a TCP endpoint with any other host is enforced by port only (as *:PORT); ` +
+			`ApplySelf is not available on macOS: start the process with WrapCommand (sandbox-exec) and verify it with VerifyCanaryFor`}
+	if st != want {
+		t.Errorf("active status\n%+v\nwant\n%+v", st, want)
+	}
+	st = darwinStatus(errors.New("/usr/bin/sandbox-exec not found: no such file"))
+	if st.Active || st.Filesystem || st.Network || st.Mode != ModeSandboxExec || !strings.HasPrefix(st.Reason, "/usr/bin/sandbox-exec not found") {
+		t.Errorf("inactive status %+v", st)
+	}
+
+}
+
+func TestCheckSandboxExec(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no execute permission bits on Windows to check sandbox-exec's against")
+	}
+	dir := t.TempDir()
+	exe, plain := filepath.Join(dir, "exe"), filepath.Join(dir, "plain")
+	os.WriteFile(exe, nil, 0o755)
+	os.WriteFile(plain, nil, 0o644)
+	for path, want := range map[string]string{
+		filepath.Join(dir, "missing"): "not found",
+		dir:                           "not a regular file",
+		plain:                         "not executable",
+		exe:                           "",
+	} {
+		err := checkSandboxExec(path)
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("checkSandboxExec(%s) = %v, want %q", path, err, want)
+		}
+	}
+}
+
+func TestDarwinApplySelfError(t *testing.T) {
+	err := darwinApplySelfError()
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("%v does not match ErrUnavailable", err)
+	}
+	for _, s := range []string{"WrapCommand", "sandbox-exec", "VerifyCanaryFor"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("%q does not mention %s", err, s)
+		}
+	}
+}
+
+func TestDarwinCanaryTargets(t *testing.T) {
+	ok := func(string) error { return nil }
+	eperm := func(string) error { return syscall.EPERM }
+	denyOnly := func(path string, errno syscall.Errno) func(string) error {
+		return func(p string) error {
+			if p == path {
+				return errno
+			}
+			return nil
+		}
+	}
+	rcRead := func(paths ...string) *resolvedConfig {
+		rc := &resolvedConfig{}
+		for _, p := range paths {
+			rc.read = append(rc.read, ResolvedPath{Given: p, Resolved: p, IsDir: true})
+		}
+		return rc
+	}
+	cases := []struct {
+		name   string
+		rc     *resolvedConfig
+		cands  []darwinCandidate
+		access func(string) error
+		root   bool
+		want   string
+	}{
+		{"first", rcRead(), darwinReadTargets, ok, false, "/private/etc/hosts"},
+		{"granted skipped", rcRead("/private/etc/hosts"), darwinReadTargets, ok, false, "/private/etc/passwd"},
+		{"granted, other case", rcRead("/PRIVATE/ETC/HOSTS"), darwinReadTargets, ok, false, "/private/etc/passwd"},
+		{"granted directory", rcRead("/private/etc"), darwinReadTargets, ok, true, ""},
+		{"ordinary permissions deny", rcRead(), darwinReadTargets, denyOnly("/private/etc/hosts", syscall.EACCES), false, "/private/etc/passwd"},
+		{"missing", rcRead(), darwinReadTargets, denyOnly("/private/etc/hosts", syscall.ENOENT), false, "/private/etc/passwd"},
+		{"access sandboxed, world readable", rcRead(), darwinReadTargets, eperm, false, "/private/etc/hosts"},
+		{"root only, not root", rcRead("/private/etc/hosts", "/private/etc/passwd", "/private/etc/group", "/private/etc/shells"), darwinReadTargets, eperm, false, ""},
+		{"root only, root", rcRead("/private/etc/hosts", "/private/etc/passwd", "/private/etc/group", "/private/etc/shells"), darwinReadTargets, eperm, true, "/private/etc/master.passwd"},
+		{"root only, access allows", rcRead("/private/etc/hosts", "/private/etc/passwd", "/private/etc/group", "/private/etc/shells"), darwinReadTargets, ok, false, "/private/etc/master.passwd"},
+		{"write", rcRead(), darwinWriteTargets, ok, false, "/private/tmp"},
+		{"write, tmp granted", rcRead("/private/tmp"), darwinWriteTargets, eperm, false, "/private/var/tmp"},
+		{"write, all granted", rcRead("/private"), darwinWriteTargets, ok, true, ""},
+		{"write, subdirectory granted", rcRead("/private/tmp/ws"), darwinWriteTargets, ok, false, "/private/tmp"},
+	}
+	for _, c := range cases {
+		got, found := pickDarwinTarget(c.rc, c.cands, c.access, c.root)
+		if got != c.want || found != (c.want != "") {
+			t.Errorf("%s: got %q %v, want %q", c.name, got, found, c.want)
+		}
+	}
+
+	for _, p := range []string{"/dev/urandom", "/usr/lib/libSystem.B.dylib", "/private/etc/localtime"} {
+		if !darwinGranted(&resolvedConfig{}, p) {
+			t.Errorf("baseline path %s not seen as granted", p)
+		}
+	}
+	tlsRC := &resolvedConfig{connect: []Endpoint{{Host: "example.com", Port: 443}}}
+	if darwinGranted(&resolvedConfig{}, "/private/etc/ssl/cert.pem") || !darwinGranted(tlsRC, "/private/etc/ssl/cert.pem") {
+		t.Error("/private/etc/ssl is granted exactly when a remote endpoint is")
+	}
+
+	rc := &resolvedConfig{connect: []Endpoint{{Host: "*", Port: 1}, {Host: "example.com", Port: 9}}}
+	if p := darwinProbePort(rc); p != 7 {
+		t.Errorf("probe port %d, want 7 (1 and 9 are granted)", p)
+	}
+
+	for in, want := range map[string]string{
+		"/tmp": "/private/tmp", "/tmp/x": "/private/tmp/x", "/var/folders/ab/T": "/private/var/folders/ab/T",
+		"/etc/hosts": "/private/etc/hosts", "/tmpx": "/tmpx", "/Users/dev": "/Users/dev", "/private/tmp": "/private/tmp",
+	} {
+		if got := darwinPrivatePath(in); got != want {
+			t.Errorf("darwinPrivatePath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
