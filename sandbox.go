@@ -20,8 +20,10 @@
 //     signal scoping, as far as the kernel's ABI goes) plus a seccomp-bpf
 //     filter loaded on every thread (process creation, dangerous syscalls,
 //     socket families, foreign architectures).
-//   - macOS: a deny-by-default Seatbelt profile through /usr/bin/sandbox-exec.
-//   - Windows: a Job Object.
+//   - macOS: a deny-by-default Seatbelt profile through /usr/bin/sandbox-exec,
+//     for processes started with WrapCommand.
+//   - Windows: a Job Object: process creation, breakaway and UI access only;
+//     files and network are not restricted, and PlanFor says so.
 //   - Elsewhere: nothing; every call that asks for protection fails.
 //
 // # Failing closed
@@ -46,7 +48,11 @@ type Sandbox interface {
 	// Mode names the mechanism: "landlock", "sandbox-exec", "job-object"
 	// or "none".
 	Mode() string
-	// ApplySelf restricts the calling process, irreversibly, to cfg.
+	// ApplySelf restricts the calling process, irreversibly, to cfg. On
+	// macOS it is not available (ErrUnavailable): a process cannot apply a
+	// Seatbelt profile to itself through a public API, so it must be started
+	// with WrapCommand and can then prove its confinement with
+	// VerifyCanaryFor.
 	ApplySelf(cfg Config) error
 	// WrapCommand prepares cmd so that it starts already restricted to cfg.
 	// cmd must not have been started.
