@@ -324,4 +324,8 @@ func VerifyCanary() CanaryResult { return VerifyCanaryFor(Config{}) }
 // on the exact error that proves the sandbox denied it; positive controls
 // check that what cfg grants still works (a failed control fails the
 // result). A run takes milliseconds and leaves nothing behind.
+//
+// cfg's paths are resolved again inside the sandbox: on macOS, where a
+// sandboxed process may not be able to read the symlinks above a path, pass
+// paths already resolved (/private/tmp, not /tmp).
 func VerifyCanaryFor(cfg Config) CanaryResult { return verifyPlatform(cfg) }
