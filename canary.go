@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -168,6 +170,76 @@ func errOp(op string, err error) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", op, err)
+}
+
+// positiveControls check what the sandbox must still allow (the grants of
+// rc and the system paths): a sandbox that
+// also blocks those is broken, and a probe that cannot observe success
+// proves nothing.
+func positiveControls(rc *resolvedConfig, timeout time.Duration) []ProbeResult {
+	var out []ProbeResult
+	control := func(name, target string, err error) {
+		r := ProbeResult{Name: name, Target: target, Status: ProbeAllowed}
+		if err != nil {
+			r.Status, r.Error = ProbeFailed, "must be allowed: "+err.Error()
+		}
+		out = append(out, r)
+	}
+	buf := make([]byte, 16)
+	f, err := os.Open("/dev/urandom")
+	if err == nil {
+		_, err = f.Read(buf)
+		f.Close()
+	}
+	control("control_system", "/dev/urandom", err)
+	if len(rc.read) > 0 {
+		rp := rc.read[0]
+		if rp.IsDir {
+			_, err = os.ReadDir(rp.Resolved)
+		} else {
+			var f *os.File
+			if f, err = os.Open(rp.Resolved); err == nil {
+				if _, err = f.Read(buf[:1]); errors.Is(err, io.EOF) {
+					err = nil // an empty file was read
+				}
+				f.Close()
+			}
+		}
+		control("control_read", rp.Resolved, err)
+	}
+	for _, rp := range rc.write {
+		if !rp.IsDir {
+			continue
+		}
+		path := filepath.Join(rp.Resolved, fmt.Sprintf(".sandbox-canary-%d-%d", os.Getpid(), time.Now().UnixNano()))
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			_, err = f.Write([]byte("canary"))
+			f.Close()
+			if rmErr := os.Remove(path); err == nil {
+				err = rmErr
+			}
+		}
+		control("control_write", rp.Resolved, err)
+		break
+	}
+	for _, ep := range rc.connect {
+		if !ep.AnyHost() && !ep.Loopback() {
+			continue
+		}
+		addr := "127.0.0.1:" + strconv.Itoa(int(ep.Port))
+		c, err := net.DialTimeout("tcp", addr, timeout)
+		if c != nil {
+			c.Close()
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			out = append(out, ProbeResult{Name: "control_connect", Target: addr, Status: ProbeSkipped, Error: "nothing listening on the granted port"})
+			continue
+		}
+		control("control_connect", addr, err)
+		break
+	}
+	return out
 }
 
 // errnoOf is the errno inside err, or 0.

@@ -19,7 +19,6 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -43,7 +42,7 @@ func verifyPlatform(cfg Config) CanaryResult {
 		darwinProbeNetwork(rc),
 		darwinProbeSpawn(rc),
 	}
-	probes = append(probes, darwinControls(rc)...)
+	probes = append(probes, positiveControls(rc, darwinProbeTimeout)...)
 	return NewCanaryResult(ModeSandboxExec, probes)
 }
 
@@ -145,73 +144,4 @@ func darwinProbeSpawn(rc *resolvedConfig) ProbeResult {
 		err = errOp("fork", err)
 	}
 	return outcome(name, "fork", err, syscall.EPERM)
-}
-
-// darwinControls check what the profile must still allow: a sandbox that
-// also blocks those is broken, and a probe that cannot observe success
-// proves nothing.
-func darwinControls(rc *resolvedConfig) []ProbeResult {
-	var out []ProbeResult
-	control := func(name, target string, err error) {
-		r := ProbeResult{Name: name, Target: target, Status: ProbeAllowed}
-		if err != nil {
-			r.Status, r.Error = ProbeFailed, "must be allowed: "+err.Error()
-		}
-		out = append(out, r)
-	}
-	buf := make([]byte, 16)
-	f, err := os.Open("/dev/urandom")
-	if err == nil {
-		_, err = f.Read(buf)
-		f.Close()
-	}
-	control("control_system", "/dev/urandom", err)
-	if len(rc.read) > 0 {
-		rp := rc.read[0]
-		if rp.IsDir {
-			_, err = os.ReadDir(rp.Resolved)
-		} else {
-			var f *os.File
-			if f, err = os.Open(rp.Resolved); err == nil {
-				if _, err = f.Read(buf[:1]); errors.Is(err, io.EOF) {
-					err = nil
-				}
-				f.Close()
-			}
-		}
-		control("control_read", rp.Resolved, err)
-	}
-	for _, rp := range rc.write {
-		if !rp.IsDir {
-			continue
-		}
-		path := filepath.Join(rp.Resolved, fmt.Sprintf(".sandbox-canary-%d-%d", os.Getpid(), time.Now().UnixNano()))
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err == nil {
-			_, err = f.Write([]byte("canary"))
-			f.Close()
-			if rmErr := os.Remove(path); err == nil {
-				err = rmErr
-			}
-		}
-		control("control_write", rp.Resolved, err)
-		break
-	}
-	for _, ep := range rc.connect {
-		if !ep.AnyHost() && !ep.Loopback() {
-			continue
-		}
-		addr := "127.0.0.1:" + strconv.Itoa(int(ep.Port))
-		c, err := net.DialTimeout("tcp", addr, darwinProbeTimeout)
-		if c != nil {
-			c.Close()
-		}
-		if errors.Is(err, syscall.ECONNREFUSED) {
-			out = append(out, ProbeResult{Name: "control_connect", Target: addr, Status: ProbeSkipped, Error: "nothing listening on the granted port"})
-			continue
-		}
-		control("control_connect", addr, err)
-		break
-	}
-	return out
 }
