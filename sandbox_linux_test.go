@@ -357,11 +357,11 @@ func TestForeignArchitectures(t *testing.T) {
 		return fmt.Sprintf("IA32 emulation is off here (int $0x80 in a probe process: %v)", err)
 	})
 	childtest.Run(t, func(t *testing.T) {
-		i386 := int80 == "yes" && rawsys.Int80(rawsys.I386Getpid, 0, 0, 0) == int32(os.Getpid())
+		i386 := int80 == "yes" && rawsys.Int80(rawsys.I386GetpidNr, 0, 0, 0) == int32(os.Getpid())
 		_, x32err := rawsys.X32Getpid()
 		apply(t, sandbox.Config{})
 		if i386 {
-			if r := rawsys.Int80(rawsys.I386Getpid, 0, 0, 0); r != -int32(syscall.EPERM) {
+			if r := rawsys.Int80(rawsys.I386GetpidNr, 0, 0, 0); r != -int32(syscall.EPERM) {
 				t.Errorf("int $0x80 getpid after sandbox = %d, want -EPERM", r)
 			}
 		} else {
@@ -388,7 +388,7 @@ func TestInt80Helper(t *testing.T) {
 	if os.Getenv(envInt80Helper) == "" || runtime.GOARCH != "amd64" {
 		t.Skip("only run by TestForeignArchitectures, as its probe process")
 	}
-	if got, want := rawsys.Int80(rawsys.I386Getpid, 0, 0, 0), int32(os.Getpid()); got != want {
+	if got, want := rawsys.Int80(rawsys.I386GetpidNr, 0, 0, 0), int32(os.Getpid()); got != want {
 		t.Fatalf("int $0x80 getpid = %d, want %d", got, want)
 	}
 	fmt.Println(int80Works)

@@ -135,20 +135,3 @@ func Errno(err error) syscall.Errno {
 	}
 	return 0
 }
-
-// Vfork tries vfork(2). A child created by it shares this memory, so it
-// exits at once without running Go code. 0 when a child was created.
-//
-//go:nosplit
-//go:norace
-func Vfork() syscall.Errno {
-	r1, _, e := syscall.RawSyscall(syscall.SYS_VFORK, 0, 0, 0)
-	if e != 0 {
-		return e
-	}
-	if r1 == 0 {
-		exitChild()
-	}
-	reap(r1)
-	return 0
-}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/openparallax/sandbox/internal/rawsys"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
@@ -147,7 +148,7 @@ func runChild(mode string, env ...string) ([]byte, error) {
 // enforcementChild runs in the child process only.
 func enforcementChild(t *testing.T, mode string) {
 	if mode == "int80-probe" {
-		if got, want := int80Getpid(), int32(os.Getpid()); got != want {
+		if got, want := i386Getpid(t), int32(os.Getpid()); got != want {
 			t.Fatalf("int $0x80 getpid = %d, want %d", got, want)
 		}
 		fmt.Println("int80 works")
@@ -324,8 +325,8 @@ func enforcementChild(t *testing.T, mode string) {
 
 	// Process creation and exec. A raw clone(SIGCHLD) that unexpectedly
 	// succeeds exits at once in the child.
-	check("clone(SIGCHLD)", rawFork(), ifDenied(!p.AllowSpawn, 0))
-	check("execve(nonexistent)", execve("/nonexistent/seccomp-test"), ifDenied(!p.AllowExec, unix.ENOENT))
+	check("clone(SIGCHLD)", rawsys.Fork(), ifDenied(!p.AllowSpawn, 0))
+	check("execve(nonexistent)", rawsys.Execve("/nonexistent/seccomp-test"), ifDenied(!p.AllowExec, unix.ENOENT))
 
 	if p.AllowSpawn && p.AllowExec {
 		if path, err := exec.LookPath("true"); err == nil {
@@ -352,7 +353,7 @@ func enforcementChild(t *testing.T, mode string) {
 	if os.Getenv("SANDBOX_SECCOMP_TEST_INT80") == "yes" {
 		// An i386 system call from this amd64 process: the kernel reports
 		// AUDIT_ARCH_I386, and every filter answers EPERM.
-		if got := int80Getpid(); got != -int32(unix.EPERM) {
+		if got := i386Getpid(t); got != -int32(unix.EPERM) {
 			t.Errorf("int $0x80 getpid = %d, want -EPERM", got)
 		} else {
 			t.Logf("int $0x80 getpid: -EPERM as expected")
@@ -361,70 +362,11 @@ func enforcementChild(t *testing.T, mode string) {
 	fmt.Println(childOK)
 }
 
-// rawFork makes a process with clone(SIGCHLD). If that succeeds, the child
-// exits at once without running any other Go code, and the parent reaps it.
-//
-//go:norace
-//go:nosplit
-func rawFork() syscall.Errno {
-	r, _, e := syscall.RawSyscall6(syscall.SYS_CLONE, uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
-	if e != 0 {
-		return e
+// i386Getpid makes getpid through the i386 entry point (int $0x80).
+func i386Getpid(t *testing.T) int32 {
+	r, ok := rawsys.I386Getpid()
+	if !ok {
+		t.Fatalf("no i386 entry point on %s", runtime.GOARCH)
 	}
-	if r == 0 {
-		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
-	}
-	var ws syscall.WaitStatus
-	syscall.Wait4(int(r), &ws, 0, nil)
-	return 0
-}
-
-// execve tries to execute path; call it only with a path that cannot run.
-func execve(path string) syscall.Errno {
-	p, err := syscall.BytePtrFromString(path)
-	if err != nil {
-		return syscall.EINVAL
-	}
-	argv := []*byte{p, nil}
-	envv := []*byte{nil}
-	_, _, e := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(p)),
-		uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
-	return e
-}
-
-var int80Code struct {
-	once sync.Once
-	fn   func() int32
-}
-
-// int80Getpid makes getpid through the i386 entry point (int $0x80), as a
-// 32-bit program would, and returns eax: the pid or -errno. amd64 only.
-//
-// Go cannot issue int $0x80 without assembly, and this package has none, so
-// the test writes the three instructions into an executable page and calls
-// them through a func value: a Go func value points to a closure whose first
-// word is the code address, and under the amd64 register ABI an int32 result
-// is returned in eax. The code touches no Go state.
-func int80Getpid() int32 {
-	if runtime.GOARCH != "amd64" {
-		panic("int80Getpid on " + runtime.GOARCH)
-	}
-	int80Code.once.Do(func() {
-		code := []byte{
-			0xb8, 20, 0, 0, 0, // mov $20, %eax (getpid in the i386 table)
-			0xcd, 0x80, // int $0x80
-			0xc3, // ret
-		}
-		mem, err := unix.Mmap(-1, 0, os.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-		if err != nil {
-			panic(err)
-		}
-		copy(mem, code)
-		if err := unix.Mprotect(mem, unix.PROT_READ|unix.PROT_EXEC); err != nil {
-			panic(err)
-		}
-		closure := &struct{ pc uintptr }{uintptr(unsafe.Pointer(&mem[0]))}
-		int80Code.fn = *(*func() int32)(unsafe.Pointer(&closure))
-	})
-	return int80Code.fn()
+	return r
 }
