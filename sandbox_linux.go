@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -169,9 +168,4 @@ func applyLandlock(pol linuxPolicy) error {
 		return fmt.Errorf("sandbox: landlock: %w", err)
 	}
 	return nil
-}
-
-// WrapCommand is not implemented on Linux yet: it fails closed.
-func (linuxSandbox) WrapCommand(cmd *exec.Cmd, cfg Config) error {
-	return fmt.Errorf("%w: WrapCommand is not implemented on Linux yet", ErrUnavailable)
 }

@@ -1,0 +1,79 @@
+// Package trampoline is the child half of the Linux WrapCommand: a re-exec
+// of the current executable that confines itself with an already-built
+// Landlock ruleset description and seccomp programs, then executes the
+// target in place, so that the target's first instruction already runs
+// confined.
+//
+// # Why a package of its own
+//
+// Go cannot run code between fork and exec, so the child must take over
+// before the host program's main, in an init function. Go initialises
+// packages in dependency order and, among those ready, by import path. This
+// package imports only runtime, syscall, unsafe and encoding/base64 (all
+// initialised at the very start), so its init runs before the init functions
+// of the sandbox package's heavier dependencies (the seccomp library's
+// syscall tables alone take about 0.15 ms) and before os, fmt or time. It
+// must keep it that way: importing anything that initialises late (os, fmt,
+// golang.org/x/sys/unix, go-landlock, ...) would move the trampoline behind
+// those init functions. The package therefore makes its system calls itself.
+//
+// # Recognition
+//
+// The parent (package sandbox) starts /proc/self/exe with argv[0] = [Arg0]
+// and an environment made only of [EnvMarker] and the payload chunks. The
+// init function looks up EnvMarker with syscall.Getenv (a map lookup; the
+// only cost when absent) and returns at once when it is not there. When it
+// is there the process is a trampoline, and it never returns to the host
+// program: any inconsistency (no payload, a corrupt payload, an argv[0]
+// other than Arg0) ends the process with exit status 125. The host's main
+// never runs in a trampoline. The sandbox package adds a second check after
+// its own initialisation: a process whose argv[0] is Arg0 but which has no
+// marker (its environment was replaced after WrapCommand) also exits 125.
+//
+// The payload is trusted as the parent's: whoever can set a process's
+// environment can run any program anyway. A set-user-ID or set-group-ID
+// executable is the exception (the payload could then run any program with
+// its privileges), and in one the trampoline refuses to run.
+//
+// # Transport
+//
+// The payload ([Payload]: target path, environment, Landlock rules, seccomp
+// programs, file descriptor layout) travels in the trampoline's own
+// environment, base64 in chunks of at most [chunkSize] bytes, never in a
+// file descriptor: exec.Cmd offers no hook after Start, so a descriptor the
+// parent kept for the child could not be closed in the parent. The target's
+// argv travels as the trampoline's argv[1:] (it is visible in
+// /proc/PID/cmdline exactly as the target's own will be); the target's
+// environment travels only inside the payload, never as the trampoline's
+// environment, so that nothing in it (LD_PRELOAD, GODEBUG, ...) affects the
+// trampoline itself.
+//
+// # In the child
+//
+//  1. Decode the payload; read argv from /proc/self/cmdline.
+//  2. Mark every descriptor from Payload.FirstFD upwards close-on-exec
+//     (close_range with CLOSE_RANGE_CLOEXEC): the target gets exactly fds
+//     0-2 and cmd.ExtraFiles, at the numbers exec.Cmd gave them.
+//  3. Landlock: create the ruleset, add each path rule (a path that no
+//     longer exists is skipped: less access, never more) and a rule for
+//     /proc/self (resolved in the child, so it names the child's own PID,
+//     which the target keeps), set no_new_privs, landlock_restrict_self.
+//  4. Load each seccomp program with seccomp(SECCOMP_SET_MODE_FILTER).
+//  5. execve the target.
+//
+// Steps 3-5 run on one OS thread (the main goroutine is locked to the main
+// thread during initialisation, and the init locks it again): Landlock and
+// seccomp are applied to that thread only, which suffices, because execve
+// from it replaces the whole process and the new image inherits exactly the
+// calling thread's Landlock domain, filters and no_new_privs. The other
+// threads of the trampoline run only Go runtime code and die with execve.
+//
+// # Failures
+//
+// A failure is written to Payload.ErrFD when the parent gave one (a pipe
+// that is close-on-exec in the child, so the parent reads EOF when execve
+// succeeded, like os/exec's own error pipe), otherwise as one line
+// "sandbox: ..." on the child's standard error. The exit status is 127 when
+// the target does not exist, 126 when execve failed otherwise, and 125 when
+// the sandbox could not be set up, as env(1) and timeout(1) do.
+package trampoline

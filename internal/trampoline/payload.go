@@ -1,0 +1,430 @@
+package trampoline
+
+// The payload and its encoding. Pure: compiled and tested on every OS.
+// Only runtime-early packages may be imported here (see the package doc).
+
+import (
+	"encoding/base64"
+	"errors"
+	"syscall"
+	"unsafe"
+)
+
+const (
+	// Arg0 is the trampoline's argv[0]. It is not a path and names what
+	// the process is in ps(1) output.
+	Arg0 = "openparallax-sandbox-trampoline"
+
+	// EnvMarker is the environment variable whose presence makes a process
+	// a trampoline. Its value is the payload format version and the number
+	// of chunks, e.g. "1 2". The name is reserved: the sandbox package
+	// removes it from every target's environment.
+	EnvMarker = "OPENPARALLAX_SANDBOX_TRAMPOLINE"
+
+	// envChunk prefixes the payload chunks' names: ..._P0, ..._P1, ...
+	envChunk = "OPENPARALLAX_SANDBOX_P"
+
+	// chunkSize bounds one environment string well below the kernel's
+	// MAX_ARG_STRLEN (32 pages, 128 KiB on 4 KiB pages).
+	chunkSize = 64 << 10
+
+	version = '1'
+	magic   = "SBX1"
+)
+
+// Exit statuses of a trampoline that could not start its target.
+const (
+	ExitSetup    = 125 // the sandbox could not be set up
+	ExitCannotEx = 126 // execve failed for a reason other than ENOENT
+	ExitNotFound = 127 // execve: ENOENT
+)
+
+// Payload is what the child needs to confine itself and start the target.
+// The parent builds every field; the child only applies them.
+type Payload struct {
+	Path string   // the target, an absolute path, as execve gets it
+	Env  []string // the target's complete environment
+
+	// FirstFD is the first descriptor that is not the target's
+	// (3 + len(cmd.ExtraFiles)); the child marks it and all above
+	// close-on-exec. ErrFD is the failure pipe, or -1; when used it is
+	// FirstFD, the last of the inherited descriptors.
+	FirstFD int
+	ErrFD   int
+
+	// Landlock ruleset attributes, already limited to the kernel's ABI.
+	HandledFS, HandledNet, Scoped uint64
+	Rules                         []PathRule
+	// ProcSelf is the access granted on /proc/self as resolved in the
+	// child (that is, /proc/<child pid>); 0 for no rule.
+	ProcSelf uint64
+	Ports    []PortRule
+
+	// Filters are seccomp programs, loaded in order.
+	Filters [][]SockFilter
+}
+
+// PathRule is one landlock_path_beneath_attr.
+type PathRule struct {
+	Path   string
+	Access uint64
+}
+
+// PortRule is one landlock_net_port_attr.
+type PortRule struct {
+	Port   uint64
+	Access uint64
+}
+
+// SockFilter is struct sock_filter, one classic BPF instruction.
+type SockFilter struct {
+	Code uint16
+	Jt   uint8
+	Jf   uint8
+	K    uint32
+}
+
+// Environ returns the trampoline's complete environment carrying p.
+func (p *Payload) Environ() []string {
+	text := base64.RawStdEncoding.EncodeToString(p.marshal())
+	n := (len(text) + chunkSize - 1) / chunkSize
+	env := make([]string, 0, n+1)
+	env = append(env, EnvMarker+"="+string(rune(version))+" "+itoa(n))
+	for i := 0; i < n; i++ {
+		end := min((i+1)*chunkSize, len(text))
+		env = append(env, envChunk+itoa(i)+"="+text[i*chunkSize:end])
+	}
+	return env
+}
+
+// FromEnviron decodes the payload from a trampoline's environment.
+func FromEnviron(env []string) (*Payload, error) {
+	marker, ok := lookup(env, EnvMarker)
+	if !ok {
+		return nil, errors.New("no " + EnvMarker)
+	}
+	if len(marker) < 3 || marker[0] != version || marker[1] != ' ' {
+		return nil, errors.New("unknown payload version " + quote(marker))
+	}
+	n, ok := atoi(marker[2:])
+	if !ok || n < 1 || n > 1024 {
+		return nil, errors.New("bad chunk count " + quote(marker))
+	}
+	chunks := make([]string, n)
+	size := 0
+	for i := range chunks {
+		c, ok := lookup(env, envChunk+itoa(i))
+		if !ok {
+			return nil, errors.New("payload chunk " + itoa(i) + " missing")
+		}
+		chunks[i] = c
+		size += len(c)
+	}
+	// One buffer for the decoded payload: the strings of the Payload
+	// point into it (see reader.str), which spares the trampoline, a
+	// process with a cold heap, an allocation per string.
+	raw := make([]byte, 0, base64.RawStdEncoding.DecodedLen(size)+3)
+	for i, c := range chunks {
+		if i < n-1 && len(c)%4 != 0 {
+			return nil, errors.New("payload chunk " + itoa(i) + " has a bad length")
+		}
+		m, err := base64.RawStdEncoding.Decode(raw[len(raw):cap(raw)], []byte(c))
+		if err != nil {
+			return nil, errors.New("payload is not base64")
+		}
+		raw = raw[:len(raw)+m]
+	}
+	return unmarshal(raw)
+}
+
+func lookup(env []string, key string) (string, bool) {
+	for _, kv := range env {
+		if len(kv) > len(key) && kv[len(key)] == '=' && kv[:len(key)] == key {
+			return kv[len(key)+1:], true
+		}
+	}
+	return "", false
+}
+
+// Binary layout, little-endian:
+//
+//	"SBX1" path env(count, strings) firstFD errFD handledFS handledNet
+//	scoped rules(count, {access path}) procSelf ports(count, {port access})
+//	filters(count, {count, {code jt jf k}})
+//
+// Strings are a u32 length and bytes; counts are u32; fds are i32.
+
+func (p *Payload) marshal() []byte {
+	var w writer
+	w.b = append(w.b, magic...)
+	w.str(p.Path)
+	w.u32(uint32(len(p.Env)))
+	for _, e := range p.Env {
+		w.str(e)
+	}
+	w.u32(uint32(int32(p.FirstFD)))
+	w.u32(uint32(int32(p.ErrFD)))
+	w.u64(p.HandledFS)
+	w.u64(p.HandledNet)
+	w.u64(p.Scoped)
+	w.u32(uint32(len(p.Rules)))
+	for _, r := range p.Rules {
+		w.u64(r.Access)
+		w.str(r.Path)
+	}
+	w.u64(p.ProcSelf)
+	w.u32(uint32(len(p.Ports)))
+	for _, r := range p.Ports {
+		w.u64(r.Port)
+		w.u64(r.Access)
+	}
+	w.u32(uint32(len(p.Filters)))
+	for _, f := range p.Filters {
+		w.u32(uint32(len(f)))
+		for _, ins := range f {
+			w.b = append(w.b, byte(ins.Code), byte(ins.Code>>8), ins.Jt, ins.Jf)
+			w.u32(ins.K)
+		}
+	}
+	return w.b
+}
+
+func unmarshal(b []byte) (*Payload, error) {
+	r := reader{b: b}
+	if len(b) < len(magic) || string(b[:len(magic)]) != magic {
+		return nil, errors.New("bad payload magic")
+	}
+	r.b = r.b[len(magic):]
+	p := &Payload{}
+	p.Path = r.str()
+	if n := r.count(4); n >= 0 {
+		p.Env = make([]string, n)
+		for i := range p.Env {
+			p.Env[i] = r.str()
+		}
+	}
+	p.FirstFD = int(int32(r.u32()))
+	p.ErrFD = int(int32(r.u32()))
+	p.HandledFS = r.u64()
+	p.HandledNet = r.u64()
+	p.Scoped = r.u64()
+	if n := r.count(12); n >= 0 {
+		p.Rules = make([]PathRule, n)
+		for i := range p.Rules {
+			p.Rules[i].Access = r.u64()
+			p.Rules[i].Path = r.str()
+		}
+	}
+	p.ProcSelf = r.u64()
+	if n := r.count(16); n >= 0 {
+		p.Ports = make([]PortRule, n)
+		for i := range p.Ports {
+			p.Ports[i].Port = r.u64()
+			p.Ports[i].Access = r.u64()
+		}
+	}
+	if n := r.count(4); n >= 0 {
+		p.Filters = make([][]SockFilter, n)
+		// All programs in one allocation: at most len(r.b)/8 instructions.
+		all := make([]SockFilter, 0, len(r.b)/8)
+		for i := range p.Filters {
+			m := r.count(8)
+			if m < 0 {
+				break
+			}
+			f := all[len(all) : len(all)+m : len(all)+m]
+			all = all[:len(all)+m]
+			for j := range f {
+				lo := r.u32()
+				f[j] = SockFilter{Code: uint16(lo), Jt: uint8(lo >> 16), Jf: uint8(lo >> 24), K: r.u32()}
+			}
+			p.Filters[i] = f
+		}
+	}
+	switch {
+	case r.bad:
+		return nil, errors.New("truncated payload")
+	case len(r.b) != 0:
+		return nil, errors.New("trailing bytes in payload")
+	case p.Path == "" || p.Path[0] != '/':
+		return nil, errors.New("target path is not absolute")
+	case p.FirstFD < 3 || p.ErrFD != -1 && p.ErrFD != p.FirstFD:
+		return nil, errors.New("bad descriptor layout")
+	}
+	for _, s := range p.Env {
+		if !noNUL(s) {
+			return nil, errors.New("NUL in environment")
+		}
+	}
+	for _, r := range p.Rules {
+		if !noNUL(r.Path) || r.Path == "" {
+			return nil, errors.New("bad rule path")
+		}
+	}
+	if !noNUL(p.Path) {
+		return nil, errors.New("NUL in target path")
+	}
+	return p, nil
+}
+
+func noNUL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+type writer struct{ b []byte }
+
+func (w *writer) u32(v uint32) { w.b = append(w.b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24)) }
+func (w *writer) u64(v uint64) { w.u32(uint32(v)); w.u32(uint32(v >> 32)) }
+func (w *writer) str(s string) { w.u32(uint32(len(s))); w.b = append(w.b, s...) }
+
+// reader decodes; on a short buffer it sets bad and returns zero values.
+type reader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *reader) take(n int) []byte {
+	if r.bad || n < 0 || n > len(r.b) {
+		r.bad = true
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) u32() uint32 {
+	b := r.take(4)
+	if b == nil {
+		return 0
+	}
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+func (r *reader) u64() uint64 { lo := r.u32(); return uint64(lo) | uint64(r.u32())<<32 }
+
+// str returns a string that shares the reader's buffer, which must
+// therefore never be modified afterwards.
+func (r *reader) str() string {
+	b := r.take(int(r.u32()))
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// count reads an element count and checks that the rest of the buffer could
+// hold that many elements of at least min bytes each (so that a corrupt
+// count cannot make a huge allocation). It returns -1 when it cannot.
+func (r *reader) count(min int) int {
+	n := int(r.u32())
+	if r.bad || n > len(r.b)/min {
+		r.bad = true
+		return -1
+	}
+	return n
+}
+
+// Failure is a trampoline's report of why the target did not start.
+type Failure struct {
+	Step   string        // e.g. "landlock_restrict_self", "execve"
+	Errno  syscall.Errno // 0 when the failure is not a system call's
+	Detail string        // e.g. the path concerned
+}
+
+// ExitCode is the trampoline's exit status for f.
+func (f Failure) ExitCode() int {
+	switch {
+	case f.Step != "execve":
+		return ExitSetup
+	case f.Errno == syscall.ENOENT:
+		return ExitNotFound
+	default:
+		return ExitCannotEx
+	}
+}
+
+func (f Failure) Error() string {
+	s := f.Step
+	if f.Detail != "" {
+		s += " " + f.Detail
+	}
+	if f.Errno != 0 {
+		s += ": " + f.Errno.Error()
+	}
+	return s
+}
+
+// Marshal encodes f for the failure pipe: "errno\x00step\x00detail".
+func (f Failure) Marshal() []byte {
+	return []byte(itoa(int(f.Errno)) + "\x00" + f.Step + "\x00" + f.Detail)
+}
+
+// UnmarshalFailure decodes what Marshal made.
+func UnmarshalFailure(b []byte) (Failure, error) {
+	parts := [3]string{}
+	s, k := string(b), 0
+	for i := 0; i < len(s) && k < 2; i++ {
+		if s[i] == 0 {
+			parts[k] = s[:i]
+			s, i, k = s[i+1:], -1, k+1
+		}
+	}
+	if k != 2 {
+		return Failure{}, errors.New("malformed failure report " + quote(string(b)))
+	}
+	parts[2] = s
+	n, ok := atoi(parts[0])
+	if !ok {
+		return Failure{}, errors.New("malformed failure report " + quote(string(b)))
+	}
+	return Failure{Errno: syscall.Errno(n), Step: parts[1], Detail: parts[2]}, nil
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b [24]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
+
+func atoi(s string) (int, bool) {
+	if s == "" || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
+}
+
+func quote(s string) string {
+	if len(s) > 40 {
+		s = s[:40] + "..."
+	}
+	return "\"" + s + "\""
+}

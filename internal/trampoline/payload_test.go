@@ -1,0 +1,182 @@
+package trampoline
+
+import (
+	"encoding/binary"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/net/bpf"
+)
+
+func samplePayload() *Payload {
+	return &Payload{
+		Path:    "/usr/bin/true",
+		Env:     []string{"A=1", "EMPTY=", "NOEQUALS", "LD_PRELOAD=/x.so", ""},
+		FirstFD: 5, ErrFD: 5,
+		HandledFS: 0x7fff, HandledNet: 3, Scoped: 3,
+		Rules:    []PathRule{{"/usr/lib", 3}, {"/tmp/a b", 0x1fff}},
+		ProcSelf: 3,
+		Ports:    []PortRule{{443, 2}, {0, 1}},
+		Filters:  [][]SockFilter{{{Code: 6, K: 0x7fff0000}}, {{Code: 0x20, Jt: 1, Jf: 2, K: 4}, {Code: 6, K: 0x50001}}},
+	}
+}
+
+func TestPayloadRoundTrip(t *testing.T) {
+	p := samplePayload()
+	env := p.Environ()
+	if !strings.HasPrefix(env[0], EnvMarker+"=1 ") {
+		t.Fatalf("first entry %q", env[0])
+	}
+	for _, kv := range env {
+		if strings.Contains(kv, "LD_PRELOAD=") || strings.IndexByte(kv, 0) >= 0 {
+			t.Fatalf("the target's environment leaks into the trampoline's: %q", kv)
+		}
+	}
+	got, err := FromEnviron(append([]string{"UNRELATED=1"}, env...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, p) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, p)
+	}
+}
+
+func TestPayloadChunks(t *testing.T) {
+	p := samplePayload()
+	p.Env = nil
+	for i := range 5000 {
+		p.Env = append(p.Env, "K"+itoa(i)+"="+strings.Repeat("v", 100))
+	}
+	env := p.Environ()
+	if len(env) < 5 {
+		t.Fatalf("a 500 KB payload in %d entries: want several chunks", len(env))
+	}
+	for _, kv := range env {
+		if len(kv) > chunkSize+64 {
+			t.Fatalf("entry of %d bytes exceeds the chunk size", len(kv))
+		}
+	}
+	got, err := FromEnviron(env)
+	if err != nil || !reflect.DeepEqual(got, p) {
+		t.Fatalf("round trip of chunked payload: %v", err)
+	}
+	if _, err := FromEnviron(append(env[:2:2], env[3:]...)); err == nil {
+		t.Fatal("a missing chunk was not detected")
+	}
+}
+
+func TestPayloadRejects(t *testing.T) {
+	good := samplePayload()
+	for name, mutate := range map[string]func(p *Payload){
+		"relative path": func(p *Payload) { p.Path = "bin/true" },
+		"low FirstFD":   func(p *Payload) { p.FirstFD = 2 },
+		"stray ErrFD":   func(p *Payload) { p.ErrFD = 9 },
+		"NUL in env":    func(p *Payload) { p.Env = []string{"A=\x00"} },
+		"empty rule":    func(p *Payload) { p.Rules = []PathRule{{"", 1}} },
+	} {
+		p := *good
+		mutate(&p)
+		if _, err := FromEnviron(p.Environ()); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	for _, env := range [][]string{nil, {EnvMarker + "=2 1"}, {EnvMarker + "=1 x"}, {EnvMarker + "=1 1", envChunk + "0=!!"}} {
+		if _, err := FromEnviron(env); err == nil {
+			t.Errorf("%q: accepted", env)
+		}
+	}
+}
+
+func FuzzUnmarshal(f *testing.F) {
+	f.Add(samplePayload().marshal())
+	f.Add([]byte(magic))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := unmarshal(b)
+		if err != nil {
+			return
+		}
+		if q, err := unmarshal(p.marshal()); err != nil || !reflect.DeepEqual(p, q) {
+			t.Fatalf("re-encoding a decoded payload: %v", err)
+		}
+	})
+}
+
+func TestFailureRoundTrip(t *testing.T) {
+	for _, f := range []Failure{
+		{Step: "execve", Errno: syscall.ENOENT, Detail: "/x"},
+		{Step: "landlock_restrict_self", Errno: syscall.E2BIG},
+		{Step: "trampoline", Detail: "with\x00NUL and \n newline"},
+	} {
+		got, err := UnmarshalFailure(f.Marshal())
+		if err != nil || got != f {
+			t.Errorf("%+v: got %+v, %v", f, got, err)
+		}
+	}
+	if c := (Failure{Step: "execve", Errno: syscall.ENOENT}).ExitCode(); c != ExitNotFound {
+		t.Errorf("ENOENT exit code %d", c)
+	}
+	if c := (Failure{Step: "execve", Errno: syscall.EACCES}).ExitCode(); c != ExitCannotEx {
+		t.Errorf("EACCES exit code %d", c)
+	}
+	if c := (Failure{Step: "seccomp"}).ExitCode(); c != ExitSetup {
+		t.Errorf("setup exit code %d", c)
+	}
+	if _, err := UnmarshalFailure([]byte("garbage")); err == nil {
+		t.Error("garbage accepted")
+	}
+}
+
+// seccompInput is struct seccomp_data as the x/net/bpf VM must see it: it
+// loads words big-endian, the kernel loads them in native order, so the
+// fields are written big-endian to give the VM the kernel's values.
+func seccompInput(nr int32, arch uint32) []byte {
+	b := make([]byte, 64)
+	binary.BigEndian.PutUint32(b[0:], uint32(nr))
+	binary.BigEndian.PutUint32(b[4:], arch)
+	return b
+}
+
+func TestDenySetsid(t *testing.T) {
+	for _, c := range []struct {
+		goarch string
+		arch   uint32
+		setsid int32
+		other  int32
+	}{
+		{"amd64", auditX8664, 112, 39 /* getpid */},
+		{"arm64", auditAArch64, 157, 172 /* getpid */},
+	} {
+		prog, err := DenySetsid(c.goarch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := make([]bpf.Instruction, len(prog))
+		for i, ins := range prog {
+			raw[i] = bpf.RawInstruction{Op: ins.Code, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}.Disassemble()
+		}
+		vm, err := bpf.NewVM(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", c.goarch, err)
+		}
+		for _, tc := range []struct {
+			nr   int32
+			arch uint32
+			want uint32
+		}{
+			{c.setsid, c.arch, retErrno | errnoEPERM},
+			{c.other, c.arch, retAllow},
+			{c.setsid, 0x40000003, retAllow}, // foreign arch: the Config's filters deny it
+			{c.setsid | 0x40000000, c.arch, retAllow},
+		} {
+			got, err := vm.Run(seccompInput(tc.nr, tc.arch))
+			if err != nil || uint32(got) != tc.want {
+				t.Errorf("%s nr=%#x arch=%#x: %#x %v, want %#x", c.goarch, tc.nr, tc.arch, got, err, tc.want)
+			}
+		}
+	}
+	if _, err := DenySetsid("386"); err == nil {
+		t.Error("386 accepted")
+	}
+}

@@ -1,0 +1,3 @@
+package trampoline
+
+const sysSeccomp = 277

@@ -1,0 +1,233 @@
+//go:build linux
+
+package trampoline
+
+import (
+	"runtime"
+	"syscall"
+	"unsafe"
+)
+
+// System call numbers shared by every Linux architecture (the unified
+// table, Linux 5.9+), and constants from the uapi headers.
+const (
+	sysCloseRange            = 436
+	sysLandlockCreateRuleset = 444
+	sysLandlockAddRule       = 445
+	sysLandlockRestrictSelf  = 446
+
+	closeRangeCloexec    = 1 << 2 // CLOSE_RANGE_CLOEXEC (Linux 5.11)
+	landlockRulePath     = 1      // LANDLOCK_RULE_PATH_BENEATH
+	landlockRulePort     = 2      // LANDLOCK_RULE_NET_PORT
+	prSetNoNewPrivs      = 38     // PR_SET_NO_NEW_PRIVS
+	seccompSetModeFilter = 1      // SECCOMP_SET_MODE_FILTER
+	oPath                = 0x200000
+)
+
+func init() {
+	if _, ok := syscall.Getenv(EnvMarker); !ok {
+		return
+	}
+	// The main goroutine is locked to the main thread during
+	// initialisation already; the explicit lock documents that every
+	// step below, through execve, must run on one thread.
+	runtime.LockOSThread()
+	trampoline()
+}
+
+// trampoline confines this process as the payload says and executes the
+// target. It never returns.
+func trampoline() {
+	errFD := -1
+	path := "(unknown target)"
+	fail := func(f Failure) {
+		if errFD >= 0 {
+			b := f.Marshal()
+			syscall.Write(errFD, b)
+		} else {
+			msg := "sandbox: cannot start " + path + ": " + f.Error() + "\n"
+			syscall.Write(2, []byte(msg))
+		}
+		syscall.Exit(f.ExitCode())
+	}
+
+	// The payload comes from the environment, which whoever executes this
+	// binary controls. That is no privilege unless the binary is
+	// set-user-ID or set-group-ID: then it would run any program with
+	// those privileges. Refuse.
+	if syscall.Getuid() != syscall.Geteuid() || syscall.Getgid() != syscall.Getegid() {
+		fail(Failure{Step: "trampoline", Detail: "refusing to run in a set-user-ID or set-group-ID executable"})
+	}
+	p, err := FromEnviron(syscall.Environ())
+	if err != nil {
+		fail(Failure{Step: "trampoline", Detail: "invalid invocation (" + err.Error() + ")"})
+	}
+	path = p.Path
+	if p.ErrFD >= 0 {
+		if _, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(p.ErrFD), syscall.F_SETFD, syscall.FD_CLOEXEC); e != 0 {
+			fail(Failure{Step: "fcntl", Errno: e, Detail: "(failure pipe)"})
+		}
+		errFD = p.ErrFD
+	}
+	argv, e := cmdline()
+	if e != 0 {
+		fail(Failure{Step: "read", Errno: e, Detail: "/proc/self/cmdline"})
+	}
+	if len(argv) < 2 || argv[0] != Arg0 {
+		fail(Failure{Step: "trampoline", Detail: "invalid invocation (argv[0] is not " + Arg0 + ": was cmd.Args replaced after WrapCommand?)"})
+	}
+	argv = argv[1:]
+
+	// The target gets exactly fds 0-2 and cmd.ExtraFiles.
+	if _, _, e := syscall.RawSyscall(sysCloseRange, uintptr(p.FirstFD), ^uintptr(0), closeRangeCloexec); e != 0 {
+		fail(Failure{Step: "close_range", Errno: e})
+	}
+
+	if f, ok := restrict(p); !ok {
+		fail(f)
+	}
+	if f, ok := loadFilters(p.Filters); !ok {
+		fail(f)
+	}
+
+	e = errnoOf(syscall.Exec(p.Path, argv, p.Env))
+	fail(Failure{Step: "execve", Errno: e, Detail: p.Path})
+}
+
+func errnoOf(err error) syscall.Errno {
+	if e, ok := err.(syscall.Errno); ok {
+		return e
+	}
+	return syscall.EINVAL
+}
+
+// cmdline returns this process's argv as the kernel holds it.
+func cmdline() ([]string, syscall.Errno) {
+	fd, err := syscall.Open("/proc/self/cmdline", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	defer syscall.Close(fd)
+	buf := make([]byte, 0, 4096)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)]
+		}
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, errnoOf(err)
+		}
+		if n == 0 {
+			break
+		}
+		buf = buf[:len(buf)+n]
+	}
+	var argv []string
+	start := 0
+	for i, c := range buf {
+		if c == 0 {
+			argv = append(argv, unsafe.String(unsafe.SliceData(buf[start:]), i-start))
+			start = i + 1
+		}
+	}
+	return argv, 0
+}
+
+type rulesetAttr struct {
+	handledFS, handledNet, scoped uint64
+}
+
+// pathBeneathAttr is struct landlock_path_beneath_attr, which is packed
+// (12 bytes); the kernel reads only those.
+type pathBeneathAttr struct {
+	allowed  uint64
+	parentFD int32
+	_        int32
+}
+
+type netPortAttr struct {
+	allowed, port uint64
+}
+
+// restrict applies the payload's Landlock ruleset to the calling thread.
+func restrict(p *Payload) (Failure, bool) {
+	attr := rulesetAttr{p.HandledFS, p.HandledNet, p.Scoped}
+	r, _, e := syscall.RawSyscall(sysLandlockCreateRuleset, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if e != 0 {
+		return Failure{Step: "landlock_create_ruleset", Errno: e}, false
+	}
+	ruleset := int(r)
+	defer syscall.Close(ruleset)
+
+	addPath := func(path string, access uint64) (Failure, bool) {
+		fd, err := syscall.Open(path, oPath|syscall.O_CLOEXEC, 0)
+		if err == syscall.ENOENT {
+			return Failure{}, true // gone since WrapCommand: no access, never more
+		}
+		if err != nil {
+			return Failure{Step: "open", Errno: errnoOf(err), Detail: path}, false
+		}
+		a := pathBeneathAttr{allowed: access, parentFD: int32(fd)}
+		_, _, e := syscall.RawSyscall6(sysLandlockAddRule, uintptr(ruleset), landlockRulePath, uintptr(unsafe.Pointer(&a)), 0, 0, 0)
+		syscall.Close(fd)
+		if e != 0 {
+			return Failure{Step: "landlock_add_rule", Errno: e, Detail: path}, false
+		}
+		return Failure{}, true
+	}
+	for _, rule := range p.Rules {
+		if f, ok := addPath(rule.Path, rule.Access); !ok {
+			return f, false
+		}
+	}
+	if p.ProcSelf != 0 {
+		// Opening /proc/self follows the link to /proc/<this pid>, which
+		// the target keeps after execve.
+		if f, ok := addPath("/proc/self", p.ProcSelf); !ok {
+			return f, false
+		}
+	}
+	for _, port := range p.Ports {
+		a := netPortAttr{allowed: port.Access, port: port.Port}
+		_, _, e := syscall.RawSyscall6(sysLandlockAddRule, uintptr(ruleset), landlockRulePort, uintptr(unsafe.Pointer(&a)), 0, 0, 0)
+		if e != 0 {
+			return Failure{Step: "landlock_add_rule", Errno: e, Detail: "port " + itoa(int(port.Port))}, false
+		}
+	}
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0, 0, 0, 0); e != 0 {
+		return Failure{Step: "prctl(PR_SET_NO_NEW_PRIVS)", Errno: e}, false
+	}
+	if _, _, e := syscall.RawSyscall(sysLandlockRestrictSelf, uintptr(ruleset), 0, 0); e != 0 {
+		return Failure{Step: "landlock_restrict_self", Errno: e}, false
+	}
+	return Failure{}, true
+}
+
+type sockFprog struct {
+	len    uint16
+	filter *SockFilter
+}
+
+// loadFilters installs the seccomp programs on the calling thread, in
+// order. no_new_privs is already set by restrict.
+func loadFilters(filters [][]SockFilter) (Failure, bool) {
+	if sysSeccomp < 0 {
+		return Failure{Step: "seccomp", Detail: "not supported on " + runtime.GOARCH}, false
+	}
+	for i, f := range filters {
+		if len(f) == 0 || len(f) > 4096 {
+			return Failure{Step: "seccomp", Detail: "filter " + itoa(i) + " has a bad length"}, false
+		}
+		prog := sockFprog{len: uint16(len(f)), filter: &f[0]}
+		nr := sysSeccomp
+		_, _, e := syscall.RawSyscall(uintptr(nr), seccompSetModeFilter, 0, uintptr(unsafe.Pointer(&prog)))
+		runtime.KeepAlive(f)
+		if e != 0 {
+			return Failure{Step: "seccomp(SECCOMP_SET_MODE_FILTER)", Errno: e, Detail: "filter " + itoa(i)}, false
+		}
+	}
+	return Failure{}, true
+}

@@ -1,0 +1,265 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// DefaultMaxOutput is how many bytes of each output stream Run keeps when
+// RunOptions.MaxOutput is 0.
+const DefaultMaxOutput = 4 << 20
+
+// drainTimeout bounds how long Run keeps reading output after every
+// process it could kill is gone (a descriptor passed to a process outside
+// the sandbox could otherwise keep a pipe open for ever).
+const drainTimeout = 2 * time.Second
+
+// RunOptions configure [Run]. The zero value runs the program with an empty
+// environment, standard input from /dev/null (NUL on Windows), in the
+// caller's working directory, with no time limit beyond the context, and
+// keeps at most DefaultMaxOutput bytes of each output stream.
+type RunOptions struct {
+	// Dir is the working directory; "" is the caller's. The sandbox must
+	// grant access to it for the program to use it.
+	Dir string
+
+	// Env is the program's complete environment, "KEY=value" entries.
+	// Nothing is inherited from the caller: nil means an empty
+	// environment (no PATH, no HOME).
+	Env []string
+
+	// Stdin is the program's standard input; nil reads from the null
+	// device. An *os.File is passed to the program as it is; any other
+	// reader is copied through a pipe, and Run does not wait for a Read on
+	// it that is still blocked when the program ends.
+	Stdin io.Reader
+
+	// Timeout, when positive, kills the program and all its processes
+	// that long after it started; the error then wraps
+	// context.DeadlineExceeded.
+	Timeout time.Duration
+
+	// MaxOutput is how many bytes of standard output, and separately of
+	// standard error, are kept; the rest is read and discarded, so a
+	// program that writes without end neither blocks nor exhausts memory,
+	// and the result says so (StdoutTruncated, StderrTruncated). 0 means
+	// DefaultMaxOutput; negative is an error.
+	MaxOutput int
+}
+
+// RunResult is what [Run] reports about one program.
+type RunResult struct {
+	// ExitCode is the program's exit status, or -1 when it did not exit
+	// on its own (killed by a signal, on timeout or cancellation) or never
+	// started.
+	ExitCode int
+	// Stdout and Stderr are the first MaxOutput bytes the program (and its
+	// children) wrote to each stream.
+	Stdout, Stderr []byte
+	// StdoutTruncated and StderrTruncated report that more was written
+	// than was kept.
+	StdoutTruncated, StderrTruncated bool
+	// State says how the program ended as os.ProcessState.String does,
+	// e.g. "exit status 1" or "signal: killed"; "" if it never started.
+	State string
+	// Duration is the time from start to exit.
+	Duration time.Duration
+}
+
+// Run runs the program name with args, confined to cfg from its first
+// instruction (through [Sandbox.WrapCommand] of this platform), waits for it
+// and returns its exit code and output. It is meant for untrusted native
+// programs: compilers, linters, scripts.
+//
+// name is looked up as exec.Command looks it up, in the caller's PATH (the
+// program's own environment is RunOptions.Env); the program found is added
+// to the exec allowlist, with its interpreter. A non-zero exit code is not
+// an error: err reports only that the program could not be run as asked
+// (bad Config or options, no sandbox mechanism, the program missing or not
+// startable under the sandbox, each with the reason) or was stopped by
+// ctx or RunOptions.Timeout (the error wraps ctx.Err(); the result holds
+// the output so far). On error the result's ExitCode is -1 unless the
+// program exited on its own.
+//
+// # Processes
+//
+// Whatever ends the program, Run returns only after every process it
+// started is gone; with AllowProcessSpawn that includes children that
+// outlive the program:
+//
+//   - Linux: the program starts in a new session (setsid: it has no
+//     controlling terminal, so nothing reaches the caller's terminal) and
+//     its seccomp filters also refuse setsid(2), so no descendant can leave
+//     that session; Run kills every process of the session, and reaps the
+//     program only afterwards, so its ID cannot be reused in between. The
+//     program is also started with Pdeathsig SIGKILL from an OS thread
+//     locked for the whole run, so it dies if the caller dies (Pdeathsig
+//     fires when the creating thread exits); its descendants do not, but
+//     they cannot outlive the session's kill if Run returns.
+//   - Windows: the Job Object (KILL_ON_JOB_CLOSE) holds every process; Run
+//     calls PostStart and closes the job, which kills what is left, and the
+//     job dies with the caller.
+//   - macOS: the program starts in a new session and Run kills its process
+//     group. A descendant that moves itself to another process group
+//     escapes that kill, and nothing kills the program if the caller dies:
+//     macOS has no equivalent of Pdeathsig or of a job.
+func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOptions) (RunResult, error) {
+	res := RunResult{ExitCode: -1}
+	switch {
+	case opts.Timeout < 0:
+		return res, fmt.Errorf("sandbox: Run: negative Timeout %v", opts.Timeout)
+	case opts.MaxOutput < 0:
+		return res, fmt.Errorf("sandbox: Run: negative MaxOutput %d", opts.MaxOutput)
+	}
+	limit := opts.MaxOutput
+	if limit == 0 {
+		limit = DefaultMaxOutput
+	}
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+	}
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("sandbox: Run %s: %w", name, err)
+	}
+
+	cmd := exec.Command(name, args...)
+	cmd.Dir = opts.Dir
+	cmd.Env = append(make([]string, 0, len(opts.Env)), opts.Env...) // never nil: nil inherits
+	var closeAfterStart []*os.File
+	closeAll := func(fs []*os.File) {
+		for _, f := range fs {
+			f.Close()
+		}
+	}
+	var stdinW *os.File
+	switch in := opts.Stdin.(type) {
+	case nil:
+	case *os.File:
+		cmd.Stdin = in
+	default:
+		r, w, err := os.Pipe()
+		if err != nil {
+			return res, fmt.Errorf("sandbox: Run: %w", err)
+		}
+		cmd.Stdin, stdinW = r, w
+		closeAfterStart = append(closeAfterStart, r)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(closeAfterStart)
+		closeAll([]*os.File{stdinW})
+		return res, fmt.Errorf("sandbox: Run: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(closeAfterStart)
+		closeAll([]*os.File{stdinW, outR, outW})
+		return res, fmt.Errorf("sandbox: Run: %w", err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	closeAfterStart = append(closeAfterStart, outW, errW)
+
+	// Linux's Pdeathsig fires when the thread that created the child
+	// exits; Go ends a thread only when a goroutine locked to it exits, so
+	// holding the lock until the child is reaped keeps the thread alive.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	p, err := startConfined(cmd, cfg)
+	closeAll(closeAfterStart)
+	if err != nil {
+		closeAll([]*os.File{stdinW, outR, errR})
+		return res, err
+	}
+	started := time.Now()
+
+	var stdout, stderr capture
+	var readers sync.WaitGroup
+	readers.Go(func() { stdout.read(outR, limit) })
+	readers.Go(func() { stderr.read(errR, limit) })
+	if stdinW != nil {
+		go func() {
+			io.Copy(stdinW, opts.Stdin)
+			stdinW.Close()
+		}()
+	}
+
+	exited := make(chan struct{})
+	go func() {
+		p.waitExit()
+		close(exited)
+	}()
+	var ctxErr error
+	select {
+	case <-exited:
+	case <-ctx.Done():
+		ctxErr = ctx.Err()
+		p.kill()
+		<-exited
+	}
+	res.Duration = time.Since(started)
+	p.killRest() // what outlived the program
+	waitErr := cmd.Wait()
+	relErr := p.release()
+	if stdinW != nil {
+		stdinW.Close() // ends a copy blocked on a full pipe
+	}
+	outR.SetReadDeadline(time.Now().Add(drainTimeout))
+	errR.SetReadDeadline(time.Now().Add(drainTimeout))
+	readers.Wait()
+	outR.Close()
+	errR.Close()
+
+	res.Stdout, res.StdoutTruncated = stdout.data, stdout.truncated
+	res.Stderr, res.StderrTruncated = stderr.data, stderr.truncated
+	if cmd.ProcessState != nil {
+		res.State = cmd.ProcessState.String()
+		res.ExitCode = cmd.ProcessState.ExitCode()
+	}
+	if ferr := p.failure(); ferr != nil {
+		res.ExitCode = -1
+		return res, ferr
+	}
+	var exitErr *exec.ExitError
+	switch {
+	case ctxErr != nil:
+		return res, fmt.Errorf("sandbox: Run %s: %w", name, ctxErr)
+	case waitErr != nil && !errors.As(waitErr, &exitErr):
+		return res, fmt.Errorf("sandbox: Run %s: %w", name, waitErr)
+	case relErr != nil:
+		return res, fmt.Errorf("sandbox: Run %s: %w", name, relErr)
+	}
+	return res, nil
+}
+
+// capture keeps the first limit bytes read and discards the rest.
+type capture struct {
+	data      []byte
+	truncated bool
+}
+
+func (c *capture) read(r io.Reader, limit int) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			keep := min(n, limit-len(c.data))
+			c.data = append(c.data, buf[:keep]...)
+			if keep < n {
+				c.truncated = true
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}

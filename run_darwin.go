@@ -1,0 +1,68 @@
+//go:build darwin
+
+package sandbox
+
+import (
+	"fmt"
+	"os/exec"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// confinedProc is a started, wrapped command on macOS: a session (and
+// process group) leader.
+type confinedProc struct {
+	cmd *exec.Cmd
+}
+
+// startConfined wraps cmd with this platform's WrapCommand and starts it in
+// a new session.
+func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
+	path := cmd.Path
+	if err := New().WrapCommand(cmd, cfg); err != nil {
+		return nil, err
+	}
+	attr := &syscall.SysProcAttr{}
+	if cmd.SysProcAttr != nil {
+		*attr = *cmd.SysProcAttr
+	}
+	attr.Setsid = true
+	cmd.SysProcAttr = attr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("sandbox: Run %s: %w", path, err)
+	}
+	return &confinedProc{cmd: cmd}, nil
+}
+
+// waitExit returns when the program has exited, without reaping it, so
+// that its process group ID cannot be reused before kill: kqueue's
+// EVFILT_PROC NOTE_EXIT.
+func (p *confinedProc) waitExit() {
+	kq, err := unix.Kqueue()
+	if err != nil {
+		p.cmd.Process.Wait() // last resort; cmd.Wait then reports the error
+		return
+	}
+	defer unix.Close(kq)
+	ev := []unix.Kevent_t{{Ident: uint64(p.cmd.Process.Pid), Filter: unix.EVFILT_PROC, Flags: unix.EV_ADD | unix.EV_ONESHOT, Fflags: unix.NOTE_EXIT}}
+	out := make([]unix.Kevent_t, 1)
+	for {
+		_, err := unix.Kevent(kq, ev, out, nil)
+		if err == unix.EINTR {
+			ev = nil // registered already
+			continue
+		}
+		return // exited, or ESRCH: exited before registration
+	}
+}
+
+// kill kills the program's process group (not enforced for descendants that
+// moved to another group).
+func (p *confinedProc) kill() { syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) }
+
+func (p *confinedProc) killRest() { p.kill() }
+
+func (p *confinedProc) release() error { return nil }
+
+func (p *confinedProc) failure() error { return nil }

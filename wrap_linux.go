@@ -1,0 +1,317 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+
+	"github.com/openparallax/sandbox/internal/seccomp"
+	"github.com/openparallax/sandbox/internal/trampoline"
+)
+
+// The Linux WrapCommand: a re-exec trampoline. See internal/trampoline for
+// the child's side; this file is the parent's.
+
+func init() {
+	// internal/trampoline's init takes over every process that carries its
+	// environment marker, long before this runs. A process that has the
+	// trampoline's argv[0] but got here lost that environment (cmd.Env was
+	// replaced after WrapCommand): running the host program's main in it
+	// would run the host, unconfined, in place of the target.
+	if len(os.Args) > 0 && os.Args[0] == trampoline.Arg0 {
+		os.Stderr.WriteString("sandbox: started as a sandbox trampoline without its environment " +
+			"(was cmd.Env replaced after WrapCommand?): refusing to run the host program\n")
+		os.Exit(trampoline.ExitSetup)
+	}
+}
+
+// selfExe is what the trampoline re-executes: the kernel's link to this
+// process's executable, valid even if the file was replaced or deleted
+// since the process started.
+const selfExe = "/proc/self/exe"
+
+// procSelfUnresolved makes buildLinuxPolicy skip the /proc/self default:
+// the child adds that rule itself, for its own PID.
+const procSelfUnresolved = "/proc/self/fd/-1"
+
+// wrapOptions are the parts of a wrap only Run uses.
+type wrapOptions struct {
+	// failurePipe, when set, is the write end of a pipe appended to
+	// cmd.ExtraFiles, on which the trampoline reports why it could not
+	// start the target (it is close-on-exec in the child).
+	failurePipe *os.File
+	// denySetsid adds a seccomp filter refusing setsid(2), so that every
+	// process of the tree stays in the session Run kills.
+	denySetsid bool
+}
+
+// WrapCommand prepares cmd so that cmd.Start runs its program already
+// confined to cfg: the same Landlock ruleset and seccomp filters as
+// ApplySelf(cfg), in force before the program's first instruction.
+//
+// # How
+//
+// cmd is rewritten to re-execute the current executable (/proc/self/exe)
+// as a trampoline, which the init function of this package's
+// internal/trampoline recognises before the host program's main runs, and
+// before the init functions of this package, of its dependencies beyond
+// the runtime and syscall, and of every package importing it. (Init
+// functions of host packages that depend on neither os nor this package and
+// sort before it by import path may run first, unconfined, as host code.)
+// The trampoline confines itself and execve's the target in place: the
+// target keeps the trampoline's PID, so /proc/self in the default paths
+// names it. Nothing of the trampoline reaches the target: it gets exactly
+// cmd.Args, the environment cmd would have had (cmd.Environ() at the time
+// of the call, less the reserved variable OPENPARALLAX_SANDBOX_TRAMPOLINE),
+// cmd.Dir, stdin, stdout, stderr and cmd.ExtraFiles at their usual numbers,
+// and no other descriptor: every descriptor above them, including any the
+// host leaked without close-on-exec, is closed at execve. No helper binary,
+// no cgo: the host program is the trampoline. Rules are made in the child
+// by opening the paths WrapCommand resolved; a path removed in between is
+// skipped (less access, never more).
+//
+// # What is enforced
+//
+// Everything ApplySelf enforces for cfg (see [PlanFor]), with one
+// difference: the target (symlinks resolved) is added to the exec allowlist
+// with its ELF interpreter (or script interpreter), so execve is allowed
+// for it. With AllowProcessSpawn false the target is the only process it
+// can ever be: it cannot fork, and a further execve follows the exec
+// allowlist (the target itself, its interpreter and AllowedExecPaths).
+// With AllowProcessSpawn true its children inherit the sandbox.
+//
+// # Errors
+//
+// WrapCommand itself checks everything it can before anything runs: a bad
+// cfg (*ConfigError, [ErrInvalidConfig]), a missing mechanism
+// ([ErrUnavailable]), Strict with unenforceable parts ([ErrNotEnforced]),
+// a target that does not exist, is not a regular file or is not executable
+// (wrapping the *fs.PathError, so errors.Is(err, fs.ErrNotExist) works),
+// cmd.Err from exec.Command's path lookup, an already started or already
+// wrapped cmd, and SysProcAttr.Chroot (unsupported: the child must reach
+// /proc/self/exe and the rules name host paths). On any error it also sets
+// cmd.Err to the error, so that a Start after an ignored error fails
+// instead of running the program unconfined.
+//
+// What can only fail in the child (the target removed or made
+// non-executable since, a script's interpreter missing, a kernel refusing a
+// rule) makes the child exit before the target runs, with status 127 if
+// the target (or its interpreter) does not exist, 126 if it cannot be
+// executed otherwise, 125 if the sandbox could not be set up, and one line
+// "sandbox: cannot start PATH: REASON" on its standard error. os/exec gives
+// no hook after Start, so Start and Wait cannot carry that reason
+// themselves; [Run] reads it from a failure pipe and returns it as its
+// error.
+//
+// # Rules
+//
+// Configure cmd completely before WrapCommand: it reads cmd.Path,
+// cmd.Args, cmd.Env, cmd.Dir and cmd.ExtraFiles now. Afterwards only
+// appending to cmd.Args (the arguments reach the target) and the fields
+// the trampoline passes through untouched (Stdin, Stdout, Stderr,
+// SysProcAttr, Cancel, WaitDelay) may change. Replacing cmd.Args or
+// cmd.Env makes the child exit with status 125 without running anything;
+// files added to cmd.ExtraFiles are closed before the target starts; and a
+// changed cmd.Path would run that program instead of the trampoline, not
+// confined at all.
+func (linuxSandbox) WrapCommand(cmd *exec.Cmd, cfg Config) error {
+	return wrapLinux(cmd, cfg, wrapOptions{})
+}
+
+func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
+	if cmd == nil {
+		return errors.New("sandbox: WrapCommand: nil *exec.Cmd")
+	}
+	if cmd.Process != nil {
+		return errors.New("sandbox: WrapCommand: command already started")
+	}
+	defer func() {
+		if err != nil {
+			// Fail closed: a Start after an ignored error must not run
+			// the program unconfined.
+			cmd.Err = err
+		}
+	}()
+	if len(cmd.Args) > 0 && cmd.Args[0] == trampoline.Arg0 {
+		return errors.New("sandbox: WrapCommand: command already wrapped")
+	}
+	if cmd.Err != nil {
+		return fmt.Errorf("sandbox: WrapCommand: %w", cmd.Err)
+	}
+	if cmd.SysProcAttr != nil && cmd.SysProcAttr.Chroot != "" {
+		return errors.New("sandbox: WrapCommand: SysProcAttr.Chroot is not supported")
+	}
+	rc, err := resolve(cfg)
+	if err != nil {
+		return err
+	}
+	target, resolved, err := wrapTarget(cmd)
+	if err != nil {
+		return err
+	}
+	env, err := targetEnv(cmd)
+	if err != nil {
+		return err
+	}
+
+	k := kernel()
+	pol := buildLinuxPolicy(rc, k.abi, procSelfUnresolved, []string{resolved})
+	pol.Skipped = slices.DeleteFunc(pol.Skipped, func(s string) bool { return s == "/proc/self" })
+	// The plan is what checkApplicable needs; without Strict only its
+	// availability matters, and that is known without building it.
+	if cfg.Strict || k.abi < 1 || !k.seccomp {
+		if err := checkApplicable(linuxPlan(rc, pol, k.seccomp, k.abiReason), cfg); err != nil {
+			return err
+		}
+	}
+	filters, err := trampolineFilters(filterKey{pol.Seccomp, opts.denySetsid})
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(selfExe); err != nil {
+		return fmt.Errorf("%w: WrapCommand re-executes %s: %w", ErrUnavailable, selfExe, err)
+	}
+
+	p := &trampoline.Payload{
+		Path:       target,
+		Env:        env,
+		FirstFD:    3 + len(cmd.ExtraFiles),
+		ErrFD:      -1,
+		HandledFS:  uint64(pol.HandledFS),
+		HandledNet: uint64(pol.HandledNet),
+		Scoped:     uint64(pol.Scoped),
+		ProcSelf:   uint64(llReadDir & pol.HandledFS),
+	}
+	for _, r := range pol.Paths {
+		p.Rules = append(p.Rules, trampoline.PathRule{Path: r.Path, Access: uint64(r.Access)})
+	}
+	if pol.HandledNet != 0 {
+		for _, port := range pol.Connect {
+			p.Ports = append(p.Ports, trampoline.PortRule{Port: uint64(port), Access: ll.AccessNetConnectTCP})
+		}
+		for _, port := range pol.Bind {
+			p.Ports = append(p.Ports, trampoline.PortRule{Port: uint64(port), Access: ll.AccessNetBindTCP})
+		}
+	}
+	p.Filters = filters
+	extra := slices.Clone(cmd.ExtraFiles)
+	if opts.failurePipe != nil {
+		p.ErrFD = p.FirstFD
+		extra = append(extra, opts.failurePipe)
+	}
+
+	argv := cmd.Args
+	if len(argv) == 0 {
+		argv = []string{cmd.Path}
+	}
+	cmd.Path = selfExe
+	cmd.Args = append([]string{trampoline.Arg0}, argv...)
+	cmd.Env = p.Environ()
+	cmd.ExtraFiles = extra
+	return nil
+}
+
+// filterKey selects the seccomp programs of a trampoline.
+type filterKey struct {
+	policy     seccomp.Policy
+	denySetsid bool
+}
+
+// filterCache maps a filterKey to its programs ([][]trampoline.SockFilter,
+// never modified once stored). The programs depend on nothing but the key
+// and the architecture, and assembling them is a third of WrapCommand's
+// cost.
+var filterCache sync.Map
+
+func trampolineFilters(key filterKey) ([][]trampoline.SockFilter, error) {
+	if v, ok := filterCache.Load(key); ok {
+		return v.([][]trampoline.SockFilter), nil
+	}
+	filters, err := seccomp.Build(key.policy)
+	if err != nil {
+		return nil, fmt.Errorf("%w: building seccomp filter: %w", ErrUnavailable, err)
+	}
+	var progs [][]trampoline.SockFilter
+	for _, f := range filters {
+		prog := make([]trampoline.SockFilter, len(f.Program))
+		for i, ins := range f.Program {
+			prog[i] = trampoline.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
+		}
+		progs = append(progs, prog)
+	}
+	if key.denySetsid {
+		f, err := trampoline.DenySetsid(runtime.GOARCH)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+		progs = append(progs, f)
+	}
+	filterCache.Store(key, progs)
+	return progs, nil
+}
+
+// wrapTarget returns the program cmd would execute, as an absolute path
+// (relative paths are relative to cmd.Dir, as os/exec has it) and with
+// symlinks resolved, after checking that it is an executable regular file.
+func wrapTarget(cmd *exec.Cmd) (abs, resolved string, err error) {
+	bad := func(err error) (string, string, error) {
+		return "", "", fmt.Errorf("sandbox: WrapCommand: target: %w", err)
+	}
+	path := cmd.Path
+	if path == "" {
+		return bad(errors.New("no command"))
+	}
+	if !filepath.IsAbs(path) {
+		dir, err := filepath.Abs(cmd.Dir)
+		if err != nil {
+			return bad(err)
+		}
+		path = filepath.Join(dir, path)
+	}
+	path = filepath.Clean(path)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return bad(err)
+	}
+	switch {
+	case fi.IsDir():
+		return bad(&fs.PathError{Op: "exec", Path: path, Err: syscall.EISDIR})
+	case !fi.Mode().IsRegular():
+		return bad(&fs.PathError{Op: "exec", Path: path, Err: syscall.EACCES})
+	}
+	if err := unix.Access(path, unix.X_OK); err != nil {
+		return bad(&fs.PathError{Op: "exec", Path: path, Err: err})
+	}
+	resolved, err = filepath.EvalSymlinks(path)
+	if err != nil {
+		return bad(err)
+	}
+	return path, resolved, nil
+}
+
+// targetEnv is the environment cmd would give its program, less the
+// trampoline's reserved variable.
+func targetEnv(cmd *exec.Cmd) ([]string, error) {
+	// Environ drops entries with a NUL, which Start would refuse.
+	for _, kv := range cmd.Env {
+		if strings.IndexByte(kv, 0) >= 0 {
+			return nil, fmt.Errorf("sandbox: WrapCommand: environment entry %q contains NUL", kv)
+		}
+	}
+	return slices.DeleteFunc(cmd.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, trampoline.EnvMarker+"=")
+	}), nil
+}
