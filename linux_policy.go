@@ -321,8 +321,8 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 		f(FeatureTCPConnect, true, "seccomp: no TCP granted, IP sockets denied", "")
 		f(FeatureTCPBind, true, "seccomp: no TCP granted, IP sockets denied", "")
 	case p.ABI >= 4:
-		f(FeatureTCPConnect, true, "Landlock: connect only to ports "+ports(p.Connect), "")
-		f(FeatureTCPBind, true, "Landlock: bind only to ports "+ports(p.Bind), "")
+		f(FeatureTCPConnect, true, portRule("connect", p.Connect), "")
+		f(FeatureTCPBind, true, portRule("bind", p.Bind), "")
 	default:
 		f(FeatureTCPConnect, false, "TCP ports are not restricted: "+needABI(4)+"; any host and port is reachable", upgrade)
 		f(FeatureTCPBind, false, "TCP bind is not restricted: "+needABI(4), upgrade)
@@ -380,10 +380,15 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 	return plan
 }
 
-func ports(ps []uint16) string {
+// portRule says what Landlock allows for op ("connect", "bind").
+func portRule(op string, ps []uint16) string {
 	if len(ps) == 0 {
-		return "(none)"
+		return "Landlock: TCP " + op + " denied (no port granted)"
 	}
+	return "Landlock: TCP " + op + " only to ports " + ports(ps)
+}
+
+func ports(ps []uint16) string {
 	s := make([]string, len(ps))
 	for i, p := range ps {
 		s[i] = strconv.Itoa(int(p))

@@ -6,29 +6,54 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/openparallax/sandbox"
 )
 
-// buildCLI builds the command once per test binary run.
-func buildCLI(t *testing.T) string {
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+	buildOut  []byte
+)
+
+// cli builds the command once per test binary and returns its path. The
+// tests run the real binary, as an operator would.
+func cli(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skipf("no go toolchain here to build the command with (%v); the host run covers it", err)
 	}
-	bin := filepath.Join(t.TempDir(), "sandbox")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "sandbox-cli-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "sandbox")
+		buildOut, buildErr = exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput()
+	})
+	if buildErr != nil {
+		t.Fatalf("go build: %v\n%s", buildErr, buildOut)
 	}
-	return bin
+	return builtBin
 }
 
-func runCLI(t *testing.T, bin string, args ...string) (string, string, int) {
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
+}
+
+func runCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	cmd := exec.Command(cli(t), args...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -42,58 +67,186 @@ func runCLI(t *testing.T, bin string, args ...string) (string, string, int) {
 	return stdout.String(), stderr.String(), code
 }
 
-func TestDoctor(t *testing.T) {
-	bin := buildCLI(t)
-	st := sandbox.Probe()
-	plan, err := sandbox.PlanFor(doctorConfig())
-	if err != nil {
-		t.Fatal(err)
+func linuxSandbox(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS != "linux" || !sandbox.Probe().Active {
+		t.Skipf("needs Linux with an active sandbox; here %s: %+v", runtime.GOOS, sandbox.Probe())
 	}
-	wantCode := exitOK
-	switch {
-	case !st.Active:
-		wantCode = exitUnavailable
-	case len(plan.NotEnforced()) > 0:
-		wantCode = exitDegraded
-	}
+}
 
-	out, _, code := runCLI(t, bin, "doctor")
-	if code != wantCode {
-		t.Errorf("doctor exit %d, want %d\n%s", code, wantCode, out)
-	}
+func TestDoctor(t *testing.T) {
+	st := sandbox.Probe()
+	out, _, code := runCLI(t, "doctor")
 	for _, want := range []string{"Sandbox:", st.Mode, "filesystem", "process_spawn", "tcp_connect"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
 		}
 	}
-	for _, f := range plan.NotEnforced() {
-		if !strings.Contains(out, f.Feature) || !strings.Contains(out, "NOT enforced") {
-			t.Errorf("doctor does not report %s as not enforced:\n%s", f.Feature, out)
+	for i, l := range strings.Split(out, "\n") {
+		if len([]rune(l)) > 80 && !strings.HasPrefix(l, "Sandbox verified:") {
+			t.Errorf("line %d is %d columns: %q", i+1, len([]rune(l)), l)
 		}
 	}
+	if strings.Contains(out, "\x1b[") {
+		t.Error("colour written to a pipe")
+	}
 
-	out, _, code = runCLI(t, bin, "doctor", "--json")
-	if code != wantCode {
-		t.Errorf("doctor --json exit %d, want %d", code, wantCode)
+	jsonOut, _, jcode := runCLI(t, "doctor", "--json")
+	if jcode != code {
+		t.Errorf("doctor --json exit %d, text exit %d", jcode, code)
 	}
 	var rep doctorReport
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("doctor --json is not JSON: %v\n%s", err, out)
+	if err := json.Unmarshal([]byte(jsonOut), &rep); err != nil {
+		t.Fatalf("doctor --json is not JSON: %v\n%s", err, jsonOut)
 	}
-	if rep.Status != st || len(rep.Features) != len(plan.Features) {
-		t.Errorf("doctor --json = %+v, want status %+v", rep, st)
+	if rep.Status != st {
+		t.Errorf("doctor --json status %+v, want %+v", rep.Status, st)
+	}
+	switch {
+	case !st.Active:
+		if code != exitUnavailable || rep.Canary != nil {
+			t.Errorf("unavailable: exit %d, canary %v", code, rep.Canary)
+		}
+	case rep.Canary == nil:
+		t.Fatalf("active sandbox but no canary: %s", rep.CanaryError)
+	case !rep.Canary.Verified:
+		if code != exitNotVerified {
+			t.Errorf("canary not verified but exit %d", code)
+		}
+	default:
+		want := exitOK
+		for _, f := range rep.Features {
+			if !f.Enforced {
+				want = exitDegraded
+			}
+		}
+		if code != want {
+			t.Errorf("verified canary: exit %d, want %d", code, want)
+		}
+		if !strings.Contains(out, rep.Canary.Summary[:len("Sandbox verified: ")]) {
+			t.Errorf("text output lacks the canary summary:\n%s", out)
+		}
+	}
+	if runtime.GOOS == "linux" && st.Active && (rep.Canary == nil || !rep.Canary.Verified) {
+		t.Errorf("on this Linux machine the doctor's canary must verify: %+v", rep.Canary)
+	}
+}
+
+func TestRun(t *testing.T) {
+	linuxSandbox(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "note"), []byte("hello\n"), 0o644)
+
+	out, errOut, code := runCLI(t, "run", "--", "cat", "/etc/passwd")
+	if code == 0 || !strings.Contains(errOut, "Permission denied") || strings.Contains(out, "root:") {
+		t.Errorf("cat /etc/passwd: exit %d, stdout %q, stderr %q; want denied", code, out, errOut)
+	}
+	out, errOut, code = runCLI(t, "run", "--ro", dir, "--", "cat", filepath.Join(dir, "note"))
+	if code != 0 || out != "hello\n" {
+		t.Errorf("cat granted file: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	_, _, code = runCLI(t, "run", "--", "sh", "-c", "exit 7")
+	if code != 7 {
+		t.Errorf("exit code not passed through: %d", code)
+	}
+	_, errOut, _ = runCLI(t, "run", "--explain", "--", "cat", "/etc/passwd")
+	if !strings.Contains(errOut, "hint: /etc/passwd is outside the sandbox: --ro /etc/passwd") {
+		t.Errorf("--explain hint missing:\n%s", errOut)
+	}
+	_, errOut, _ = runCLI(t, "run", "--", "cat", "/etc/passwd")
+	if strings.Contains(errOut, "hint:") {
+		t.Errorf("hint printed without --explain:\n%s", errOut)
+	}
+	out, _, code = runCLI(t, "run", "--rw", dir, "--", "sh", "-c", "echo made > "+filepath.Join(dir, "made")+"; read x < "+filepath.Join(dir, "made")+"; echo $x")
+	if code != 0 || out != "made\n" {
+		t.Errorf("write in --rw dir: exit %d, %q", code, out)
+	}
+	_, errOut, code = runCLI(t, "run", "--timeout", "200ms", "--", "sleep", "5")
+	if code != 128+9 || !strings.Contains(errOut, "--timeout") {
+		t.Errorf("timeout: exit %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = runCLI(t, "run", "--strict", "--connect", "example.com:443", "--", "true")
+	if code != exitRunFailed || !strings.Contains(errOut, "strict") {
+		t.Errorf("--strict with a named host: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestVerify(t *testing.T) {
+	linuxSandbox(t)
+	ws := t.TempDir()
+	out, errOut, code := runCLI(t, "verify", "--rw", ws, "--workspace", ws, "--json")
+	if code != exitOK {
+		t.Fatalf("verify exit %d: %s %s", code, out, errOut)
+	}
+	var r sandbox.CanaryResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil || !r.Verified {
+		t.Fatalf("verify --json: %v %+v", err, r)
+	}
+	if got := sandbox.ReadCanaryResult(ws); !got.Verified || got.Summary != r.Summary {
+		t.Errorf("status file: %+v", got)
+	}
+	controls := 0
+	for _, p := range r.Probes {
+		if strings.HasPrefix(p.Name, "control_") && p.Status == sandbox.ProbeAllowed {
+			controls++
+		}
+	}
+	if controls < 2 {
+		t.Errorf("positive controls not run: %+v", r.Probes)
+	}
+}
+
+func TestPlan(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "cfg.json")
+	os.WriteFile(cfgFile, []byte(`{"allowed_write_paths":["`+filepath.ToSlash(dir)+`"],"allowed_tcp_connect":["localhost:8080"]}`), 0o644)
+	out, errOut, code := runCLI(t, "plan", "--config", cfgFile, "--json")
+	if code != 0 {
+		t.Fatalf("plan exit %d: %s", code, errOut)
+	}
+	var rep planReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("plan --json: %v\n%s", err, out)
+	}
+	if rep.Plan.Platform != runtime.GOOS || len(rep.Plan.Features) == 0 {
+		t.Errorf("plan: %+v", rep.Plan)
+	}
+	// The Seatbelt profile renders on every OS, unless the path is one a
+	// Mac would name differently (then the reason is given).
+	if rep.Seatbelt.Error == "" && (!strings.Contains(rep.Seatbelt.Profile, "(deny default)") || len(rep.Seatbelt.Params) == 0) {
+		t.Errorf("seatbelt profile: %+v", rep.Seatbelt)
+	}
+	text, _, code := runCLI(t, "plan", "--config", cfgFile)
+	if code != 0 || !strings.Contains(text, "macOS Seatbelt profile") {
+		t.Errorf("plan text (exit %d):\n%s", code, text)
+	}
+	if runtime.GOOS == "linux" && sandbox.Probe().Active && (!strings.Contains(text, "Filesystem rules:") || !strings.Contains(text, "Syscall filter:")) {
+		t.Errorf("plan on Linux lacks the Landlock rules or the seccomp summary:\n%s", text)
 	}
 }
 
 func TestUsageErrors(t *testing.T) {
-	bin := buildCLI(t)
-	for _, args := range [][]string{nil, {"frobnicate"}, {"doctor", "--nope"}, {"doctor", "extra"}} {
-		_, stderr, code := runCLI(t, bin, args...)
-		if code != exitUsage || stderr == "" {
-			t.Errorf("%v: exit %d, stderr %q; want %d and a message", args, code, stderr, exitUsage)
-		}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{nil, "missing command"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"doctor", "--nope"}, "-nope"},
+		{[]string{"doctor", "extra"}, `"extra"`},
+		{[]string{"run"}, "missing CMD"},
+		{[]string{"run", "--ro", "relative", "--", "true"}, `--ro "relative"`},
+		{[]string{"run", "--connect", "example.com", "--", "true"}, `--connect "example.com"`},
+		{[]string{"run", "--bind", "70000", "--", "true"}, `--bind "70000"`},
+		{[]string{"run", "--env", "NOEQUALS", "--", "true"}, `--env "NOEQUALS"`},
+		{[]string{"run", "--timeout", "soon", "--", "true"}, "-timeout"},
+		{[]string{"plan", "--config", "/nonexistent/cfg.json"}, "--config"},
+		{[]string{"verify", "--rw", "/nonexistent/dir"}, `--rw "/nonexistent/dir"`},
 	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatal(err)
+	for _, c := range cases {
+		_, stderr, code := runCLI(t, c.args...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want %d and one line naming %s", c.args, code, stderr, exitUsage, c.want)
+		}
 	}
 }

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openparallax/sandbox"
+)
+
+// doctorReport is doctor's --json output.
+type doctorReport struct {
+	Platform string                `json:"platform"`
+	Status   sandbox.Status        `json:"status"`
+	Features []sandbox.Enforcement `json:"features"`
+	// Canary is the canary run in a sandboxed child; absent when the
+	// mechanism is unavailable.
+	Canary *sandbox.CanaryResult `json:"canary,omitempty"`
+	// CanaryError says why the canary could not run.
+	CanaryError string `json:"canary_error,omitempty"`
+}
+
+// doctorConfig is what doctor asks about and runs its canary under: an
+// agent with a workspace, one TCP port to connect to (any host) and one to
+// bind, so that every capability has something to enforce.
+func doctorConfig(workspace string, connectPort int) sandbox.Config {
+	return sandbox.Config{
+		AllowedWritePaths: []string{workspace},
+		AllowedTCPConnect: []string{"*:" + strconv.Itoa(connectPort)},
+		AllowedTCPBind:    []uint16{8080},
+	}
+}
+
+func doctor(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("doctor", stderr)
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if !parse(fs, args, stderr) {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		return usageError(stderr, "doctor", "unexpected argument %q", fs.Arg(0))
+	}
+
+	workspace, err := os.MkdirTemp("", "sandbox-doctor-")
+	if err != nil {
+		fmt.Fprintln(stderr, "sandbox doctor:", err)
+		return exitUnavailable
+	}
+	defer os.RemoveAll(workspace)
+	if r, err := filepath.EvalSymlinks(workspace); err == nil {
+		workspace = r // macOS: /var → /private/var, which the sandbox can match
+	}
+	// A listener for the canary's positive control on a granted port.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(stderr, "sandbox doctor:", err)
+		return exitUnavailable
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	cfg := doctorConfig(workspace, ln.Addr().(*net.TCPAddr).Port)
+
+	st := sandbox.Probe()
+	plan, err := sandbox.PlanFor(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "sandbox doctor:", err)
+		return exitUnavailable
+	}
+	rep := doctorReport{Platform: runtime.GOOS + "/" + runtime.GOARCH, Status: st, Features: plan.Features}
+	if st.Active {
+		if r, err := canaryInChild(cfg); err != nil {
+			rep.CanaryError = err.Error()
+		} else {
+			rep.Canary = &r
+		}
+	}
+
+	code := exitOK
+	switch {
+	case !st.Active:
+		code = exitUnavailable
+	case rep.Canary == nil || !rep.Canary.Verified:
+		code = exitNotVerified
+	case len(plan.NotEnforced()) > 0:
+		code = exitDegraded
+	}
+	if *asJSON {
+		printJSON(stdout, rep)
+		return code
+	}
+	on := colour(stdout)
+	mech := st.Mode
+	if st.Version > 0 {
+		mech = fmt.Sprintf("%s ABI %d", st.Mode, st.Version)
+	}
+	state := paint(on, "32", "active")
+	if !st.Active {
+		state = paint(on, "31;1", "UNAVAILABLE")
+	}
+	fmt.Fprintf(stdout, "Platform:   %s\n", rep.Platform)
+	fmt.Fprintf(stdout, "Sandbox:    %s (%s)\n", mech, state)
+	fmt.Fprintf(stdout, "Filesystem: %s\n", yesNo(st.Filesystem))
+	fmt.Fprintf(stdout, "Network:    %s\n", yesNo(st.Network))
+	if st.Reason != "" {
+		fmt.Fprintf(stdout, "Reason:     %s\n", wrap(st.Reason, 68, "            "))
+	}
+	fmt.Fprintln(stdout)
+	fmt.Fprintln(stdout, "Capabilities (for a workspace, one TCP port to connect to, bind 8080):")
+	for _, f := range plan.Features {
+		featureLine(stdout, on, f.Feature, f.Enforced, f.Detail, f.Hint)
+	}
+	fmt.Fprintln(stdout)
+	switch {
+	case rep.Canary != nil:
+		fmt.Fprintln(stdout, "Canary (in a sandboxed child, temporary workspace):")
+		printProbes(stdout, on, *rep.Canary)
+	case rep.CanaryError != "":
+		fmt.Fprintf(stdout, "Canary: could not run: %s\n", rep.CanaryError)
+	default:
+		fmt.Fprintln(stdout, "Canary: not run: no sandbox mechanism here")
+	}
+	return code
+}
+
+func printProbes(w io.Writer, on bool, r sandbox.CanaryResult) {
+	for _, p := range r.Probes {
+		status := p.Status
+		switch p.Status {
+		case sandbox.ProbeBlocked, sandbox.ProbeAllowed:
+			status = paint(on, "32", fmt.Sprintf("%-8s", p.Status))
+		case sandbox.ProbeFailed:
+			status = paint(on, "31;1", fmt.Sprintf("%-8s", p.Status))
+		default:
+			status = fmt.Sprintf("%-8s", p.Status)
+		}
+		// The error names the target already when there is one.
+		detail := p.Error
+		if detail == "" {
+			detail = p.Target
+		} else if p.Target != "" && !strings.Contains(detail, p.Target) {
+			detail = p.Target + ": " + detail
+		}
+		fmt.Fprintf(w, "  %-15s %s %s\n", p.Name, status, wrap(detail, 80-27, "                           "))
+	}
+	fmt.Fprintln(w, r.Summary)
+}
+
+// canaryChild is the hidden command the canary runs as, confined.
+const canaryChild = "__canary"
+
+// canaryInChild starts this program again, confined to cfg through
+// sandbox.Run, to run the canary there; the child prints its result as JSON.
+func canaryInChild(cfg sandbox.Config) (sandbox.CanaryResult, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return sandbox.CanaryResult{}, err
+	}
+	if r, err := filepath.EvalSymlinks(self); err == nil {
+		self = r
+	}
+	cfgJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return sandbox.CanaryResult{}, err
+	}
+	res, err := sandbox.Run(context.Background(), cfg, self, []string{canaryChild, string(cfgJSON)},
+		sandbox.RunOptions{Timeout: 20 * time.Second})
+	if err != nil {
+		return sandbox.CanaryResult{}, fmt.Errorf("%v (stderr: %s)", err, res.Stderr)
+	}
+	var r sandbox.CanaryResult
+	if err := json.Unmarshal(res.Stdout, &r); err != nil {
+		return sandbox.CanaryResult{}, fmt.Errorf("canary child (%s) printed no result: %v (stderr: %s)", res.State, err, res.Stderr)
+	}
+	return r, nil
+}
+
+// canaryChildMain runs in the confined child: the canary for the Config
+// given as JSON, printed as JSON.
+func canaryChildMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "sandbox: internal command, not for use")
+		return exitUsage
+	}
+	var cfg sandbox.Config
+	if err := json.Unmarshal([]byte(args[0]), &cfg); err != nil {
+		fmt.Fprintln(stderr, "sandbox:", err)
+		return exitUsage
+	}
+	printJSON(stdout, sandbox.VerifyCanaryFor(cfg))
+	return exitOK
+}

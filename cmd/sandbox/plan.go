@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/openparallax/sandbox"
+)
+
+// planReport is plan's --json output.
+type planReport struct {
+	Plan     sandbox.Plan   `json:"plan"`
+	Seatbelt seatbeltReport `json:"seatbelt"`
+}
+
+type seatbeltReport struct {
+	Profile string   `json:"profile,omitempty"`
+	Params  []string `json:"params,omitempty"`
+	Error   string   `json:"error,omitempty"`
+}
+
+// plan prints what a Config would be on this machine, and its macOS
+// Seatbelt profile (rendered on any OS).
+func plan(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("plan", stderr)
+	var cf configFlags
+	cf.register(fs)
+	asJSON := fs.Bool("json", false, "print the plan as JSON")
+	if !parse(fs, args, stderr) {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		return usageError(stderr, "plan", "unexpected argument %q", fs.Arg(0))
+	}
+	cfg, err := cf.config()
+	if err != nil {
+		return usageError(stderr, "plan", "%v", err)
+	}
+	p, err := sandbox.PlanFor(cfg)
+	if err != nil {
+		return usageError(stderr, "plan", "%v", configFlagError(err))
+	}
+	rep := planReport{Plan: p}
+	if text, params, err := sandbox.SeatbeltProfile(cfg); err != nil {
+		rep.Seatbelt.Error = err.Error()
+	} else {
+		rep.Seatbelt.Profile, rep.Seatbelt.Params = text, params
+	}
+	if *asJSON {
+		printJSON(stdout, rep)
+		return exitOK
+	}
+	on := colour(stdout)
+	avail := "available"
+	if !p.Available {
+		avail = "UNAVAILABLE: " + p.Reason
+	}
+	ver := ""
+	if p.Version > 0 {
+		ver = fmt.Sprintf(" ABI %d", p.Version)
+	}
+	fmt.Fprintf(stdout, "Plan on %s: %s%s (%s)\n\n", p.Platform, p.Mechanism, ver, avail)
+	for _, f := range p.Features {
+		featureLine(stdout, on, f.Feature, f.Enforced, f.Detail, f.Hint)
+	}
+	if len(p.Paths) > 0 {
+		fmt.Fprintln(stdout, "\nFilesystem rules:")
+		for _, r := range p.Paths {
+			fmt.Fprintf(stdout, "  %s\n      %s  (%s)\n", r.Path, wrap(r.Access, 66, "      "), r.Source)
+		}
+	}
+	section(stdout, "Network rules:", p.Network)
+	section(stdout, "Syscall filter:", p.Syscalls)
+	section(stdout, "Default paths absent here:", p.Skipped)
+	fmt.Fprintln(stdout, "\nmacOS Seatbelt profile (sandbox-exec -p PROFILE -D NAME=VALUE ...):")
+	if rep.Seatbelt.Error != "" {
+		fmt.Fprintf(stdout, "  not generated: %s\n", rep.Seatbelt.Error)
+		return exitOK
+	}
+	for _, prm := range rep.Seatbelt.Params {
+		fmt.Fprintf(stdout, "  -D %s\n", prm)
+	}
+	fmt.Fprintln(stdout, "  "+strings.ReplaceAll(strings.TrimRight(rep.Seatbelt.Profile, "\n"), "\n", "\n  "))
+	return exitOK
+}
+
+func section(w io.Writer, title string, lines []string) {
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\n"+title)
+	for _, l := range lines {
+		fmt.Fprintln(w, "  "+wrap(l, 76, "    "))
+	}
+}
