@@ -367,6 +367,12 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 		"seccomp: fork, vfork and clone of a process denied"), "")
 	f(FeatureSyscalls, true, "seccomp on every thread: dangerous syscalls, i386 and x32 entry denied", "")
 
+	return plan
+}
+
+// withArtefacts adds to plan the rules p makes, for PlanFor and the CLI's
+// plan command; ApplySelf does not need them.
+func withArtefacts(plan Plan, p linuxPolicy) Plan {
 	for _, r := range p.Paths {
 		plan.Paths = append(plan.Paths, PathRule{Path: r.Path, Access: r.Access.String(), Source: r.Source})
 	}

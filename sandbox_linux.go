@@ -107,7 +107,8 @@ func joinNotes(notes []string) string {
 
 func planPlatform(rc *resolvedConfig) Plan {
 	k := kernel()
-	return linuxPlan(rc, buildLinuxPolicy(rc, k.abi, "/proc/self", nil), k.seccomp, k.abiReason)
+	pol := buildLinuxPolicy(rc, k.abi, "/proc/self", nil)
+	return withArtefacts(linuxPlan(rc, pol, k.seccomp, k.abiReason), pol)
 }
 
 // ApplySelf restricts the calling process and all its threads. Order: the
