@@ -36,9 +36,22 @@ func TestEngineTrustsAVerifiedAgent(t *testing.T) {
 	}
 }
 
-func TestEngineRefusesAnUnsandboxedAgent(t *testing.T) {
+// The Engine confines the Agent itself: an Agent that skips its own
+// ApplySelf is still verified, because WrapCommand already holds it.
+func TestEngineConfinesAnAgentThatDoesNot(t *testing.T) {
+	if !sandbox.Probe().Active || runtime.GOOS != "linux" {
+		t.Skipf("needs an active sandbox with WrapCommand and a full canary (Linux); here: %+v", sandbox.Probe())
+	}
 	engine, agent := build(t, "./engine"), build(t, "./agent")
 	out, err := exec.Command(engine, "-agent", agent, "--", "-skip-sandbox").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "engine: agent verified") {
+		t.Fatalf("an Agent started with WrapCommand was not verified (%v):\n%s", err, out)
+	}
+}
+
+func TestEngineRefusesAnUnsandboxedAgent(t *testing.T) {
+	engine, agent := build(t, "./engine"), build(t, "./agent")
+	out, err := exec.Command(engine, "-agent", agent, "-unconfined", "--", "-skip-sandbox").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "refusing the agent") {
 		t.Fatalf("engine trusted an unsandboxed agent (%v):\n%s", err, out)
 	}

@@ -250,3 +250,32 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// The plan command in-process, so that it also runs where no go toolchain
+// can build the binary (the Windows tests under Wine): this platform's plan
+// and the macOS profile, rendered from the same Config.
+func TestPlanInProcess(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr strings.Builder
+	code := run([]string{"plan", "--rw", dir, "--connect", "*:443", "--json"}, nil, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("plan exit %d: %s", code, stderr.String())
+	}
+	var rep planReport
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatalf("plan --json: %v\n%s", err, stdout.String())
+	}
+	if rep.Plan.Platform != runtime.GOOS || len(rep.Plan.Features) == 0 {
+		t.Errorf("plan for %s: %+v", runtime.GOOS, rep.Plan)
+	}
+	if rep.Seatbelt.Error == "" && !strings.Contains(rep.Seatbelt.Profile, "(deny default)") {
+		t.Errorf("seatbelt profile: %+v", rep.Seatbelt)
+	}
+	if rep.Seatbelt.Error != "" {
+		t.Logf("macOS profile not rendered for %s here: %s", dir, rep.Seatbelt.Error)
+	}
+	stdout.Reset()
+	if code := run([]string{"plan", "--rw", dir}, nil, &stdout, &stderr); code != exitOK || !strings.Contains(stdout.String(), "macOS Seatbelt profile") {
+		t.Errorf("plan text (exit %d):\n%s", code, stdout.String())
+	}
+}

@@ -1,11 +1,14 @@
-// Command engine is an example Engine: it starts an Agent, waits for it,
-// and refuses to trust it unless the Agent's canary result says its sandbox
-// was verified.
+// Command engine is an example Engine: it starts an Agent already confined
+// to its workspace (WrapCommand, then PostStart where the platform needs
+// it), waits for it, and refuses to trust it unless the Agent's canary
+// result says its sandbox was verified.
 //
-//	go run ./examples/engine [-agent PATH] [-- AGENT-ARGS...]
+//	go run ./examples/engine [-agent PATH] [-unconfined] [-- AGENT-ARGS...]
 //
 // Without -agent it builds ./examples/agent first (a convenience for the
-// demo; a real Engine ships its Agent).
+// demo; a real Engine ships its Agent). -unconfined starts the Agent
+// without WrapCommand: together with the Agent's -skip-sandbox it shows the
+// Engine refusing an Agent whose sandbox is not verified.
 package main
 
 import (
@@ -20,6 +23,7 @@ import (
 
 func main() {
 	agent := flag.String("agent", "", "the Agent binary (default: build ./examples/agent)")
+	unconfined := flag.Bool("unconfined", false, "start the Agent without WrapCommand (demo of a refusal)")
 	flag.Parse()
 	workspace, err := os.MkdirTemp("", "engine-workspace-")
 	if err != nil {
@@ -38,7 +42,26 @@ func main() {
 
 	cmd := exec.Command(*agent, append([]string{"-workspace", workspace}, flag.Args()...)...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	runErr := cmd.Run()
+	sb := sandbox.New()
+	if !*unconfined {
+		cfg := sandbox.Config{AllowedWritePaths: []string{workspace}}
+		if err := sb.WrapCommand(cmd, cfg); err != nil {
+			fail(fmt.Errorf("confining the agent: %w", err))
+		}
+	}
+	if err := cmd.Start(); err != nil {
+		fail(fmt.Errorf("starting the agent: %w", err))
+	}
+	if ps, ok := sb.(sandbox.PostStarter); ok && !*unconfined {
+		// Windows: the Agent was created suspended; it runs only once it
+		// is in its Job Object.
+		if err := ps.PostStart(cmd.Process.Pid); err != nil {
+			cmd.Process.Kill()
+			fail(fmt.Errorf("confining the agent: %w", err))
+		}
+		defer ps.Close()
+	}
+	runErr := cmd.Wait()
 
 	result := sandbox.ReadCanaryResult(workspace)
 	if !result.Verified {
