@@ -90,19 +90,8 @@ func probePlatform() Status {
 			notes = append(notes, f.Feature+": "+f.Detail)
 		}
 	}
-	st.Reason = joinNotes(notes)
+	st.Reason = strings.Join(notes, "; ")
 	return st
-}
-
-func joinNotes(notes []string) string {
-	s := ""
-	for i, n := range notes {
-		if i > 0 {
-			s += "; "
-		}
-		s += n
-	}
-	return s
 }
 
 func planPlatform(rc *resolvedConfig) Plan {
