@@ -211,7 +211,7 @@ func positiveControls(rc *resolvedConfig, timeout time.Duration) []ProbeResult {
 		if !rp.IsDir {
 			continue
 		}
-		path := filepath.Join(rp.Resolved, fmt.Sprintf(".sandbox-canary-%d-%d", os.Getpid(), time.Now().UnixNano()))
+		path := canaryFileName(rp.Resolved)
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err == nil {
 			_, err = f.Write([]byte("canary"))
@@ -240,6 +240,26 @@ func positiveControls(rc *resolvedConfig, timeout time.Duration) []ProbeResult {
 		break
 	}
 	return out
+}
+
+// probePort is a loopback port for the network probe that no endpoint of rc
+// grants (whatever its host: a port rule matches 127.0.0.1 too), or 0. None
+// of the candidates normally has a listener, so a connect that is let
+// through is refused by the kernel (ECONNREFUSED), never mistaken for a
+// denial.
+func probePort(rc *resolvedConfig) int {
+	for _, p := range []int{1, 9, 7, 13, 19, 37} {
+		if !slices.ContainsFunc(rc.connect, func(e Endpoint) bool { return int(e.Port) == p }) {
+			return p
+		}
+	}
+	return 0
+}
+
+// canaryFileName is a name in dir no other run uses: the file probes and
+// controls create it with O_EXCL and remove it.
+func canaryFileName(dir string) string {
+	return filepath.Join(dir, fmt.Sprintf(".sandbox-canary-%d-%d", os.Getpid(), time.Now().UnixNano()))
 }
 
 // errnoOf is the errno inside err, or 0.

@@ -18,10 +18,8 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -73,11 +71,7 @@ func darwinProbeFileRead(rc *resolvedConfig) ProbeResult {
 	if !ok {
 		return skipped("file_read", "no readable file outside the granted paths to probe")
 	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-	if err == nil {
-		unix.Close(fd)
-	}
-	return outcome("file_read", path, pathErr("open", path, err), syscall.EPERM)
+	return outcome("file_read", path, tryRead(path), syscall.EPERM)
 }
 
 func darwinProbeFileWrite(rc *resolvedConfig) ProbeResult {
@@ -85,19 +79,14 @@ func darwinProbeFileWrite(rc *resolvedConfig) ProbeResult {
 	if !ok {
 		return skipped("file_write", "no writable directory outside the granted paths to probe")
 	}
-	path := filepath.Join(dir, fmt.Sprintf(".sandbox-canary-%d-%d", os.Getpid(), time.Now().UnixNano()))
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err == nil {
-		unix.Close(fd)
-		unix.Unlink(path)
-	}
-	return outcome("file_write", path, pathErr("create", path, err), syscall.EPERM)
+	path, err := tryCreate(dir)
+	return outcome("file_write", path, err, syscall.EPERM)
 }
 
 // darwinProbeNetwork connects to a loopback port the Config does not grant,
 // with no listener expected: ECONNREFUSED means the connect was let through.
 func darwinProbeNetwork(rc *resolvedConfig) ProbeResult {
-	port := darwinProbePort(rc)
+	port := probePort(rc)
 	if port == 0 {
 		return skipped("network", "every candidate port is granted by the config")
 	}

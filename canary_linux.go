@@ -19,7 +19,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,11 +98,7 @@ func probeFileRead(rc *resolvedConfig) ProbeResult {
 	if !ok {
 		return skipped("file_read", "no readable file outside the granted paths to probe")
 	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-	if err == nil {
-		unix.Close(fd)
-	}
-	return outcome("file_read", path, pathErr("open", path, err), syscall.EACCES)
+	return outcome("file_read", path, tryRead(path), syscall.EACCES)
 }
 
 func probeFileWrite(rc *resolvedConfig) ProbeResult {
@@ -111,25 +106,14 @@ func probeFileWrite(rc *resolvedConfig) ProbeResult {
 	if !ok {
 		return skipped("file_write", "no writable directory outside the granted paths to probe")
 	}
-	path := filepath.Join(dir, fmt.Sprintf(".sandbox-canary-%d-%d", os.Getpid(), time.Now().UnixNano()))
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err == nil {
-		unix.Close(fd)
-		unix.Unlink(path)
-	}
-	return outcome("file_write", path, pathErr("create", path, err), syscall.EACCES)
+	path, err := tryCreate(dir)
+	return outcome("file_write", path, err, syscall.EACCES)
 }
 
 // probeNetwork connects to a loopback port the Config does not grant, with
 // no listener expected: ECONNREFUSED means the connect was let through.
 func probeNetwork(rc *resolvedConfig, abi int) ProbeResult {
-	port := 0
-	for _, p := range []int{1, 9, 7, 13, 19, 37} {
-		if !slices.ContainsFunc(rc.connect, func(e Endpoint) bool { return int(e.Port) == p }) {
-			port = p
-			break
-		}
-	}
+	port := probePort(rc)
 	if port == 0 {
 		return skipped("network", "every candidate port is granted by the config")
 	}

@@ -624,14 +624,3 @@ func pickDarwinTarget(rc *resolvedConfig, cands []darwinCandidate, access func(s
 	}
 	return "", false
 }
-
-// darwinProbePort is a loopback port for the network probe that no endpoint
-// of rc grants (whatever its host: every rule matches 127.0.0.1), or 0.
-func darwinProbePort(rc *resolvedConfig) int {
-	for _, p := range []int{1, 9, 7, 13, 19, 37} {
-		if !slices.ContainsFunc(rc.connect, func(e Endpoint) bool { return int(e.Port) == p }) {
-			return p
-		}
-	}
-	return 0
-}

@@ -751,7 +751,7 @@ func TestDarwinCanaryTargets(t *testing.T) {
 	}
 
 	rc := &resolvedConfig{connect: []Endpoint{{Host: "*", Port: 1}, {Host: "example.com", Port: 9}}}
-	if p := darwinProbePort(rc); p != 7 {
+	if p := probePort(rc); p != 7 {
 		t.Errorf("probe port %d, want 7 (1 and 9 are granted)", p)
 	}
 
