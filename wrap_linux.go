@@ -170,12 +170,8 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 	k := kernel()
 	pol := buildLinuxPolicy(rc, k.abi, procSelfUnresolved, []string{resolved})
 	pol.Skipped = slices.DeleteFunc(pol.Skipped, func(s string) bool { return s == "/proc/self" })
-	// The plan is what checkApplicable needs; without Strict only its
-	// availability matters, and that is known without building it.
-	if cfg.Strict || k.abi < 1 || !k.seccomp {
-		if err := checkApplicable(linuxPlan(rc, pol, k.seccomp, k.abiReason), cfg); err != nil {
-			return err
-		}
+	if err := checkApplicable(linuxPlan(rc, pol, k.seccomp, k.abiReason), cfg); err != nil {
+		return err
 	}
 	filters, err := trampolineFilters(filterKey{pol.Seccomp, opts.denySetsid})
 	if err != nil {
