@@ -28,12 +28,5 @@ func I386Getpid() (int32, bool) { return Int80(I386GetpidNr, 0, 0, 0), true }
 //go:norace
 func Vfork() syscall.Errno {
 	r1, _, e := syscall.RawSyscall(syscall.SYS_VFORK, 0, 0, 0)
-	if e != 0 {
-		return e
-	}
-	if r1 == 0 {
-		exitChild()
-	}
-	reap(r1)
-	return 0
+	return forked(r1, e)
 }

@@ -18,6 +18,23 @@ func exitChild() {
 	syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
 }
 
+// forked finishes a process-creating system call that returned r1, e: in a
+// child it exits at once; in the parent it reaps the child and returns 0,
+// or returns the errno when no child was created.
+//
+//go:nosplit
+//go:norace
+func forked(r1 uintptr, e syscall.Errno) syscall.Errno {
+	if e != 0 {
+		return e
+	}
+	if r1 == 0 {
+		exitChild()
+	}
+	reap(r1)
+	return 0
+}
+
 // reap waits for a child created by a successful probe so nothing is left.
 func reap(pid uintptr) {
 	var ws syscall.WaitStatus
@@ -30,15 +47,7 @@ func reap(pid uintptr) {
 //go:nosplit
 //go:norace
 func Fork() syscall.Errno {
-	r1, _, e := syscall.RawSyscall6(syscall.SYS_CLONE, uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
-	if e != 0 {
-		return e
-	}
-	if r1 == 0 {
-		exitChild()
-	}
-	reap(r1)
-	return 0
+	return Clone(0)
 }
 
 // CloneThreadFlags are the flags the Go runtime uses to create a thread.
@@ -52,14 +61,7 @@ const CloneThreadFlags = unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix
 //go:norace
 func Clone(flags uintptr) syscall.Errno {
 	r1, _, e := syscall.RawSyscall6(syscall.SYS_CLONE, flags|uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
-	if e != 0 {
-		return e
-	}
-	if r1 == 0 {
-		exitChild()
-	}
-	reap(r1)
-	return 0
+	return forked(r1, e)
 }
 
 // CloneHighBits is Clone with bits set in the upper 32 bits of the flags,
@@ -81,14 +83,7 @@ func Clone3() syscall.Errno {
 	var args [8]uint64
 	args[4] = uint64(syscall.SIGCHLD)
 	r1, _, e := syscall.RawSyscall(unix.SYS_CLONE3, uintptr(unsafe.Pointer(&args)), unsafe.Sizeof(args), 0)
-	if e != 0 {
-		return e
-	}
-	if r1 == 0 {
-		exitChild()
-	}
-	reap(r1)
-	return 0
+	return forked(r1, e)
 }
 
 // Execve tries to execute path with no arguments. If it succeeds the
