@@ -28,5 +28,15 @@ func I386Getpid() (int32, bool) { return Int80(I386GetpidNr, 0, 0, 0), true }
 //go:norace
 func Vfork() syscall.Errno {
 	r1, _, e := syscall.RawSyscall(syscall.SYS_VFORK, 0, 0, 0)
-	return forked(r1, e)
+	// Not forked(): a vfork child runs on the parent's own stack until it
+	// exits, and a call here would overwrite the frame the parent resumes
+	// in (seen: the parent got a garbage errno back). Inline only.
+	if e != 0 {
+		return e
+	}
+	if r1 == 0 {
+		exitChild()
+	}
+	reap(r1)
+	return 0
 }
