@@ -55,7 +55,7 @@ var benchHelpers = map[string]func(args []string) int{
 		loop() // warm up
 		bare := loop()
 		if args[1] == "floor" {
-			allowAll := []seccomp.Filter{{Name: "allow", Program: []bpf.RawInstruction{{Op: 0x06, K: 0x7fff0000}}}}
+			allowAll := seccomp.Filter{Name: "allow", Program: []bpf.RawInstruction{{Op: 0x06, K: 0x7fff0000}}}
 			if err := seccomp.Load(allowAll); err != nil {
 				fmt.Fprintln(os.Stderr, "seccomp:", err)
 				return 3

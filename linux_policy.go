@@ -1,6 +1,6 @@
 package sandbox
 
-// The Linux policy as data: which Landlock rules and which seccomp filters a
+// The Linux policy as data: which Landlock rules and which seccomp filter a
 // Config becomes on a kernel with a given Landlock ABI. Nothing here calls
 // into the kernel, so it compiles and is tested on every OS; sandbox_linux.go
 // applies the result.

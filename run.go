@@ -96,7 +96,7 @@ type RunResult struct {
 //
 //   - Linux: the program starts in a new session (setsid: it has no
 //     controlling terminal, so nothing reaches the caller's terminal) and
-//     its seccomp filters also refuse setsid(2), so no descendant can leave
+//     its seccomp filter also refuses setsid(2), so no descendant can leave
 //     that session; Run kills every process of the session, and reaps the
 //     program only afterwards, so its ID cannot be reused in between. The
 //     program is also started with Pdeathsig SIGKILL from an OS thread

@@ -133,7 +133,7 @@ func (e *startError) Unwrap() error {
 
 // killSession SIGKILLs every process whose session ID is sid until none is
 // left alive (zombies are dead already), for at most killWait. A process
-// cannot leave the session: Run's filters refuse setsid(2). The session ID
+// cannot leave the session: Run's seccomp filter refuses setsid(2). The session ID
 // cannot name another session meanwhile: it is the PID of the program, which
 // Run has not reaped yet.
 func killSession(sid int) {

@@ -102,7 +102,7 @@ func planPlatform(rc *resolvedConfig) Plan {
 
 // ApplySelf restricts the calling process and all its threads. Order: the
 // whole policy is built and checked first (nothing applied on any error),
-// then Landlock is applied to every thread, then the seccomp filters are
+// then Landlock is applied to every thread, then the seccomp filter is
 // loaded with TSYNC. Only a failure in that last step leaves the process
 // partly restricted; it is reported as ErrPartiallyApplied.
 func (linuxSandbox) ApplySelf(cfg Config) error {
@@ -121,16 +121,16 @@ func (linuxSandbox) ApplySelf(cfg Config) error {
 
 // applyLinux applies a built policy to the calling process: Landlock, then
 // seccomp. Everything that can fail before the first irreversible step
-// (assembling the filters, building the Landlock config) is done first.
+// (assembling the filter, building the Landlock config) is done first.
 func applyLinux(pol linuxPolicy) error {
-	filters, err := seccomp.Build(pol.Seccomp)
+	filter, err := seccomp.Build(pol.Seccomp)
 	if err != nil {
 		return fmt.Errorf("sandbox: building seccomp filter: %w", err)
 	}
 	if err := applyLandlock(pol); err != nil {
 		return err
 	}
-	if err := seccomp.Load(filters); err != nil {
+	if err := seccomp.Load(filter); err != nil {
 		return fmt.Errorf("%w: landlock applied, seccomp failed: %w", ErrPartiallyApplied, err)
 	}
 	return nil

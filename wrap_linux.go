@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -53,13 +52,13 @@ type wrapOptions struct {
 	// cmd.ExtraFiles, on which the trampoline reports why it could not
 	// start the target (it is close-on-exec in the child).
 	failurePipe *os.File
-	// denySetsid adds a seccomp filter refusing setsid(2), so that every
+	// denySetsid makes the seccomp filter refuse setsid(2), so that every
 	// process of the tree stays in the session Run kills.
 	denySetsid bool
 }
 
 // WrapCommand prepares cmd so that cmd.Start runs its program already
-// confined to cfg: the same Landlock ruleset and seccomp filters as
+// confined to cfg: the same Landlock ruleset and seccomp filter as
 // ApplySelf(cfg), in force before the program's first instruction.
 //
 // # How
@@ -173,7 +172,9 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 	if err := checkApplicable(linuxPlan(rc, pol, k.seccomp, k.abiReason), cfg); err != nil {
 		return err
 	}
-	filters, err := trampolineFilters(filterKey{pol.Seccomp, opts.denySetsid})
+	sp := pol.Seccomp
+	sp.DenySetsid = opts.denySetsid
+	filter, err := trampolineFilter(sp)
 	if err != nil {
 		return err
 	}
@@ -202,7 +203,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 			p.Ports = append(p.Ports, trampoline.PortRule{Port: uint64(port), Access: ll.AccessNetBindTCP})
 		}
 	}
-	p.Filters = filters
+	p.Filters = [][]trampoline.SockFilter{filter}
 	extra := slices.Clone(cmd.ExtraFiles)
 	if opts.failurePipe != nil {
 		p.ErrFD = p.FirstFD
@@ -220,43 +221,26 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 	return nil
 }
 
-// filterKey selects the seccomp programs of a trampoline.
-type filterKey struct {
-	policy     seccomp.Policy
-	denySetsid bool
-}
-
-// filterCache maps a filterKey to its programs ([][]trampoline.SockFilter,
-// never modified once stored). The programs depend on nothing but the key
-// and the architecture, and assembling them is a third of WrapCommand's
-// cost.
+// filterCache maps a seccomp.Policy to its program ([]trampoline.SockFilter,
+// never modified once stored). The program depends on nothing but the
+// policy and the architecture, and assembling it costs more than the rest
+// of WrapCommand.
 var filterCache sync.Map
 
-func trampolineFilters(key filterKey) ([][]trampoline.SockFilter, error) {
-	if v, ok := filterCache.Load(key); ok {
-		return v.([][]trampoline.SockFilter), nil
+func trampolineFilter(p seccomp.Policy) ([]trampoline.SockFilter, error) {
+	if v, ok := filterCache.Load(p); ok {
+		return v.([]trampoline.SockFilter), nil
 	}
-	filters, err := seccomp.Build(key.policy)
+	f, err := seccomp.Build(p)
 	if err != nil {
 		return nil, fmt.Errorf("%w: building seccomp filter: %w", ErrUnavailable, err)
 	}
-	var progs [][]trampoline.SockFilter
-	for _, f := range filters {
-		prog := make([]trampoline.SockFilter, len(f.Program))
-		for i, ins := range f.Program {
-			prog[i] = trampoline.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
-		}
-		progs = append(progs, prog)
+	prog := make([]trampoline.SockFilter, len(f.Program))
+	for i, ins := range f.Program {
+		prog[i] = trampoline.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
 	}
-	if key.denySetsid {
-		f, err := trampoline.DenySetsid(runtime.GOARCH)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
-		}
-		progs = append(progs, f)
-	}
-	filterCache.Store(key, progs)
-	return progs, nil
+	filterCache.Store(p, prog)
+	return prog, nil
 }
 
 // wrapTarget returns the program cmd would execute, as an absolute path

@@ -75,8 +75,8 @@ const (
 	argProtocol    = 2
 )
 
-// filterSpec is one filter before assembly: a single errno action and the
-// rules that lead to it.
+// filterSpec is a named group of rules that share one errno. The names
+// ("deny", "socket", ...) label the rules in Summary and in errors.
 type filterSpec struct {
 	name      string
 	errno     uint16
@@ -87,8 +87,7 @@ type filterSpec struct {
 
 // rule denies its system calls unconditionally (no clauses) or when any of
 // its clauses holds (each clause is a conjunction of argument conditions).
-// A filter may have at most one rule with clauses, naming one system call:
-// see the package documentation.
+// A rule with clauses names exactly one system call: see assemble.go.
 type rule struct {
 	names   []string
 	clauses []seccompbpf.ArgumentConditions
@@ -124,7 +123,8 @@ func unconditional(why string, names ...string) rule {
 	return rule{names: names, desc: strings.Join(names, ", ") + " (" + why + ")"}
 }
 
-// filterSpecs is the whole policy, in load order.
+// filterSpecs is the whole policy, in order: for a system call several rules
+// name, the first rule that matches its arguments decides (see assemble.go).
 func filterSpecs(p Policy) []filterSpec {
 	deny := filterSpec{name: "deny", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{
 		unconditional("access to other processes' memory and file descriptors",
@@ -156,6 +156,9 @@ func filterSpecs(p Policy) []filterSpec {
 	}
 	if !p.AllowExec {
 		deny.rules = append(deny.rules, unconditional("Policy.AllowExec is false", "execve", "execveat"))
+	}
+	if p.DenySetsid {
+		deny.rules = append(deny.rules, unconditional("Policy.DenySetsid: the process and its children stay in their session", "setsid"))
 	}
 	// clone is the one system call with argument conditions in "deny".
 	cloneRule := rule{
@@ -193,6 +196,14 @@ func filterSpecs(p Policy) []filterSpec {
 		fastOpenSpec("sendto", argSendtoFlags),
 		fastOpenSpec("sendmsg", argSendmsgFlag),
 		fastOpenSpec("sendmmsg", argMmsgFlags),
+		// Before "socket", which refuses the same calls with EPERM: the
+		// first rule that matches decides.
+		{name: "mptcp", errno: errnoEPROTONOSUPPORT, errnoName: "EPROTONOSUPPORT", rules: []rule{{
+			names:   []string{"socket"},
+			clauses: []seccompbpf.ArgumentConditions{low32Equals(argProtocol, ipprotoMPTCP)},
+			desc: "socket when the low 32 bits of protocol are IPPROTO_MPTCP (262): Landlock does not restrict MPTCP, " +
+				"and on this errno Go and other clients fall back to plain TCP",
+		}}},
 		socketSpec(p),
 		{name: "socketpair", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{{
 			names:   []string{"socketpair"},
@@ -203,13 +214,6 @@ func filterSpecs(p Policy) []filterSpec {
 			unconditional("its flags are in a struct seccomp cannot read; ENOSYS makes libc fall back to clone, whose flags are checked",
 				"clone3"),
 		}},
-		// Loaded after "socket", which refuses the same call with EPERM.
-		{name: "mptcp", errno: errnoEPROTONOSUPPORT, errnoName: "EPROTONOSUPPORT", rules: []rule{{
-			names:   []string{"socket"},
-			clauses: []seccompbpf.ArgumentConditions{low32Equals(argProtocol, ipprotoMPTCP)},
-			desc: "socket when the low 32 bits of protocol are IPPROTO_MPTCP (262): Landlock does not restrict MPTCP, " +
-				"and on this errno Go and other clients fall back to plain TCP",
-		}}},
 	}
 }
 

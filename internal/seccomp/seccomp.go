@@ -1,14 +1,14 @@
-// Package seccomp turns a small process-level [Policy] into seccomp-bpf
-// filters and loads them. It complements Landlock: Landlock decides which
+// Package seccomp turns a small process-level [Policy] into a seccomp-bpf
+// filter and loads it. It complements Landlock: Landlock decides which
 // files may be opened and which TCP ports may be bound or connected to;
-// these filters remove kernel interfaces Landlock does not mediate
+// the filter removes kernel interfaces Landlock does not mediate
 // (ptrace, io_uring, bpf, namespaces, mounts, raw and netlink sockets, TTY
 // input injection, TCP Fast Open, ...) and, depending on the Policy, process
 // creation, program execution and socket creation.
 //
-// Every filter is a deny list: any system call it does not name is allowed,
+// The filter is a deny list: any system call it does not name is allowed,
 // without the filter reading any argument, so the kernel's seccomp action
-// cache (Linux 5.11+) can skip the filters for it entirely. Denials are
+// cache (Linux 5.11+) can skip the filter for it entirely. Denials are
 // SECCOMP_RET_ERRNO, never kill or trap, so the caller sees an ordinary
 // errno and can classify it: EPERM means "denied by the sandbox" except for
 // the two documented compatibility answers, ENOSYS for clone3 and
@@ -16,55 +16,40 @@
 //
 // # Structure
 //
-// [Build] returns several filters, which [Load] installs in order and the
-// kernel stacks. For every system call the kernel runs all of them and
-// applies the most restrictive action; when several return an errno, the
-// errno of the filter loaded last wins. The filters are:
+// [Build] returns one filter, a single classic BPF program (its layout is
+// described in assemble.go). Its rules, in order, with the first rule that
+// matches a call deciding:
 //
 //	deny               EPERM  unconditional deny list; fork, vfork, execve,
-//	                          execveat as the Policy says; clone with a
-//	                          namespace flag (and without CLONE_THREAD unless
-//	                          AllowSpawn); open_tree_attr by number
+//	                          execveat as the Policy says; setsid if
+//	                          DenySetsid; clone with a namespace flag (and
+//	                          without CLONE_THREAD unless AllowSpawn);
+//	                          open_tree_attr by number
 //	personality        EPERM  personality(2) except harmless personas
 //	ioctl-tty          EPERM  ioctl TIOCSTI and TIOCLINUX
 //	sendto-fastopen    EPERM  sendto with MSG_FASTOPEN
 //	sendmsg-fastopen   EPERM  sendmsg with MSG_FASTOPEN
 //	sendmmsg-fastopen  EPERM  sendmmsg with MSG_FASTOPEN
+//	mptcp              EPROTONOSUPPORT  socket(2) with IPPROTO_MPTCP
 //	socket             EPERM  socket(2) outside what the Policy grants
 //	socketpair         EPERM  socketpair(2) other than AF_UNIX
 //	clone3-enosys      ENOSYS clone3
-//	mptcp              EPROTONOSUPPORT  socket(2) with IPPROTO_MPTCP
 //
-// Only "socket" and "mptcp" match the same native system call; "mptcp" is
-// loaded after "socket" so that its EPROTONOSUPPORT is what the caller
-// sees. Every other pair of filters is disjoint, so their order does not
-// matter, except for the two cases below where all filters agree anyway.
+// Only "mptcp" and "socket" name the same system call; "mptcp" comes first
+// so that IPPROTO_MPTCP gets EPROTONOSUPPORT, on which clients fall back to
+// plain TCP.
 //
-// Why several filters rather than one: go-seccomp-bpf v1.4.0 assembles
-// every SyscallGroup as "checks; RET default; RET action", so a policy's
-// second group is never reached; one action therefore needs one policy. And
-// after a system call whose arguments were compared, the library goes on
-// comparing the next system call number against the accumulator, which by
-// then holds an argument word, not the number: a second system call with
-// argument conditions in the same group could be matched by accident. Each
-// filter therefore has at most one system call with argument conditions,
-// assembled after all unconditional ones, and [Build] checks that.
-//
-// In front of every program the library assembles, [Build] places a short
-// hand-written prelude (see prelude in assemble.go), for two things the
-// library cannot express:
+// Two things go-seccomp-bpf cannot express are written by this package:
 //
 //   - Foreign architecture. go-seccomp-bpf v1.4.0 sends a system call whose
 //     seccomp_data.arch differs from the filter's architecture to the
 //     policy's default action, which for a deny list is ALLOW. On amd64 that
-//     would let every i386 system call (int $0x80) bypass all filters. The
-//     prelude answers EPERM instead, in every filter. As a consequence a
-//     32-bit (i386, arm) program cannot run under these filters at all.
+//     would let every i386 system call (int $0x80) bypass the filter. The
+//     program answers EPERM instead. As a consequence a 32-bit (i386, arm)
+//     program cannot run under it at all. On amd64, x32-ABI system calls
+//     (numbers with bit 0x40000000 set) get ENOSYS.
 //   - System calls newer than the library's tables (Linux v6.6), which it
 //     cannot name: open_tree_attr (Linux 6.15) is denied by number.
-//
-// On amd64 the library itself answers ENOSYS to x32-ABI system calls
-// (numbers with bit 0x40000000 set), in every filter.
 //
 // # What is not enforced here
 //
@@ -89,7 +74,7 @@ import (
 // Policy says which process-level operations are allowed. The zero value is
 // the most restrictive policy: no new processes, no exec, no sockets.
 //
-// Whatever the Policy, the filters always deny (EPERM) the system calls
+// Whatever the Policy, the filter always denies (EPERM) the system calls
 // listed in the package documentation and in [Summary], namespace creation
 // through clone, TTY input injection, TCP Fast Open and MPTCP sockets.
 type Policy struct {
@@ -121,14 +106,16 @@ type Policy struct {
 	// IPPROTO_UDP), with SOCK_NONBLOCK and SOCK_CLOEXEC allowed in the type.
 	// Landlock does not restrict UDP destinations.
 	AllowUDP bool
+
+	// DenySetsid refuses setsid(2) with EPERM, so that the process and its
+	// children cannot leave their session (sandbox.Run kills the session
+	// on timeout).
+	DenySetsid bool
 }
 
-// Filter is one assembled seccomp program. [Build] returns several; [Load]
-// installs them in order and the kernel stacks them (see the package
-// documentation for why the order matters).
+// Filter is one assembled seccomp program.
 type Filter struct {
-	// Name is a short label for messages, e.g. "deny", "clone3-enosys",
-	// "mptcp".
+	// Name is a short label for messages, e.g. "sandbox".
 	Name string
 	// Program is the classic BPF program for seccomp(SECCOMP_SET_MODE_FILTER).
 	// It is built for one architecture: the GOARCH of the process that
@@ -136,41 +123,32 @@ type Filter struct {
 	Program []bpf.RawInstruction
 }
 
-// Build assembles the filters for p, for the architecture of the running
+// Build assembles the filter for p, for the architecture of the running
 // binary (runtime.GOARCH). It is pure: it works on every GOOS and touches no
 // kernel interface. It returns an error for a GOARCH other than amd64 or
-// arm64 (see the package documentation), or if assembly fails any of the
-// structural checks described there; it never returns a partial list.
-func Build(p Policy) ([]Filter, error) {
+// arm64 (see the package documentation), or if assembly fails any of its
+// structural checks.
+func Build(p Policy) (Filter, error) {
 	target, err := currentTarget()
 	if err != nil {
-		return nil, err
+		return Filter{}, err
 	}
-	specs := filterSpecs(p)
-	filters := make([]Filter, 0, len(specs))
-	for _, spec := range specs {
-		prog, err := assemble(spec, target)
-		if err != nil {
-			return nil, fmt.Errorf("seccomp: filter %q for %s: %w", spec.name, runtime.GOARCH, err)
-		}
-		filters = append(filters, Filter{Name: spec.name, Program: prog})
+	prog, err := assemble(filterSpecs(p), target)
+	if err != nil {
+		return Filter{}, fmt.Errorf("seccomp: building the filter for %s: %w", runtime.GOARCH, err)
 	}
-	return filters, nil
+	return Filter{Name: "sandbox", Program: prog}, nil
 }
 
-// Summary returns human-readable lines describing what the filters built for
-// p deny and with which errno, one line per rule, in load order, followed by
-// lines on the architecture checks and on how stacked results combine. It
-// is pure and works for every GOOS and GOARCH; system calls that do not
-// exist on the running GOARCH are marked as such.
+// Summary returns human-readable lines describing what the filter built for
+// p denies and with which errno, one line per rule, in rule order, followed
+// by lines on the architecture checks. It is pure and works for every GOOS
+// and GOARCH; system calls that do not exist on the running GOARCH are
+// marked as such.
 func Summary(p Policy) []string {
 	specs := filterSpecs(p)
-	names := make([]string, len(specs))
-	for i, s := range specs {
-		names[i] = s.name
-	}
 	absent := absentSyscalls[runtime.GOARCH]
-	lines := []string{fmt.Sprintf("seccomp: %d filters, loaded in this order: %s", len(specs), strings.Join(names, ", "))}
+	lines := []string{"seccomp: one filter; for each system call the first rule below that matches decides"}
 	for _, s := range specs {
 		for _, r := range s.rules {
 			line := fmt.Sprintf("%s: %s for %s", s.name, s.errnoName, r.desc)
@@ -190,9 +168,8 @@ func Summary(p Policy) []string {
 		}
 	}
 	return append(lines,
-		"all filters: EPERM for every system call made through a foreign architecture's entry point (e.g. i386 int $0x80 on amd64), so 32-bit programs cannot run",
-		"all filters on amd64: ENOSYS for x32-ABI system calls (number | 0x40000000)",
+		"EPERM for every system call made through a foreign architecture's entry point (e.g. i386 int $0x80 on amd64), so 32-bit programs cannot run",
+		"on amd64: ENOSYS for x32-ABI system calls (number | 0x40000000)",
 		"all other system calls are allowed without any argument being read",
-		"stacking: the kernel applies the most restrictive result; among errnos the filter loaded last wins (mptcp is loaded after socket, so IPPROTO_MPTCP gets EPROTONOSUPPORT)",
 	)
 }

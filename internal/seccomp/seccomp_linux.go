@@ -22,7 +22,9 @@ func Supported() bool {
 	return errno == 0
 }
 
-// Load installs filters, in order, on every thread of the process.
+// Load installs filters, in order, on every thread of the process. The
+// kernel stacks them: for each system call it runs all of them and applies
+// the most restrictive answer.
 //
 // It first sets no_new_privs on the calling thread (required to install a
 // filter without CAP_SYS_ADMIN, and so that execve cannot gain privileges
@@ -38,7 +40,7 @@ func Supported() bool {
 // it meant to confine. A TSYNC failure names the filter and wraps the
 // errno; a thread that could not be synchronised is reported with its TID.
 // Load refuses an empty list.
-func Load(filters []Filter) error {
+func Load(filters ...Filter) error {
 	// no_new_privs is per thread and seccomp checks it on the calling thread.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -49,7 +51,7 @@ func Load(filters []Filter) error {
 // without TSYNC: other threads stay unfiltered. It exists so that tests can
 // build the broken sandbox a canary must detect; the library never uses it.
 // The caller must have locked its goroutine to the OS thread.
-func LoadCallingThreadOnly(filters []Filter) error {
+func LoadCallingThreadOnly(filters ...Filter) error {
 	return load(filters, 0)
 }
 

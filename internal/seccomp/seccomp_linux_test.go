@@ -83,7 +83,7 @@ func TestLoadValidates(t *testing.T) {
 		{{Name: "empty"}},
 		{{Name: "long", Program: make([]bpf.RawInstruction, bpfMaxInsns+1)}},
 	} {
-		if err := Load(fs); err == nil {
+		if err := Load(fs...); err == nil {
 			t.Errorf("Load(%d filters) succeeded", len(fs))
 		}
 	}
@@ -162,11 +162,11 @@ func enforcementChild(t *testing.T, mode string) {
 
 	// A program the kernel rejects: Load names the filter and wraps the errno.
 	bad := []Filter{{Name: "bad-opcode", Program: []bpf.RawInstruction{{Op: 0xffff}}}}
-	if err := Load(bad); !errors.Is(err, unix.EINVAL) || !strings.Contains(err.Error(), `"bad-opcode"`) {
+	if err := Load(bad...); !errors.Is(err, unix.EINVAL) || !strings.Contains(err.Error(), `"bad-opcode"`) {
 		t.Fatalf("Load(invalid program) = %v, want EINVAL naming the filter", err)
 	}
 
-	filters, err := Build(p)
+	filter, err := Build(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func enforcementChild(t *testing.T, mode string) {
 		}
 		threadsBefore[tid] = true
 	}
-	if err := Load(filters); err != nil {
+	if err := Load(filter); err != nil {
 		t.Fatalf("Load: %v", err)
 	}
 	if v, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err != nil || v != 1 {

@@ -14,6 +14,6 @@ func Supported() bool { return false }
 
 // Load installs filters on Linux. Outside Linux it loads nothing and returns
 // an error wrapping errors.ErrUnsupported.
-func Load(filters []Filter) error {
+func Load(filters ...Filter) error {
 	return fmt.Errorf("seccomp: cannot load filters on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }

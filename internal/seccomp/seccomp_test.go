@@ -115,24 +115,39 @@ func TestVMBytesLayout(t *testing.T) {
 	}
 }
 
-func TestBuildFilterOrder(t *testing.T) {
+func TestBuildOneProgram(t *testing.T) {
 	requireAMD64(t)
-	want := []string{"deny", "personality", "ioctl-tty", "sendto-fastopen", "sendmsg-fastopen",
-		"sendmmsg-fastopen", "socket", "socketpair", "clone3-enosys", "mptcp"}
 	for _, p := range allPolicies() {
-		fs, err := Build(p)
+		f, err := Build(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		for _, f := range fs {
-			got = append(got, f.Name)
-			if len(f.Program) == 0 || len(f.Program) > bpfMaxInsns {
-				t.Errorf("%s: %d instructions", f.Name, len(f.Program))
-			}
+		if f.Name != "sandbox" || len(f.Program) == 0 || len(f.Program) > bpfMaxInsns {
+			t.Errorf("Build(%+v): %q, %d instructions", p, f.Name, len(f.Program))
 		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("filters under %+v: %v, want %v", p, got, want)
+	}
+}
+
+// TestDecisionDepth bounds how many instructions the program runs before it
+// answers a system call, or before it first reads an argument. The kernel
+// runs the program for every system call number when it loads it (to fill
+// its action cache) and on every call the cache cannot answer, so this is
+// the filter's cost; a linear list of the ~60 numbers the rules name would
+// take up to 70.
+func TestDecisionDepth(t *testing.T) {
+	requireAMD64(t)
+	const maxDecide, maxToArgs = 16, 24
+	for _, p := range allPolicies() {
+		prog := buildVM(t, p)[0].raw
+		for nr := uint32(0); nr < 1024; nr++ {
+			steps, _, err := constRun(prog, nr, auditArchX86_64)
+			limit := maxDecide
+			if err != nil { // stopped at an argument load
+				limit = maxToArgs
+			}
+			if steps > limit {
+				t.Errorf("under %+v, nr %d: %d instructions (%v), want at most %d", p, nr, steps, err, limit)
+			}
 		}
 	}
 }
@@ -184,14 +199,9 @@ func TestAbsentSyscalls(t *testing.T) {
 func TestAlwaysDenied(t *testing.T) {
 	requireAMD64(t)
 	for _, p := range allPolicies() {
-		deny := buildVM(t, p)[0]
 		for _, name := range alwaysDenied {
 			for _, args := range [][]uint64{nil, {1, 2, 3, 4, 5, 6}, {high, high, high, high, high, high}} {
-				d := call(t, name, args...)
-				expect(t, p, d, eperm, name)
-				if got := deny.run(t, d); got != eperm {
-					t.Errorf("%s alone for %s: %s", deny.name, name, retName(got))
-				}
+				expect(t, p, call(t, name, args...), eperm, name)
 			}
 		}
 		// open_tree_attr is not in go-seccomp-bpf's table; denied by number.
@@ -217,6 +227,21 @@ func TestSpawnAndExec(t *testing.T) {
 		for _, n := range execSyscalls {
 			expect(t, p, call(t, n, 0x1000, 0x2000, 0x3000), want, n)
 		}
+	}
+}
+
+func TestSetsid(t *testing.T) {
+	requireAMD64(t)
+	for _, p := range allPolicies() {
+		want := allow
+		if p.DenySetsid {
+			want = eperm
+		}
+		expect(t, p, call(t, "setsid"), want, "setsid")
+		expect(t, p, call(t, "setsid", high, high), want, "setsid")
+		// setpgid and getsid stay allowed: only a new session escapes.
+		expect(t, p, call(t, "setpgid", 0, 0), allow, "setpgid")
+		expect(t, p, call(t, "getsid", 0), allow, "getsid")
 	}
 }
 
@@ -446,7 +471,7 @@ func TestPersonality(t *testing.T) {
 // nr and arch: the kernel's action cache then skips the filters for it.
 func TestAllowedWithoutArgumentLoads(t *testing.T) {
 	requireAMD64(t)
-	filtered := map[string]bool{"clone3": true}
+	filtered := map[string]bool{"clone3": true, "setsid": true}
 	for _, list := range [][]string{alwaysDenied, spawnSyscalls, execSyscalls, conditional} {
 		for _, n := range list {
 			filtered[n] = true
@@ -472,21 +497,14 @@ func TestAllowedWithoutArgumentLoads(t *testing.T) {
 			expect(t, p, d, allow, name)
 		}
 	}
-	// The check can fail: a filter that looks at the arguments of a system
-	// call is not constant for it. (Under Policy{} "socket" denies every
-	// call without looking at arguments, hence AllowTCP.)
-	fs := buildVM(t, Policy{AllowTCP: true})
-	for _, tc := range []struct{ filter, syscall string }{
-		{"deny", "clone"}, {"personality", "personality"}, {"ioctl-tty", "ioctl"},
-		{"sendto-fastopen", "sendto"}, {"socket", "socket"}, {"mptcp", "socket"},
-	} {
-		i := slices.IndexFunc(fs, func(f vmFilter) bool { return f.name == tc.filter })
-		if i < 0 {
-			t.Fatalf("no filter %s", tc.filter)
-		}
-		ok, err := constAllow(fs[i].raw, uint32(call(t, tc.syscall).nr), auditArchX86_64)
+	// The check can fail: the program looks at the arguments of these
+	// system calls, so it is not constant for them. (Under Policy{} socket
+	// is denied without looking at arguments, hence AllowTCP.)
+	prog := buildVM(t, Policy{AllowTCP: true})[0].raw
+	for _, name := range conditional {
+		ok, err := constAllow(prog, uint32(call(t, name).nr), auditArchX86_64)
 		if ok || err == nil || !strings.Contains(err.Error(), "load from offset") {
-			t.Errorf("filter %s: %s: constAllow = %v, %v; want an argument load", tc.filter, tc.syscall, ok, err)
+			t.Errorf("%s: constAllow = %v, %v; want an argument load", name, ok, err)
 		}
 	}
 	// getpid, explicitly: every filter allows it, from nr and arch alone.
@@ -552,9 +570,9 @@ func TestX32(t *testing.T) {
 	}
 }
 
-// TestEveryFilterReachable checks that each filter, alone, returns its deny
-// action for some native system call: none is dead behind another check.
-func TestEveryFilterReachable(t *testing.T) {
+// TestEveryRuleReachable checks that each group of rules decides some
+// native system call: none is dead behind another check.
+func TestEveryRuleReachable(t *testing.T) {
 	requireAMD64(t)
 	witness := map[string]struct {
 		d    seccompData
@@ -566,34 +584,97 @@ func TestEveryFilterReachable(t *testing.T) {
 		"sendto-fastopen":   {call(t, "sendto", 3, 0, 1, tMsgFastopen), eperm},
 		"sendmsg-fastopen":  {call(t, "sendmsg", 3, 0, tMsgFastopen), eperm},
 		"sendmmsg-fastopen": {call(t, "sendmmsg", 3, 0, 1, tMsgFastopen), eperm},
+		"mptcp":             {call(t, "socket", tAFInet, tStream, tMPTCP), eprotonosupport},
 		"socket":            {call(t, "socket", tAFPacket, tRaw, 0), eperm},
 		"socketpair":        {call(t, "socketpair", tAFInet, tStream, 0), eperm},
 		"clone3-enosys":     {call(t, "clone3"), enosys},
-		"mptcp":             {call(t, "socket", tAFInet, tStream, tMPTCP), eprotonosupport},
 	}
 	for _, p := range allPolicies() {
-		for _, f := range buildVM(t, p) {
-			w, ok := witness[f.name]
+		for _, s := range filterSpecs(p) {
+			w, ok := witness[s.name]
 			if !ok {
-				t.Fatalf("no witness for filter %s", f.name)
+				t.Fatalf("no witness for rules %s", s.name)
 			}
-			if got := f.run(t, w.d); got != w.want {
-				t.Errorf("filter %s under %+v: witness %v gives %s, want %s", f.name, p, w.d, retName(got), retName(w.want))
-			}
+			expect(t, p, w.d, w.want, s.name+" witness")
 		}
 	}
 	// The clone clauses of "deny", under both spawn settings.
 	for _, p := range []Policy{{}, {AllowSpawn: true}} {
-		deny := buildVM(t, p)[0]
-		if got := deny.run(t, call(t, "clone", tCloneNewNet|goThreadFlags)); got != eperm {
-			t.Errorf("deny under %+v: clone(CLONE_NEWNET): %s", p, retName(got))
-		}
+		expect(t, p, call(t, "clone", tCloneNewNet|goThreadFlags), eperm, "clone(CLONE_NEWNET)")
 		want := eperm
 		if p.AllowSpawn {
 			want = allow
 		}
-		if got := deny.run(t, call(t, "clone", tSIGCHLD)); got != want {
-			t.Errorf("deny under %+v: clone(SIGCHLD): %s, want %s", p, retName(got), retName(want))
+		expect(t, p, call(t, "clone", tSIGCHLD), want, "clone(SIGCHLD)")
+	}
+}
+
+// TestMatchesRulesOneByOne checks the linking against a plainer reading of
+// the rules: every group of rules assembled by go-seccomp-bpf as a program
+// of its own, the first group that denies a call deciding. The linked
+// program must give the same answer for every native system call number
+// and a spread of arguments, including the values the rules test for.
+func TestMatchesRulesOneByOne(t *testing.T) {
+	requireAMD64(t)
+	tg, err := currentTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	special := []uint64{0, 1, 2, 3, 6, 10, 17, tMPTCP, tStream | tCloexec, tDgram | tNonblock, tTIOCSTI, tTIOCLINUX,
+		tMsgFastopen, tSIGCHLD, goThreadFlags, tCloneNewUser | tSIGCHLD, 0x0040000, 0xffffffff, high, high | tMPTCP, high | tTIOCSTI}
+	var argSets [][6]uint64
+	for range 24 {
+		var a [6]uint64
+		for i := range a {
+			if rng.IntN(3) == 0 {
+				a[i] = rng.Uint64()
+			} else {
+				a[i] = special[rng.IntN(len(special))]
+			}
+		}
+		argSets = append(argSets, a)
+	}
+	argSets = append(argSets, [6]uint64{tAFInet, tStream, tMPTCP}, [6]uint64{tAFInet6, tStream | tCloexec, 0},
+		[6]uint64{tAFUnix, tStream, 0}, [6]uint64{tAFInet, tDgram, tUDP}, [6]uint64{3, tTIOCSTI, 0, tMsgFastopen})
+
+	for _, p := range allPolicies() {
+		var groups []vmFilter
+		for _, spec := range filterSpecs(p) {
+			group := seccompbpf.SyscallGroup{Action: seccompbpf.Action(retErrno | uint32(spec.errno))}
+			for _, r := range spec.rules {
+				for _, n := range r.names {
+					if _, ok := tg.info.SyscallNames[n]; !ok {
+						continue
+					}
+					if len(r.clauses) == 0 {
+						group.Names = append(group.Names, n)
+					}
+					for _, c := range r.clauses {
+						group.NamesWithCondtions = append(group.NamesWithCondtions, seccompbpf.NameWithConditions{Name: n, Conditions: c})
+					}
+				}
+			}
+			groups = append(groups, assembleLibrary(t, group))
+		}
+		linked := buildVM(t, p)[0]
+		for nr := range 500 {
+			for _, args := range argSets {
+				d := seccompData{nr: int32(nr), arch: auditArchX86_64, args: args}
+				want := allow
+				for _, g := range groups {
+					if r := g.run(t, d); r != allow {
+						want = r
+						break
+					}
+				}
+				if nr == sysOpenTreeAttr {
+					want = eperm // by number: not in the library's table
+				}
+				if got := linked.run(t, d); got != want {
+					t.Fatalf("under %+v, %v: linked program %s, rules one by one %s", p, d, retName(got), retName(want))
+				}
+			}
 		}
 	}
 }
@@ -702,20 +783,19 @@ func TestAssembleRejects(t *testing.T) {
 	}
 	cond := []seccompbpf.ArgumentConditions{{argEqual(0, 1)}}
 	for name, spec := range map[string]filterSpec{
-		"two conditional syscalls":    {rules: []rule{{names: []string{"ioctl"}, clauses: cond}, {names: []string{"sendto"}, clauses: cond}}},
 		"conditional rule, two names": {rules: []rule{{names: []string{"ioctl", "sendto"}, clauses: cond}}},
 		"unknown name":                {rules: []rule{{names: []string{"ptrace", "no_such_syscall"}}}},
 		"absent elsewhere only":       {rules: []rule{{names: []string{"ptrace", "open_tree_attr"}}}},
 		"number in use":               {rules: []rule{{names: []string{"ptrace"}}}, byNumber: []numberedSyscall{{name: "no_such_syscall", nr: 39}}},
 		"empty":                       {},
 	} {
-		if _, err := assemble(spec, tg); err == nil {
+		if _, err := assemble([]filterSpec{spec}, tg); err == nil {
 			t.Errorf("%s: assembled", name)
 		}
 	}
 	// An absent name is skipped only where it is listed as absent.
 	tg.absent = map[string]string{"no_such_syscall": "test"}
-	if _, err := assemble(filterSpec{errno: errnoEPERM, rules: []rule{{names: []string{"ptrace", "no_such_syscall"}}}}, tg); err != nil {
+	if _, err := assemble([]filterSpec{{errno: errnoEPERM, rules: []rule{{names: []string{"ptrace", "no_such_syscall"}}}}}, tg); err != nil {
 		t.Errorf("listed absent name: %v", err)
 	}
 }
@@ -770,7 +850,7 @@ func TestBuildUnsupportedArch(t *testing.T) {
 		}
 		return
 	}
-	if fs, err := Build(Policy{}); err == nil {
-		t.Fatalf("Build on %s returned %d filters, want an error", runtime.GOARCH, len(fs))
+	if f, err := Build(Policy{}); err == nil {
+		t.Fatalf("Build on %s returned %d instructions, want an error", runtime.GOARCH, len(f.Program))
 	}
 }

@@ -1,13 +1,10 @@
 package trampoline
 
 import (
-	"encoding/binary"
 	"reflect"
 	"strings"
 	"syscall"
 	"testing"
-
-	"golang.org/x/net/bpf"
 )
 
 func samplePayload() *Payload {
@@ -125,58 +122,5 @@ func TestFailureRoundTrip(t *testing.T) {
 	}
 	if _, err := UnmarshalFailure([]byte("garbage")); err == nil {
 		t.Error("garbage accepted")
-	}
-}
-
-// seccompInput is struct seccomp_data as the x/net/bpf VM must see it: it
-// loads words big-endian, the kernel loads them in native order, so the
-// fields are written big-endian to give the VM the kernel's values.
-func seccompInput(nr int32, arch uint32) []byte {
-	b := make([]byte, 64)
-	binary.BigEndian.PutUint32(b[0:], uint32(nr))
-	binary.BigEndian.PutUint32(b[4:], arch)
-	return b
-}
-
-func TestDenySetsid(t *testing.T) {
-	for _, c := range []struct {
-		goarch string
-		arch   uint32
-		setsid int32
-		other  int32
-	}{
-		{"amd64", auditX8664, 112, 39 /* getpid */},
-		{"arm64", auditAArch64, 157, 172 /* getpid */},
-	} {
-		prog, err := DenySetsid(c.goarch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw := make([]bpf.Instruction, len(prog))
-		for i, ins := range prog {
-			raw[i] = bpf.RawInstruction{Op: ins.Code, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}.Disassemble()
-		}
-		vm, err := bpf.NewVM(raw)
-		if err != nil {
-			t.Fatalf("%s: %v", c.goarch, err)
-		}
-		for _, tc := range []struct {
-			nr   int32
-			arch uint32
-			want uint32
-		}{
-			{c.setsid, c.arch, retErrno | errnoEPERM},
-			{c.other, c.arch, retAllow},
-			{c.setsid, 0x40000003, retAllow}, // foreign arch: the Config's filters deny it
-			{c.setsid | 0x40000000, c.arch, retAllow},
-		} {
-			got, err := vm.Run(seccompInput(tc.nr, tc.arch))
-			if err != nil || uint32(got) != tc.want {
-				t.Errorf("%s nr=%#x arch=%#x: %#x %v, want %#x", c.goarch, tc.nr, tc.arch, got, err, tc.want)
-			}
-		}
-	}
-	if _, err := DenySetsid("386"); err == nil {
-		t.Error("386 accepted")
 	}
 }
