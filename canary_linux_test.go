@@ -7,6 +7,7 @@ package sandbox
 // broken sandbox is the failure this file exists to catch.
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/landlock-lsm/go-landlock/landlock"
 	"github.com/openparallax/sandbox/internal/childtest"
 	"github.com/openparallax/sandbox/internal/seccomp"
 )
@@ -337,4 +339,30 @@ func TestCanaryLeavesNothingBehind(t *testing.T) {
 			})
 		})
 	}
+}
+
+// applyLandlock applies only the Landlock part of pol, to every thread,
+// through go-landlock's own Restrict (which sets no_new_privs itself): the
+// fault injection's "Landlock without seccomp".
+func applyLandlock(pol linuxPolicy) error {
+	llCfg, err := landlock.NewConfig(pol.HandledFS, pol.HandledNet, pol.Scoped)
+	if err != nil {
+		return fmt.Errorf("sandbox: landlock config: %w", err)
+	}
+	rules := make([]landlock.Rule, 0, len(pol.Paths)+len(pol.Connect)+len(pol.Bind))
+	for _, r := range pol.Paths {
+		rules = append(rules, landlock.PathAccess(r.Access, r.Path))
+	}
+	if pol.HandledNet != 0 {
+		for _, port := range pol.Connect {
+			rules = append(rules, landlock.ConnectTCP(port))
+		}
+		for _, port := range pol.Bind {
+			rules = append(rules, landlock.BindTCP(port))
+		}
+	}
+	if err := llCfg.Restrict(rules...); err != nil {
+		return fmt.Errorf("sandbox: landlock: %w", err)
+	}
+	return nil
 }

@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 
 	"github.com/openparallax/sandbox/internal/seccomp"
 )
@@ -100,11 +101,13 @@ func planPlatform(rc *resolvedConfig) Plan {
 	return withArtefacts(linuxPlan(rc, pol, k.seccomp, k.abiReason), pol)
 }
 
-// ApplySelf restricts the calling process and all its threads. Order: the
-// whole policy is built and checked first (nothing applied on any error),
-// then Landlock is applied to every thread, then the seccomp filter is
-// loaded with TSYNC. Only a failure in that last step leaves the process
-// partly restricted; it is reported as ErrPartiallyApplied.
+// ApplySelf restricts the calling process and all its threads. The whole
+// policy is built and checked first, then the seccomp filter and the
+// Landlock ruleset are prepared (nothing is applied on any error up to
+// here), then the seccomp filter is loaded on every thread, then the
+// Landlock ruleset is enforced on every thread. Only a failure in that last
+// step leaves the process partly restricted; it is reported as
+// ErrPartiallyApplied.
 func (linuxSandbox) ApplySelf(cfg Config) error {
 	rc, err := resolve(cfg)
 	if err != nil {
@@ -119,43 +122,110 @@ func (linuxSandbox) ApplySelf(cfg Config) error {
 	return applyLinux(pol)
 }
 
-// applyLinux applies a built policy to the calling process: Landlock, then
-// seccomp. Everything that can fail before the first irreversible step
-// (assembling the filter, building the Landlock config) is done first.
+// applyLinux applies a built policy to the calling process and all its
+// threads, in an order that keeps every failure it can before the first
+// irreversible step:
+//
+//  1. Assemble the seccomp filter and build the Landlock ruleset, a file
+//     descriptor that restricts nothing until it is enforced. An error here
+//     (a path removed since the policy was built, a rule the kernel
+//     refuses) leaves the process as it was.
+//  2. Load the seccomp filter with TSYNC. Besides installing the filter on
+//     every thread, TSYNC sets no_new_privs on every thread, which
+//     enforcing a Landlock ruleset requires.
+//  3. Enforce the ruleset on every thread: with one system call and
+//     LANDLOCK_RESTRICT_SELF_TSYNC from ABI 8, before that through
+//     go-landlock's psx-based AllThreadsLandlockRestrictSelf, which makes
+//     each thread make the call.
+//
+// go-landlock's Config.Restrict would do the Landlock half in one call, but
+// it adds the rules in the same call that enforces them, so a rule error
+// could no longer be caught before anything is applied, and before ABI 8 it
+// stops every thread twice (no_new_privs, then the ruleset), about 0.1 ms
+// each. Its syscall package makes every Landlock call here.
 func applyLinux(pol linuxPolicy) error {
 	filter, err := seccomp.Build(pol.Seccomp)
 	if err != nil {
 		return fmt.Errorf("sandbox: building seccomp filter: %w", err)
 	}
-	if err := applyLandlock(pol); err != nil {
+	ruleset, err := landlockRuleset(pol)
+	if err != nil {
 		return err
 	}
+	defer unix.Close(ruleset)
 	if err := seccomp.Load(filter); err != nil {
-		return fmt.Errorf("%w: landlock applied, seccomp failed: %w", ErrPartiallyApplied, err)
+		return fmt.Errorf("sandbox: nothing applied: %w", err)
+	}
+	if err := enforceRuleset(ruleset, pol.ABI); err != nil {
+		return fmt.Errorf("%w: seccomp applied, landlock failed: %w", ErrPartiallyApplied, err)
 	}
 	return nil
 }
 
-// applyLandlock applies the Landlock part of pol to every thread.
-func applyLandlock(pol linuxPolicy) error {
-	llCfg, err := landlock.NewConfig(pol.HandledFS, pol.HandledNet, pol.Scoped)
-	if err != nil {
-		return fmt.Errorf("sandbox: landlock config: %w", err)
+// landlockRuleset creates a Landlock ruleset holding pol's rules. The rights
+// in pol are already limited to its ABI, and the file rules to rights that
+// apply to files.
+func landlockRuleset(pol linuxPolicy) (int, error) {
+	if pol.HandledFS == 0 && pol.HandledNet == 0 && pol.Scoped == 0 {
+		return -1, errors.New("sandbox: landlock: the policy handles no access right")
 	}
-	rules := make([]landlock.Rule, 0, len(pol.Paths)+len(pol.Connect)+len(pol.Bind))
-	for _, r := range pol.Paths {
-		rules = append(rules, landlock.PathAccess(r.Access, r.Path))
+	attr := ll.RulesetAttr{
+		HandledAccessFS:  uint64(pol.HandledFS),
+		HandledAccessNet: uint64(pol.HandledNet),
+		Scoped:           uint64(pol.Scoped),
+	}
+	fd, err := ll.LandlockCreateRuleset(&attr, 0)
+	if err != nil {
+		return -1, fmt.Errorf("sandbox: landlock_create_ruleset: %w", err)
+	}
+	fail := func(err error) (int, error) {
+		unix.Close(fd)
+		return -1, err
+	}
+	paths := pol.Paths
+	if pol.ABI < 8 && pol.HandledFS&ll.AccessFSReadDir != 0 {
+		// Before ABI 8 the ruleset is enforced through psx, whose cgo
+		// variant lists /proc/<pid>/task after each thread's call and
+		// aborts the process if it cannot (go-landlock issue 39; its
+		// Restrict adds the same rule). Listing its own threads gives the
+		// process nothing the default /proc/self rule does not.
+		paths = append(slices.Clip(paths), linuxRule{Path: "/proc/" + strconv.Itoa(os.Getpid()) + "/task", Access: ll.AccessFSReadDir})
+	}
+	for _, r := range paths {
+		// O_PATH follows symlinks: the rule is for the file the path names
+		// now. Its rights were chosen for a file or a directory when the
+		// policy was built; a path that changed kind since fails with
+		// EINVAL rather than getting rights it was not meant to have.
+		pfd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fail(fmt.Errorf("sandbox: landlock rule for %s: %w", r.Path, err))
+		}
+		err = ll.LandlockAddPathBeneathRule(fd, &ll.PathBeneathAttr{AllowedAccess: uint64(r.Access), ParentFd: pfd}, 0)
+		unix.Close(pfd)
+		if err != nil {
+			return fail(fmt.Errorf("sandbox: landlock rule for %s: landlock_add_rule: %w", r.Path, err))
+		}
 	}
 	if pol.HandledNet != 0 {
-		for _, port := range pol.Connect {
-			rules = append(rules, landlock.ConnectTCP(port))
-		}
-		for _, port := range pol.Bind {
-			rules = append(rules, landlock.BindTCP(port))
+		for _, rule := range []struct {
+			ports  []uint16
+			access uint64
+		}{{pol.Connect, ll.AccessNetConnectTCP}, {pol.Bind, ll.AccessNetBindTCP}} {
+			for _, port := range rule.ports {
+				if err := ll.LandlockAddNetPortRule(fd, &ll.NetPortAttr{AllowedAccess: rule.access, Port: uint64(port)}, 0); err != nil {
+					return fail(fmt.Errorf("sandbox: landlock rule for TCP port %d: landlock_add_rule: %w", port, err))
+				}
+			}
 		}
 	}
-	if err := llCfg.Restrict(rules...); err != nil {
-		return fmt.Errorf("sandbox: landlock: %w", err)
+	return fd, nil
+}
+
+// enforceRuleset enforces ruleset on every thread of the process. Every
+// thread must already have no_new_privs.
+func enforceRuleset(ruleset, abi int) error {
+	if abi >= 8 {
+		return ll.LandlockRestrictSelf(ruleset, ll.FlagRestrictSelfTSync)
 	}
-	return nil
+	return ll.AllThreadsLandlockRestrictSelf(ruleset, 0)
 }
