@@ -149,17 +149,19 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 		p.Paths = append(p.Paths, linuxRule{Path: path, Access: access, Source: source})
 	}
 
+	// System paths are kept as written, not resolved: a rule is made by
+	// opening its path, which follows symlinks, so it applies to what the
+	// path names when the sandbox is applied (for WrapCommand, in the
+	// child). One stat per path tells whether it exists, whether it is a
+	// directory, and whether it is a file already listed under another
+	// name (/lib and /usr/lib on a merged-/usr system).
+	var seen []os.FileInfo // of p.Paths[i], i < len(seen)
 	for _, sp := range SystemPaths {
 		path := sp.Path
 		if path == "/proc/self" {
 			path = procSelf
 		}
-		resolved, err := filepath.EvalSymlinks(path)
-		if err != nil {
-			p.Skipped = append(p.Skipped, sp.Path)
-			continue
-		}
-		fi, err := os.Stat(resolved)
+		fi, err := os.Stat(path)
 		if err != nil {
 			p.Skipped = append(p.Skipped, sp.Path)
 			continue
@@ -171,7 +173,13 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 		case sp.Write:
 			access = llDevice
 		}
-		add(resolved, access, "default: "+sp.Reason)
+		if i := slices.IndexFunc(seen, func(o os.FileInfo) bool { return os.SameFile(o, fi) }); i >= 0 {
+			path = p.Paths[i].Path
+		}
+		add(path, access, "default: "+sp.Reason)
+		if len(p.Paths) > len(seen) {
+			seen = append(seen, fi)
+		}
 	}
 
 	unixRight := landlock.AccessFSSet(0)
