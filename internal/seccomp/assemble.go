@@ -108,8 +108,8 @@ type decision struct {
 // names, sorted by number. The first rule that matches a call decides: a
 // rule with conditions adds a link to the call's chain, a rule without ends
 // the chain; rules after that cannot change the answer and are left out.
-func decide(specs []filterSpec, t target) ([]decision, error) {
-	byNr := map[uint32]*decision{}
+func decide(specs []filterSpec, t target) ([]*decision, error) {
+	byNr := make(map[uint32]*decision, 64)
 	get := func(nr uint32, name string) *decision {
 		d, ok := byNr[nr]
 		if !ok {
@@ -162,11 +162,11 @@ func decide(specs []filterSpec, t target) ([]decision, error) {
 	if len(byNr) == 0 {
 		return nil, errors.New("no system call to filter")
 	}
-	ds := make([]decision, 0, len(byNr))
+	ds := make([]*decision, 0, len(byNr))
 	for _, d := range byNr {
-		ds = append(ds, *d)
+		ds = append(ds, d)
 	}
-	slices.SortFunc(ds, func(a, b decision) int { return cmp.Compare(a.nr, b.nr) })
+	slices.SortFunc(ds, func(a, b *decision) int { return cmp.Compare(a.nr, b.nr) })
 	return ds, nil
 }
 
@@ -187,9 +187,6 @@ func assembleLink(name string, clauses []seccompbpf.ArgumentConditions, action u
 	}
 	if len(prog) > maxLibraryProgram {
 		return nil, fmt.Errorf("go-seccomp-bpf assembled %d instructions, more than the %d this package allows", len(prog), maxLibraryProgram)
-	}
-	if _, err := bpf.NewVM(prog); err != nil {
-		return nil, fmt.Errorf("go-seccomp-bpf assembled an invalid program: %w", err)
 	}
 	return prog, nil
 }

@@ -92,6 +92,15 @@ type rule struct {
 	names   []string
 	clauses []seccompbpf.ArgumentConditions
 	desc    string // for Summary; names every system call in names
+	why     string // for an unconditional rule: Summary's desc is names and why
+}
+
+// description is the rule's line in Summary.
+func (r rule) description() string {
+	if r.desc != "" {
+		return r.desc
+	}
+	return strings.Join(r.names, ", ") + " (" + r.why + ")"
 }
 
 // numberedSyscall is a system call denied by number because go-seccomp-bpf's
@@ -120,7 +129,7 @@ var absentSyscalls = map[string]map[string]string{
 
 // unconditional returns a rule denying names with a description naming them.
 func unconditional(why string, names ...string) rule {
-	return rule{names: names, desc: strings.Join(names, ", ") + " (" + why + ")"}
+	return rule{names: names, why: why}
 }
 
 // filterSpecs is the whole policy, in order: for a system call several rules

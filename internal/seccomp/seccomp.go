@@ -151,7 +151,7 @@ func Summary(p Policy) []string {
 	lines := []string{"seccomp: one filter; for each system call the first rule below that matches decides"}
 	for _, s := range specs {
 		for _, r := range s.rules {
-			line := fmt.Sprintf("%s: %s for %s", s.name, s.errnoName, r.desc)
+			line := fmt.Sprintf("%s: %s for %s", s.name, s.errnoName, r.description())
 			var missing []string
 			for _, n := range r.names {
 				if _, ok := absent[n]; ok {
