@@ -86,13 +86,21 @@ type SockFilter struct {
 
 // Environ returns the trampoline's complete environment carrying p.
 func (p *Payload) Environ() []string {
-	text := base64.RawStdEncoding.EncodeToString(p.marshal())
-	n := (len(text) + chunkSize - 1) / chunkSize
+	raw := p.marshal()
+	// Each chunk holds chunkSize/4*3 payload bytes: chunkSize base64
+	// characters, a multiple of 4, as FromEnviron requires of every chunk
+	// but the last.
+	const perChunk = chunkSize / 4 * 3
+	n := max(1, (len(raw)+perChunk-1)/perChunk)
 	env := make([]string, 0, n+1)
 	env = append(env, EnvMarker+"="+string(rune(version))+" "+itoa(n))
 	for i := 0; i < n; i++ {
-		end := min((i+1)*chunkSize, len(text))
-		env = append(env, envChunk+itoa(i)+"="+text[i*chunkSize:end])
+		part := raw[i*perChunk : min((i+1)*perChunk, len(raw))]
+		name := envChunk + itoa(i) + "="
+		b := make([]byte, len(name)+base64.RawStdEncoding.EncodedLen(len(part)))
+		copy(b, name)
+		base64.RawStdEncoding.Encode(b[len(name):], part)
+		env = append(env, unsafe.String(unsafe.SliceData(b), len(b)))
 	}
 	return env
 }
