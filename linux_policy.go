@@ -203,8 +203,10 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 			interps = elfInterpreters
 		}
 		for _, in := range interps {
-			if r, err := filepath.EvalSymlinks(in); err == nil {
-				add(r, llExecFile, "interpreter of "+rp.Resolved)
+			// As for system paths, the rule is opened by path, which
+			// follows symlinks; one stat checks there is a file to run.
+			if fi, err := os.Stat(in); err == nil && fi.Mode().IsRegular() {
+				add(in, llExecFile, "interpreter of "+rp.Resolved)
 			}
 		}
 	}
