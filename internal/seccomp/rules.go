@@ -137,7 +137,7 @@ func unconditional(why string, names ...string) rule {
 func filterSpecs(p Policy) []filterSpec {
 	deny := filterSpec{name: "deny", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{
 		unconditional("access to other processes' memory and file descriptors",
-			"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "process_madvise"),
+			"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "process_madvise", "kcmp"),
 		unconditional("io_uring performs I/O that seccomp cannot see",
 			"io_uring_setup", "io_uring_enter", "io_uring_register"),
 		unconditional("large kernel attack surface agents do not need",
@@ -153,6 +153,10 @@ func filterSpecs(p Policy) []filterSpec {
 			"fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr"),
 		unconditional("loading kernel code",
 			"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module"),
+		// Each needs a capability root has; none is namespaced here, so a
+		// sandboxed root process would change the whole machine.
+		unconditional("the system clock, host name and kernel log, which a sandboxed root process would change or read for the whole machine",
+			"settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname", "syslog"),
 		unconditional("system administration and legacy interfaces",
 			"iopl", "ioperm", "swapon", "swapoff", "reboot", "acct", "quotactl", "quotactl_fd",
 			"lookup_dcookie", "uselib"),

@@ -17,7 +17,8 @@ import (
 
 // alwaysDenied are denied with EPERM under every Policy.
 var alwaysDenied = []string{
-	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "process_madvise",
+	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "process_madvise", "kcmp",
+	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname", "syslog",
 	"io_uring_setup", "io_uring_enter", "io_uring_register",
 	"bpf", "perf_event_open", "userfaultfd",
 	"keyctl", "add_key", "request_key",
