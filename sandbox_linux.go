@@ -194,11 +194,23 @@ func landlockRuleset(pol linuxPolicy) (int, error) {
 	for _, r := range paths {
 		// O_PATH follows symlinks: the rule is for the file the path names
 		// now. Its rights were chosen for a file or a directory when the
-		// policy was built; a path that changed kind since fails with
-		// EINVAL rather than getting rights it was not meant to have.
+		// policy was built. Directory rights on what is now a file the
+		// kernel refuses (EINVAL); file rights on what is now a directory
+		// would cover every file beneath it, and are refused here.
 		pfd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return fail(fmt.Errorf("sandbox: landlock rule for %s: %w", r.Path, err))
+		}
+		if r.Access&ll.AccessFSReadDir == 0 {
+			var st unix.Stat_t
+			err := unix.Fstat(pfd, &st)
+			if err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+				err = errors.New("granted as a file, but it is a directory now")
+			}
+			if err != nil {
+				unix.Close(pfd)
+				return fail(fmt.Errorf("sandbox: landlock rule for %s: %w", r.Path, err))
+			}
 		}
 		err = ll.LandlockAddPathBeneathRule(fd, &ll.PathBeneathAttr{AllowedAccess: uint64(r.Access), ParentFd: pfd}, 0)
 		unix.Close(pfd)

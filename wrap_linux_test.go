@@ -354,6 +354,42 @@ func TestWrapCatOutsideDenied(t *testing.T) {
 	}
 }
 
+// TestWrapFileReplacedByDirectory: a file granted to the target and replaced
+// by a directory between WrapCommand and Start must not lend its file
+// rights to the directory, which would let the target read everything in
+// it.
+func TestWrapFileReplacedByDirectory(t *testing.T) {
+	requireSandbox(t)
+	cat := need(t, "/bin/cat", "coreutils")
+	dir := t.TempDir()
+	granted := filepath.Join(dir, "granted")
+	if err := os.WriteFile(granted, []byte("a file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inside := filepath.Join(granted, "secret.txt")
+	cmd := exec.Command(cat, inside)
+	wrap(t, cmd, sandbox.Config{AllowedReadPaths: []string{granted}})
+	if err := os.Remove(granted); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(granted, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inside, []byte("secret content\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || stdout.Len() != 0 {
+		t.Errorf("cat of a file inside the replaced path: %v, stdout %q; want exit status 1 and nothing read", err, stdout.String())
+	}
+	if want := cat + ": " + inside + ": Permission denied\n"; stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+}
+
 // TestWrapReadOutsideErrno: the exact errno, from a Go target.
 func TestWrapReadOutsideErrno(t *testing.T) {
 	requireSandbox(t)

@@ -19,6 +19,7 @@ const (
 	closeRangeCloexec    = 1 << 2 // CLOSE_RANGE_CLOEXEC (Linux 5.11)
 	landlockRulePath     = 1      // LANDLOCK_RULE_PATH_BENEATH
 	landlockRulePort     = 2      // LANDLOCK_RULE_NET_PORT
+	landlockReadDir      = 1 << 3 // LANDLOCK_ACCESS_FS_READ_DIR
 	prSetNoNewPrivs      = 38     // PR_SET_NO_NEW_PRIVS
 	seccompSetModeFilter = 1      // SECCOMP_SET_MODE_FILTER
 	oPath                = 0x200000
@@ -172,6 +173,19 @@ func restrict(p *Payload) (Failure, bool) {
 		}
 		// fd is not closed: it is close-on-exec, and execve closes it
 		// for free, one system call per rule fewer.
+		if access&landlockReadDir == 0 {
+			// Rights without READ_DIR were chosen for a file. On a
+			// directory they would cover every file beneath it, so a
+			// path replaced by a directory since WrapCommand gets no
+			// rule. (Directory rights on a file the kernel refuses.)
+			var st syscall.Stat_t
+			if err := syscall.Fstat(fd, &st); err != nil {
+				return Failure{Step: "fstat", Errno: errnoOf(err), Detail: path}, false
+			}
+			if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+				return Failure{}, true
+			}
+		}
 		a := pathBeneathAttr{allowed: access, parentFD: int32(fd)}
 		_, _, e := syscall.RawSyscall6(sysLandlockAddRule, uintptr(ruleset), landlockRulePath, uintptr(unsafe.Pointer(&a)), 0, 0, 0)
 		if e != 0 {
