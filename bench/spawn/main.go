@@ -23,10 +23,11 @@ import (
 )
 
 type variant struct {
-	name  string
-	spawn func() error
-	total time.Duration
-	n     int
+	name   string
+	spawn  func() error
+	total  time.Duration
+	n      int
+	rounds []time.Duration // the time of each round
 }
 
 func run(name string, args ...string) func() error {
@@ -84,8 +85,10 @@ func main() {
 					os.Exit(1)
 				}
 			}
-			v.total += time.Since(start)
+			d := time.Since(start)
+			v.total += d
 			v.n += *n
+			v.rounds = append(v.rounds, d)
 		}
 	}
 
@@ -99,14 +102,32 @@ func main() {
 	fmt.Printf("%d spawns of %s per variant (%d rounds of %d, interleaved); %s, Linux %s, GOMAXPROCS %d, cgo %v\n\n",
 		*n**rounds, target, *rounds, *n, runtime.Version(), strings.TrimSpace(string(kernel)), runtime.GOMAXPROCS(0), cgoEnabled)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "variant\tmean per spawn\tvs bare\tvs Go exec\t")
+	fmt.Fprintln(w, "variant\tmean per spawn\tvs bare\tvs Go exec\tvs Go exec, per round\t")
 	for _, v := range vs {
 		m := mean(v)
-		rel := "-"
+		rel, spread := "-", "-"
 		if base > 0 {
 			rel = fmt.Sprintf("%.2fx", float64(m)/float64(base))
+			spread = roundSpread(v, vs[1])
 		}
-		fmt.Fprintf(w, "%s\t%.3f ms\t%.2fx\t%s\t\n", v.name, float64(m)/1e6, float64(m)/float64(bare), rel)
+		fmt.Fprintf(w, "%s\t%.3f ms\t%.2fx\t%s\t%s\t\n", v.name, float64(m)/1e6, float64(m)/float64(bare), rel, spread)
 	}
 	w.Flush()
+}
+
+// roundSpread is the lowest and highest ratio of v to base over the
+// rounds, each round compared with the same round of base: how much of a
+// difference between variants is noise.
+func roundSpread(v, base *variant) string {
+	lo, hi := 0.0, 0.0
+	for i := range v.rounds {
+		r := float64(v.rounds[i]) / float64(base.rounds[i])
+		if i == 0 || r < lo {
+			lo = r
+		}
+		if i == 0 || r > hi {
+			hi = r
+		}
+	}
+	return fmt.Sprintf("%.2f-%.2fx", lo, hi)
 }
