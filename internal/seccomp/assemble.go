@@ -28,9 +28,9 @@ import (
 // One program rather than one filter per errno: the kernel prepares its
 // action cache per loaded filter by running the filter for every system call
 // number, and runs every filter on each filtered system call. Ten stacked
-// linear filters cost 0.23 ms to load on the reference machine; this
-// program, whose search reaches any number in about ten instructions, costs
-// a tenth of that.
+// linear filters took 0.23 ms to load on the reference machine; this
+// program, whose search decides any number in at most 13 instructions,
+// takes about 0.08 ms, of which 0.02 ms is what loading any filter costs.
 //
 // Why the search and the chain links are ours: go-seccomp-bpf v1.4.0
 // assembles a group as "checks; RET default; RET action", so a second group
