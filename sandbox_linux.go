@@ -154,7 +154,9 @@ func applyLinux(pol linuxPolicy) error {
 	}
 	defer unix.Close(ruleset)
 	if err := seccomp.Load(filter); err != nil {
-		return fmt.Errorf("sandbox: nothing applied: %w", err)
+		// Load set no_new_privs on this thread before the kernel refused
+		// the filter; no restriction is in force.
+		return fmt.Errorf("sandbox: nothing enforced: %w", err)
 	}
 	if err := enforceRuleset(ruleset, pol.ABI); err != nil {
 		return fmt.Errorf("%w: seccomp applied, landlock failed: %w", ErrPartiallyApplied, err)

@@ -223,8 +223,8 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 
 // filterCache maps a seccomp.Policy to its program ([]trampoline.SockFilter,
 // never modified once stored). The program depends on nothing but the
-// policy and the architecture, and assembling it costs more than the rest
-// of WrapCommand.
+// policy and the architecture, and assembling it costs about as much as
+// the rest of WrapCommand.
 var filterCache sync.Map
 
 func trampolineFilter(p seccomp.Policy) ([]trampoline.SockFilter, error) {
