@@ -97,12 +97,15 @@ func currentTarget() (target, error) {
 
 // decision is what the program does for one system call number.
 type decision struct {
-	nr    uint32
-	name  string
-	links [][]bpf.Instruction // argument checks, in rule order
-	final uint32              // the answer when no link matches
-	fixed bool                // final is set by a rule without conditions
+	nr     uint32
+	links  [][]bpf.Instruction // argument checks, in rule order
+	final  uint32              // the answer when no link matches
+	jumpAt int                 // with links: the search's jump to them
 }
+
+// fixed reports whether a rule without conditions has set the answer: every
+// rule's action is an errno, so final is ALLOW until one does.
+func (d *decision) fixed() bool { return d.final != retAllow }
 
 // decide turns specs into one decision per system call number any rule
 // names, sorted by number. The first rule that matches a call decides: a
@@ -110,10 +113,10 @@ type decision struct {
 // the chain; rules after that cannot change the answer and are left out.
 func decide(specs []filterSpec, t target) ([]*decision, error) {
 	byNr := make(map[uint32]*decision, 64)
-	get := func(nr uint32, name string) *decision {
+	get := func(nr uint32) *decision {
 		d, ok := byNr[nr]
 		if !ok {
-			d = &decision{nr: nr, name: name, final: retAllow}
+			d = &decision{nr: nr, final: retAllow}
 			byNr[nr] = d
 		}
 		return d
@@ -132,12 +135,12 @@ func decide(specs []filterSpec, t target) ([]*decision, error) {
 					}
 					return nil, fmt.Errorf("%s: system call %q is not in go-seccomp-bpf's %s table", spec.name, name, t.info.Name)
 				}
-				d := get(uint32(nr), name)
-				if d.fixed {
+				d := get(uint32(nr))
+				if d.fixed() {
 					continue
 				}
 				if len(r.clauses) == 0 {
-					d.final, d.fixed = action, true
+					d.final = action
 					continue
 				}
 				link, err := assembleLink(name, r.clauses, action)
@@ -154,8 +157,8 @@ func decide(specs []filterSpec, t target) ([]*decision, error) {
 			} else if other, ok := t.info.SyscallNumbers[int(nr)]; ok {
 				return nil, fmt.Errorf("%s: %s: number %d is %q in the %s table", spec.name, n.name, nr, other, t.info.Name)
 			}
-			if d := get(nr, n.name); !d.fixed {
-				d.final, d.fixed = action, true
+			if d := get(nr); !d.fixed() {
+				d.final = action
 			}
 		}
 	}
@@ -213,7 +216,6 @@ func assemble(specs []filterSpec, t target) ([]bpf.RawInstruction, error) {
 
 	// The search. A decision with links gets a placeholder jump to its
 	// chain, resolved once the chains are placed after the search.
-	chainJumps := map[int]int{} // instruction index → index into ds
 	var search func(lo, hi int) error
 	search = func(lo, hi int) error {
 		if hi-lo <= leafSize {
@@ -222,7 +224,7 @@ func assemble(specs []filterSpec, t target) ([]bpf.RawInstruction, error) {
 				if len(ds[i].links) == 0 {
 					prog = append(prog, bpf.RetConstant{Val: ds[i].final})
 				} else {
-					chainJumps[len(prog)] = i
+					ds[i].jumpAt = len(prog)
 					prog = append(prog, bpf.Jump{})
 				}
 			}
@@ -246,12 +248,11 @@ func assemble(specs []filterSpec, t target) ([]bpf.RawInstruction, error) {
 		return nil, err
 	}
 
-	chainAt := map[int]int{} // index into ds → first instruction of its chain
-	for i, d := range ds {
+	for _, d := range ds {
 		if len(d.links) == 0 {
 			continue
 		}
-		chainAt[i] = len(prog)
+		prog[d.jumpAt] = bpf.Jump{Skip: uint32(len(prog) - d.jumpAt - 1)}
 		for _, link := range d.links {
 			end := len(prog) + len(link) // where the next link (or the final RET) starts
 			for _, ins := range link {
@@ -262,9 +263,6 @@ func assemble(specs []filterSpec, t target) ([]bpf.RawInstruction, error) {
 			}
 		}
 		prog = append(prog, bpf.RetConstant{Val: d.final})
-	}
-	for at, i := range chainJumps {
-		prog[at] = bpf.Jump{Skip: uint32(chainAt[i] - at - 1)}
 	}
 
 	if len(prog) > bpfMaxInsns {
