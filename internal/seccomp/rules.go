@@ -91,8 +91,30 @@ type filterSpec struct {
 type rule struct {
 	names   []string
 	clauses []seccompbpf.ArgumentConditions
-	desc    string // for Summary; names every system call in names
-	why     string // for an unconditional rule: Summary's desc is names and why
+	// low32, when set, is what clauses say in another form: the low 32
+	// bits of one argument equal one of a few values. The assembler then
+	// compiles a load and one compare per value (see low32Link) rather
+	// than clauses, which go-seccomp-bpf can only express bit by bit.
+	// clauses stay the reference: Summary and the tests read them.
+	low32 *low32In
+	desc  string // for Summary; names every system call in names
+	why   string // for an unconditional rule: Summary's desc is names and why
+}
+
+// low32In holds when uint32(argument arg) is one of vals.
+type low32In struct {
+	arg  uint32
+	vals []uint32
+}
+
+// low32Rule denies name when the low 32 bits of argument arg equal one of
+// vals, whatever the upper 32 bits are.
+func low32Rule(name string, arg uint32, desc string, vals ...uint32) rule {
+	r := rule{names: []string{name}, low32: &low32In{arg: arg, vals: vals}, desc: desc}
+	for _, v := range vals {
+		r.clauses = append(r.clauses, low32Equals(arg, v))
+	}
+	return r
 }
 
 // description is the rule's line in Summary.
@@ -198,25 +220,22 @@ func filterSpecs(p Policy) []filterSpec {
 			desc: "personality unless persona is exactly 0x0, 0x8, 0x20000, 0x20008 or 0xffffffff (query); " +
 				"blocks ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, MMAP_PAGE_ZERO and the like",
 		}}},
-		{name: "ioctl-tty", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{{
-			names: []string{"ioctl"},
-			clauses: []seccompbpf.ArgumentConditions{
-				low32Equals(argIoctlReq, tiocsti),
-				low32Equals(argIoctlReq, tioclinux),
-			},
-			desc: "ioctl when the low 32 bits of request are TIOCSTI (0x5412) or TIOCLINUX (0x541c): injecting input into a terminal",
-		}}},
+		{name: "ioctl-tty", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{
+			low32Rule("ioctl", argIoctlReq,
+				"ioctl when the low 32 bits of request are TIOCSTI (0x5412) or TIOCLINUX (0x541c): injecting input into a terminal",
+				tiocsti, tioclinux),
+		}},
 		fastOpenSpec("sendto", argSendtoFlags),
 		fastOpenSpec("sendmsg", argSendmsgFlag),
 		fastOpenSpec("sendmmsg", argMmsgFlags),
 		// Before "socket", which refuses the same calls with EPERM: the
 		// first rule that matches decides.
-		{name: "mptcp", errno: errnoEPROTONOSUPPORT, errnoName: "EPROTONOSUPPORT", rules: []rule{{
-			names:   []string{"socket"},
-			clauses: []seccompbpf.ArgumentConditions{low32Equals(argProtocol, ipprotoMPTCP)},
-			desc: "socket when the low 32 bits of protocol are IPPROTO_MPTCP (262): Landlock does not restrict MPTCP, " +
-				"and on this errno Go and other clients fall back to plain TCP",
-		}}},
+		{name: "mptcp", errno: errnoEPROTONOSUPPORT, errnoName: "EPROTONOSUPPORT", rules: []rule{
+			low32Rule("socket", argProtocol,
+				"socket when the low 32 bits of protocol are IPPROTO_MPTCP (262): Landlock does not restrict MPTCP, "+
+					"and on this errno Go and other clients fall back to plain TCP",
+				ipprotoMPTCP),
+		}},
 		socketSpec(p),
 		{name: "socketpair", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{{
 			names:   []string{"socketpair"},

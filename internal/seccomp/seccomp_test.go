@@ -708,6 +708,57 @@ func TestLow32Equals(t *testing.T) {
 	}
 }
 
+// TestLow32Link runs the compact link on its own: it must answer exactly
+// when the low 32 bits of its argument are one of its values, whatever the
+// upper bits and the other arguments are. (TestMatchesRulesOneByOne checks
+// it again inside every program, against the clauses it replaces.)
+func TestLow32Link(t *testing.T) {
+	requireAMD64(t)
+	rng := rand.New(rand.NewPCG(9, 10))
+	const action = retErrno | errnoEPERM
+	for _, tc := range []struct {
+		arg  uint32
+		vals []uint32
+	}{{1, []uint32{tTIOCSTI, tTIOCLINUX}}, {2, []uint32{tMPTCP}}, {0, []uint32{0}}, {5, []uint32{0xffffffff, 1, 0x80000000}}} {
+		link, err := low32Link(&low32In{arg: tc.arg, vals: tc.vals}, action)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := len(tc.vals) + 3; len(link) != want {
+			t.Errorf("low32Link(%v): %d instructions, want %d", tc.vals, len(link), want)
+		}
+		vm, err := bpf.NewVM(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inputs []uint64
+		for _, v := range tc.vals {
+			inputs = append(inputs, uint64(v), high|uint64(v), uint64(v)<<32, uint64(v)^1, uint64(v)^1<<31)
+		}
+		for range 1000 {
+			inputs = append(inputs, rng.Uint64(), rng.Uint64()&^0xffffffff|uint64(tc.vals[rng.IntN(len(tc.vals))]))
+		}
+		for _, x := range inputs {
+			d := seccompData{nr: 16, arch: auditArchX86_64}
+			for i := range d.args {
+				d.args[i] = rng.Uint64()
+			}
+			d.args[tc.arg] = x
+			got, err := vm.Run(d.vmBytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := allow
+			if slices.Contains(tc.vals, uint32(x)) {
+				want = action
+			}
+			if uint32(got) != want {
+				t.Errorf("low32Link(arg %d, %#x) on %#x: %s, want %s", tc.arg, tc.vals, x, retName(uint32(got)), retName(want))
+			}
+		}
+	}
+}
+
 func TestLow32BitHelpers(t *testing.T) {
 	requireAMD64(t)
 	rng := rand.New(rand.NewPCG(5, 6))
