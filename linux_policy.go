@@ -87,11 +87,23 @@ var elfInterpreters = []string{
 	"/lib/ld-musl-aarch64.so.1",
 }
 
+// inChild, as buildLinuxPolicy's procSelf, says the rules are made in
+// another process, which looks at the paths itself.
+const inChild = ""
+
 // linuxRule is one Landlock path rule.
 type linuxRule struct {
 	Path   string
 	Access landlock.AccessFSSet
 	Source string
+}
+
+// systemRule is a default path (see [SystemPaths]) that is looked at only
+// when the rule is made: Dir is granted if it is a directory then, File if
+// it is anything else, and nothing if it does not exist.
+type systemRule struct {
+	Path      string
+	Dir, File landlock.AccessFSSet
 }
 
 // linuxPolicy is a Config turned into Landlock and seccomp terms for one ABI.
@@ -101,7 +113,8 @@ type linuxPolicy struct {
 	HandledNet landlock.AccessNetSet
 	Scoped     landlock.ScopedSet
 	Paths      []linuxRule
-	Connect    []uint16 // TCP ports, deduplicated
+	System     []systemRule // only when built for another process; see buildLinuxPolicy
+	Connect    []uint16     // TCP ports, deduplicated
 	Bind       []uint16
 	Seccomp    seccomp.Policy
 	Skipped    []string
@@ -118,8 +131,16 @@ func landlockABIConfig(abi int) landlock.Config {
 }
 
 // buildLinuxPolicy turns rc into rules for Landlock ABI abi. procSelf is what
-// /proc/self resolves to in the process that will be restricted; exec names
-// extra files that must be executable (the WrapCommand target).
+// /proc/self resolves to in the process that will be restricted, or
+// inChild when that process will make its rules itself (WrapCommand's
+// trampoline). exec names extra files that must be executable (the
+// WrapCommand target).
+//
+// With inChild, the default paths and the interpreters are not looked at
+// here: they become System rules, and interpreters Paths rules with file
+// rights, which the child makes by what it finds when it opens them.
+// Looking at them here would cost every spawn a stat per path, to tell the
+// child what it learns anyway from the descriptor it opens.
 func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []string) linuxPolicy {
 	abiCfg := landlockABIConfig(abi)
 	p := linuxPolicy{ABI: abi, HandledFS: abiCfg.HandledAccessFS}
@@ -152,9 +173,71 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 	// System paths are kept as written, not resolved: a rule is made by
 	// opening its path, which follows symlinks, so it applies to what the
 	// path names when the sandbox is applied (for WrapCommand, in the
-	// child). One stat per path tells whether it exists, whether it is a
-	// directory, and whether it is a file already listed under another
-	// name (/lib and /usr/lib on a merged-/usr system).
+	// child).
+	if procSelf == inChild {
+		for _, sp := range SystemPaths {
+			p.System = append(p.System, systemRule{Path: sp.Path,
+				Dir: llReadDir & p.HandledFS, File: pick(sp.Write, llDevice, llRead) & p.HandledFS})
+		}
+	} else {
+		p.statSystemPaths(procSelf, add)
+	}
+
+	unixRight := landlock.AccessFSSet(0)
+	if cfg.AllowUnixSockets {
+		unixRight = ll.AccessFSResolveUnix
+	}
+	for _, rp := range rc.read {
+		add(rp.Resolved, pick(rp.IsDir, llReadDir, llRead), "allowed_read_paths")
+	}
+	for _, rp := range rc.write {
+		add(rp.Resolved, pick(rp.IsDir, llWriteDir|unixRight, llWriteFile), "allowed_write_paths")
+	}
+	execPaths := slices.Clone(rc.exec)
+	for _, e := range exec {
+		execPaths = append(execPaths, ResolvedPath{Given: e, Resolved: e})
+	}
+	for _, rp := range execPaths {
+		add(rp.Resolved, pick(rp.IsDir, llExecDir, llExecFile), "allowed_exec_paths")
+		interps := interpretersOf(rp.Resolved, 0)
+		if rp.IsDir {
+			interps = elfInterpreters
+		}
+		for _, in := range interps {
+			// As for system paths, the rule is opened by path, which
+			// follows symlinks; one stat checks there is a file to run
+			// (in the child, the open does).
+			if procSelf == inChild {
+				add(in, llExecFile, "interpreter of "+rp.Resolved)
+			} else if fi, err := os.Stat(in); err == nil && fi.Mode().IsRegular() {
+				add(in, llExecFile, "interpreter of "+rp.Resolved)
+			}
+		}
+	}
+
+	for _, ep := range rc.connect {
+		if !slices.Contains(p.Connect, ep.Port) {
+			p.Connect = append(p.Connect, ep.Port)
+		}
+	}
+	p.Bind = slices.Clone(rc.bind)
+
+	p.Seccomp = seccomp.Policy{
+		AllowSpawn:       cfg.AllowProcessSpawn,
+		AllowExec:        len(execPaths) > 0,
+		AllowUnixSockets: cfg.AllowUnixSockets,
+		AllowTCP:         len(rc.connect) > 0 || len(rc.bind) > 0,
+		AllowUDP:         cfg.AllowUDP,
+	}
+	return p
+}
+
+// statSystemPaths adds the rules for SystemPaths, to be made in this
+// process, through add, with /proc/self as procSelf. One stat per path
+// tells whether it exists, whether it is a directory, and whether it is a
+// file already listed under another name (/lib and /usr/lib on a
+// merged-/usr system).
+func (p *linuxPolicy) statSystemPaths(procSelf string, add func(string, landlock.AccessFSSet, string)) {
 	var seen []os.FileInfo // of p.Paths[i], i < len(seen)
 	for _, sp := range SystemPaths {
 		path := sp.Path
@@ -181,51 +264,6 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 			seen = append(seen, fi)
 		}
 	}
-
-	unixRight := landlock.AccessFSSet(0)
-	if cfg.AllowUnixSockets {
-		unixRight = ll.AccessFSResolveUnix
-	}
-	for _, rp := range rc.read {
-		add(rp.Resolved, pick(rp.IsDir, llReadDir, llRead), "allowed_read_paths")
-	}
-	for _, rp := range rc.write {
-		add(rp.Resolved, pick(rp.IsDir, llWriteDir|unixRight, llWriteFile), "allowed_write_paths")
-	}
-	execPaths := slices.Clone(rc.exec)
-	for _, e := range exec {
-		execPaths = append(execPaths, ResolvedPath{Given: e, Resolved: e})
-	}
-	for _, rp := range execPaths {
-		add(rp.Resolved, pick(rp.IsDir, llExecDir, llExecFile), "allowed_exec_paths")
-		interps := interpretersOf(rp.Resolved, 0)
-		if rp.IsDir {
-			interps = elfInterpreters
-		}
-		for _, in := range interps {
-			// As for system paths, the rule is opened by path, which
-			// follows symlinks; one stat checks there is a file to run.
-			if fi, err := os.Stat(in); err == nil && fi.Mode().IsRegular() {
-				add(in, llExecFile, "interpreter of "+rp.Resolved)
-			}
-		}
-	}
-
-	for _, ep := range rc.connect {
-		if !slices.Contains(p.Connect, ep.Port) {
-			p.Connect = append(p.Connect, ep.Port)
-		}
-	}
-	p.Bind = slices.Clone(rc.bind)
-
-	p.Seccomp = seccomp.Policy{
-		AllowSpawn:       cfg.AllowProcessSpawn,
-		AllowExec:        len(execPaths) > 0,
-		AllowUnixSockets: cfg.AllowUnixSockets,
-		AllowTCP:         len(rc.connect) > 0 || len(rc.bind) > 0,
-		AllowUDP:         cfg.AllowUDP,
-	}
-	return p
 }
 
 func pick[T any](cond bool, a, b T) T {

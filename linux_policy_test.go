@@ -210,3 +210,46 @@ func TestExecInterpreters(t *testing.T) {
 		t.Error("exec allowlist given but seccomp denies execve")
 	}
 }
+
+// TestPolicyInChild: built for WrapCommand's trampoline, the policy leaves
+// every default path to the child, with rights for a directory (which
+// include READ_DIR) and for anything else (which never do), and no default
+// path is reported skipped: the child decides.
+func TestPolicyInChild(t *testing.T) {
+	rc := testResolved(t, Config{})
+	for abi := 1; abi <= 7; abi++ {
+		p := buildLinuxPolicy(rc, abi, inChild, nil)
+		if len(p.Skipped) != 0 {
+			t.Errorf("ABI %d: skipped %v", abi, p.Skipped)
+		}
+		var paths []string
+		for _, r := range p.System {
+			paths = append(paths, r.Path)
+			if r.Dir&ll.AccessFSReadDir == 0 || r.File&ll.AccessFSReadDir != 0 || r.File == 0 {
+				t.Errorf("ABI %d: %s: dir %v, file %v", abi, r.Path, r.Dir, r.File)
+			}
+			if (r.Dir|r.File)&^p.HandledFS != 0 {
+				t.Errorf("ABI %d: %s grants beyond the handled set", abi, r.Path)
+			}
+		}
+		var want []string
+		for _, sp := range SystemPaths {
+			want = append(want, sp.Path)
+		}
+		if !slices.Equal(paths, want) {
+			t.Errorf("ABI %d: system rules %v, want %v", abi, paths, want)
+		}
+	}
+	// Directory rights always include READ_DIR and file rights never: the
+	// trampoline's payload tells them apart by it.
+	for _, acc := range []landlock.AccessFSSet{llReadDir, llWriteDir, llExecDir} {
+		if acc&ll.AccessFSReadDir == 0 {
+			t.Errorf("directory rights %v without READ_DIR", acc)
+		}
+	}
+	for _, acc := range []landlock.AccessFSSet{llRead, llWriteFile, llExecFile, llDevice} {
+		if acc&ll.AccessFSReadDir != 0 {
+			t.Errorf("file rights %v with READ_DIR", acc)
+		}
+	}
+}

@@ -42,10 +42,6 @@ func init() {
 // since the process started.
 const selfExe = "/proc/self/exe"
 
-// procSelfUnresolved makes buildLinuxPolicy skip the /proc/self default:
-// the child adds that rule itself, for its own PID.
-const procSelfUnresolved = "/proc/self/fd/-1"
-
 // wrapOptions are the parts of a wrap only Run uses.
 type wrapOptions struct {
 	// failurePipe, when set, is the write end of a pipe appended to
@@ -79,8 +75,10 @@ type wrapOptions struct {
 // and no other descriptor: every descriptor above them, including any the
 // host leaked without close-on-exec, is closed at execve. No helper binary,
 // no cgo: the host program is the trampoline. Rules are made in the child
-// by opening the paths WrapCommand resolved; a path removed in between is
-// skipped (less access, never more).
+// by opening the paths WrapCommand resolved (and the default paths, which
+// only the child looks at), with the rights for what each is then: a path
+// removed in between, or no longer the file or directory it was granted
+// as, is skipped (less access, never more).
 //
 // # What is enforced
 //
@@ -167,8 +165,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 	}
 
 	k := kernel()
-	pol := buildLinuxPolicy(rc, k.abi, procSelfUnresolved, []string{resolved})
-	pol.Skipped = slices.DeleteFunc(pol.Skipped, func(s string) bool { return s == "/proc/self" })
+	pol := buildLinuxPolicy(rc, k.abi, inChild, []string{resolved})
 	if err := checkApplicable(linuxPlan(rc, pol, k.seccomp, k.abiReason), cfg); err != nil {
 		return err
 	}
@@ -190,10 +187,18 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 		HandledFS:  uint64(pol.HandledFS),
 		HandledNet: uint64(pol.HandledNet),
 		Scoped:     uint64(pol.Scoped),
-		ProcSelf:   uint64(llReadDir & pol.HandledFS),
+		Rules:      make([]trampoline.PathRule, 0, len(pol.System)+len(pol.Paths)),
+	}
+	for _, r := range pol.System {
+		p.Rules = append(p.Rules, trampoline.PathRule{Path: r.Path, Dir: uint64(r.Dir), File: uint64(r.File)})
 	}
 	for _, r := range pol.Paths {
-		p.Rules = append(p.Rules, trampoline.PathRule{Path: r.Path, Access: uint64(r.Access)})
+		// Directory rights always include READ_DIR, file rights never.
+		if r.Access&ll.AccessFSReadDir != 0 {
+			p.Rules = append(p.Rules, trampoline.PathRule{Path: r.Path, Dir: uint64(r.Access)})
+		} else {
+			p.Rules = append(p.Rules, trampoline.PathRule{Path: r.Path, File: uint64(r.Access)})
+		}
 	}
 	if pol.HandledNet != 0 {
 		for _, port := range pol.Connect {

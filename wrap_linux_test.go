@@ -390,6 +390,36 @@ func TestWrapFileReplacedByDirectory(t *testing.T) {
 	}
 }
 
+// TestWrapDirectoryReplacedByFile: a directory granted at WrapCommand and
+// replaced by a file before Start gets no rule (the kernel would refuse
+// directory rights on a file): the target starts, and cannot read the file.
+func TestWrapDirectoryReplacedByFile(t *testing.T) {
+	requireSandbox(t)
+	cat := need(t, "/bin/cat", "coreutils")
+	granted := filepath.Join(t.TempDir(), "granted")
+	if err := os.Mkdir(granted, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(cat, granted)
+	wrap(t, cmd, sandbox.Config{AllowedReadPaths: []string{granted}})
+	if err := os.Remove(granted); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(granted, []byte("secret content\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || stdout.Len() != 0 {
+		t.Errorf("cat of the file that replaced the directory: %v, stdout %q; want exit status 1 and nothing read", err, stdout.String())
+	}
+	if want := cat + ": " + granted + ": Permission denied\n"; stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+}
+
 // TestWrapReadOutsideErrno: the exact errno, from a Go target.
 func TestWrapReadOutsideErrno(t *testing.T) {
 	requireSandbox(t)

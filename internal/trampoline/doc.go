@@ -54,10 +54,13 @@
 //  2. Mark every descriptor from Payload.FirstFD upwards close-on-exec
 //     (close_range with CLOSE_RANGE_CLOEXEC): the target gets exactly fds
 //     0-2 and cmd.ExtraFiles, at the numbers exec.Cmd gave them.
-//  3. Landlock: create the ruleset, add each path rule (a path that no
-//     longer exists is skipped: less access, never more) and a rule for
-//     /proc/self (resolved in the child, so it names the child's own PID,
-//     which the target keeps), set no_new_privs, landlock_restrict_self.
+//  3. Landlock: create the ruleset; open each path rule's path and add
+//     the rights for what it is now, a directory or not (see [PathRule]:
+//     a path that no longer exists, or is no longer what it was granted
+//     as, is skipped: less access, never more); set no_new_privs;
+//     landlock_restrict_self. The default paths are looked at only here,
+//     not by the parent: /proc/self, for one, names the child's own PID,
+//     which the target keeps.
 //  4. Load each seccomp program with seccomp(SECCOMP_SET_MODE_FILTER).
 //  5. execve the target.
 //

@@ -55,19 +55,21 @@ type Payload struct {
 	// Landlock ruleset attributes, already limited to the kernel's ABI.
 	HandledFS, HandledNet, Scoped uint64
 	Rules                         []PathRule
-	// ProcSelf is the access granted on /proc/self as resolved in the
-	// child (that is, /proc/<child pid>); 0 for no rule.
-	ProcSelf uint64
-	Ports    []PortRule
+	Ports                         []PortRule
 
 	// Filters are seccomp programs, loaded in order.
 	Filters [][]SockFilter
 }
 
-// PathRule is one landlock_path_beneath_attr.
+// PathRule is a landlock_path_beneath_attr made in the child: it opens
+// Path (following symlinks, as they are then) and grants Dir if that is a
+// directory, File if it is anything else. A path that does not exist, or
+// whose rights for what it is are 0, gets no rule: less access, never more.
+// A path granted as a file and replaced by a directory since WrapCommand
+// thus grants nothing beneath it.
 type PathRule struct {
-	Path   string
-	Access uint64
+	Path      string
+	Dir, File uint64
 }
 
 // PortRule is one landlock_net_port_attr.
@@ -157,7 +159,7 @@ func lookup(env []string, key string) (string, bool) {
 // Binary layout, little-endian:
 //
 //	"SBX1" path env(count, strings) firstFD errFD handledFS handledNet
-//	scoped rules(count, {access path}) procSelf ports(count, {port access})
+//	scoped rules(count, {dir file path}) ports(count, {port access})
 //	filters(count, {count, {code jt jf k}})
 //
 // Strings are a u32 length and bytes; counts are u32; fds are i32.
@@ -177,10 +179,10 @@ func (p *Payload) marshal() []byte {
 	w.u64(p.Scoped)
 	w.u32(uint32(len(p.Rules)))
 	for _, r := range p.Rules {
-		w.u64(r.Access)
+		w.u64(r.Dir)
+		w.u64(r.File)
 		w.str(r.Path)
 	}
-	w.u64(p.ProcSelf)
 	w.u32(uint32(len(p.Ports)))
 	for _, r := range p.Ports {
 		w.u64(r.Port)
@@ -216,14 +218,14 @@ func unmarshal(b []byte) (*Payload, error) {
 	p.HandledFS = r.u64()
 	p.HandledNet = r.u64()
 	p.Scoped = r.u64()
-	if n := r.count(12); n >= 0 {
+	if n := r.count(20); n >= 0 {
 		p.Rules = make([]PathRule, n)
 		for i := range p.Rules {
-			p.Rules[i].Access = r.u64()
+			p.Rules[i].Dir = r.u64()
+			p.Rules[i].File = r.u64()
 			p.Rules[i].Path = r.str()
 		}
 	}
-	p.ProcSelf = r.u64()
 	if n := r.count(16); n >= 0 {
 		p.Ports = make([]PortRule, n)
 		for i := range p.Ports {

@@ -13,10 +13,9 @@ func samplePayload() *Payload {
 		Env:     []string{"A=1", "EMPTY=", "NOEQUALS", "LD_PRELOAD=/x.so", ""},
 		FirstFD: 5, ErrFD: 5,
 		HandledFS: 0x7fff, HandledNet: 3, Scoped: 3,
-		Rules:    []PathRule{{"/usr/lib", 3}, {"/tmp/a b", 0x1fff}},
-		ProcSelf: 3,
-		Ports:    []PortRule{{443, 2}, {0, 1}},
-		Filters:  [][]SockFilter{{{Code: 6, K: 0x7fff0000}}, {{Code: 0x20, Jt: 1, Jf: 2, K: 4}, {Code: 6, K: 0x50001}}},
+		Rules:   []PathRule{{"/usr/lib", 9, 1}, {"/tmp/a b", 0x1fff, 0}, {"/etc/hosts", 0, 1}},
+		Ports:   []PortRule{{443, 2}, {0, 1}},
+		Filters: [][]SockFilter{{{Code: 6, K: 0x7fff0000}}, {{Code: 0x20, Jt: 1, Jf: 2, K: 4}, {Code: 6, K: 0x50001}}},
 	}
 }
 
@@ -71,7 +70,7 @@ func TestPayloadRejects(t *testing.T) {
 		"low FirstFD":   func(p *Payload) { p.FirstFD = 2 },
 		"stray ErrFD":   func(p *Payload) { p.ErrFD = 9 },
 		"NUL in env":    func(p *Payload) { p.Env = []string{"A=\x00"} },
-		"empty rule":    func(p *Payload) { p.Rules = []PathRule{{"", 1}} },
+		"empty rule":    func(p *Payload) { p.Rules = []PathRule{{"", 9, 1}} },
 	} {
 		p := *good
 		mutate(&p)

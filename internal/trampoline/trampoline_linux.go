@@ -19,7 +19,6 @@ const (
 	closeRangeCloexec    = 1 << 2 // CLOSE_RANGE_CLOEXEC (Linux 5.11)
 	landlockRulePath     = 1      // LANDLOCK_RULE_PATH_BENEATH
 	landlockRulePort     = 2      // LANDLOCK_RULE_NET_PORT
-	landlockReadDir      = 1 << 3 // LANDLOCK_ACCESS_FS_READ_DIR
 	prSetNoNewPrivs      = 38     // PR_SET_NO_NEW_PRIVS
 	seccompSetModeFilter = 1      // SECCOMP_SET_MODE_FILTER
 	oPath                = 0x200000
@@ -163,46 +162,31 @@ func restrict(p *Payload) (Failure, bool) {
 	ruleset := int(r)
 	defer syscall.Close(ruleset)
 
-	addPath := func(path string, access uint64) (Failure, bool) {
-		fd, err := syscall.Open(path, oPath|syscall.O_CLOEXEC, 0)
+	for _, rule := range p.Rules {
+		fd, err := syscall.Open(rule.Path, oPath|syscall.O_CLOEXEC, 0)
 		if err == syscall.ENOENT {
-			return Failure{}, true // gone since WrapCommand: no access, never more
+			continue // gone since WrapCommand: no access, never more
 		}
 		if err != nil {
-			return Failure{Step: "open", Errno: errnoOf(err), Detail: path}, false
+			return Failure{Step: "open", Errno: errnoOf(err), Detail: rule.Path}, false
 		}
 		// fd is not closed: it is close-on-exec, and execve closes it
 		// for free, one system call per rule fewer.
-		if access&landlockReadDir == 0 {
-			// Rights without READ_DIR were chosen for a file. On a
-			// directory they would cover every file beneath it, so a
-			// path replaced by a directory since WrapCommand gets no
-			// rule. (Directory rights on a file the kernel refuses.)
-			var st syscall.Stat_t
-			if err := syscall.Fstat(fd, &st); err != nil {
-				return Failure{Step: "fstat", Errno: errnoOf(err), Detail: path}, false
-			}
-			if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
-				return Failure{}, true
-			}
+		var st syscall.Stat_t
+		if err := syscall.Fstat(fd, &st); err != nil {
+			return Failure{Step: "fstat", Errno: errnoOf(err), Detail: rule.Path}, false
+		}
+		access := rule.File
+		if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+			access = rule.Dir
+		}
+		if access == 0 {
+			continue // not what WrapCommand granted (see PathRule)
 		}
 		a := pathBeneathAttr{allowed: access, parentFD: int32(fd)}
 		_, _, e := syscall.RawSyscall6(sysLandlockAddRule, uintptr(ruleset), landlockRulePath, uintptr(unsafe.Pointer(&a)), 0, 0, 0)
 		if e != 0 {
-			return Failure{Step: "landlock_add_rule", Errno: e, Detail: path}, false
-		}
-		return Failure{}, true
-	}
-	for _, rule := range p.Rules {
-		if f, ok := addPath(rule.Path, rule.Access); !ok {
-			return f, false
-		}
-	}
-	if p.ProcSelf != 0 {
-		// Opening /proc/self follows the link to /proc/<this pid>, which
-		// the target keeps after execve.
-		if f, ok := addPath("/proc/self", p.ProcSelf); !ok {
-			return f, false
+			return Failure{Step: "landlock_add_rule", Errno: e, Detail: rule.Path}, false
 		}
 	}
 	for _, port := range p.Ports {
