@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -275,16 +276,85 @@ func pick[T any](cond bool, a, b T) T {
 
 // interpretersOf returns what the kernel must also be allowed to execute to
 // run path: its ELF PT_INTERP, or a script's "#!" interpreter (and that
-// one's PT_INTERP). Unreadable or unrecognised files have none.
+// one's interpreters). Unreadable or unrecognised files have none.
 func interpretersOf(path string, depth int) []string {
 	if depth > 2 {
 		return nil
 	}
+	interp, script := interpreterOf(path)
+	switch {
+	case interp == "":
+		return nil
+	case script:
+		return append([]string{interp}, interpretersOf(interp, depth+1)...)
+	default:
+		return []string{interp}
+	}
+}
+
+// fileVersion identifies a regular file's content (see versionOf).
+type fileVersion struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64
+}
+
+type interpreter struct {
+	path   string
+	script bool
+}
+
+// interpreters caches interpreterOf by file version: parsing the ELF
+// headers of the target was a third of WrapCommand's time, for an answer
+// that changes only when the file does. (Timestamps may be as coarse as a
+// clock tick, so a same-size rewrite within one tick can keep a version.
+// The stale answer is then what the file said a moment before: it grants
+// nothing the file's writer could not have had it grant, and a missing
+// interpreter makes the exec fail, closed. The file can change between
+// WrapCommand and Start anyway.) Bounded: emptied when full.
+var interpreters = struct {
+	sync.Mutex
+	m map[fileVersion]interpreter
+}{m: map[fileVersion]interpreter{}}
+
+const maxCachedInterpreters = 256
+
+// interpreterOf returns path's own interpreter: a script's "#!" interpreter
+// (script true), or an ELF file's PT_INTERP.
+func interpreterOf(path string) (interp string, script bool) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil
+		return "", false
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	// The version comes from the open file, so the answer cached under
+	// it is read from the same file.
+	v, cacheable := versionOf(fi)
+	if cacheable {
+		interpreters.Lock()
+		in, ok := interpreters.m[v]
+		interpreters.Unlock()
+		if ok {
+			return in.path, in.script
+		}
+	}
+	in := readInterpreter(f)
+	if cacheable {
+		interpreters.Lock()
+		if len(interpreters.m) >= maxCachedInterpreters {
+			clear(interpreters.m)
+		}
+		interpreters.m[v] = in
+		interpreters.Unlock()
+	}
+	return in.path, in.script
+}
+
+func readInterpreter(f *os.File) interpreter {
 	head := make([]byte, 256)
 	n, _ := f.ReadAt(head, 0)
 	head = head[:n]
@@ -292,25 +362,24 @@ func interpretersOf(path string, depth int) []string {
 		line, _, _ := strings.Cut(string(head[2:]), "\n")
 		fields := strings.Fields(line)
 		if len(fields) == 0 || !filepath.IsAbs(fields[0]) {
-			return nil
+			return interpreter{}
 		}
-		interp := fields[0]
-		return append([]string{interp}, interpretersOf(interp, depth+1)...)
+		return interpreter{path: fields[0], script: true}
 	}
 	ef, err := elf.NewFile(f)
 	if err != nil {
-		return nil
+		return interpreter{}
 	}
 	defer ef.Close()
 	for _, prog := range ef.Progs {
 		if prog.Type == elf.PT_INTERP {
 			buf := make([]byte, prog.Filesz)
 			if _, err := prog.ReadAt(buf, 0); err == nil {
-				return []string{strings.TrimRight(string(buf), "\x00")}
+				return interpreter{path: strings.TrimRight(string(buf), "\x00")}
 			}
 		}
 	}
-	return nil
+	return interpreter{}
 }
 
 // kernelHint names the first kernel with a Landlock ABI.

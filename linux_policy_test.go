@@ -253,3 +253,55 @@ func TestPolicyInChild(t *testing.T) {
 		}
 	}
 }
+
+// TestInterpreterCache: an answer is cached under the file's version, a
+// rewritten file is read again, and the cache stays bounded.
+func TestInterpreterCache(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux caches interpreters (versionOf)")
+	}
+	script := filepath.Join(t.TempDir(), "s")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok := versionOf(fi)
+	if !ok {
+		t.Fatal("no version for a regular file")
+	}
+	if got, _ := interpreterOf(script); got != "/bin/sh" {
+		t.Fatalf("interpreter %q", got)
+	}
+	interpreters.Lock()
+	cached, ok := interpreters.m[v]
+	interpreters.Unlock()
+	if !ok || cached != (interpreter{path: "/bin/sh", script: true}) {
+		t.Fatalf("not cached under its version: %+v, %v", cached, ok)
+	}
+	// Another size is another version, whatever the clock's granularity.
+	if err := os.WriteFile(script, []byte("#!/usr/bin/env\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := interpreterOf(script); got != "/usr/bin/env" {
+		t.Errorf("after a rewrite: interpreter %q, want /usr/bin/env", got)
+	}
+	// A full cache is emptied before the next answer goes in.
+	interpreters.Lock()
+	for i := len(interpreters.m); i < maxCachedInterpreters; i++ {
+		interpreters.m[fileVersion{ino: uint64(i), dev: 1 << 60}] = interpreter{}
+	}
+	interpreters.Unlock()
+	if err := os.WriteFile(script, []byte("#!/bin/true\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	interpreterOf(script)
+	interpreters.Lock()
+	n := len(interpreters.m)
+	interpreters.Unlock()
+	if n != 1 {
+		t.Errorf("%d cached interpreters after one more answer to a full cache, want 1", n)
+	}
+}

@@ -138,7 +138,9 @@ func FromEnviron(env []string) (*Payload, error) {
 		if i < n-1 && len(c)%4 != 0 {
 			return nil, errors.New("payload chunk " + itoa(i) + " has a bad length")
 		}
-		m, err := base64.RawStdEncoding.Decode(raw[len(raw):cap(raw)], []byte(c))
+		// Decode only reads its source: the chunk's bytes, not a copy.
+		src := unsafe.Slice(unsafe.StringData(c), len(c))
+		m, err := base64.RawStdEncoding.Decode(raw[len(raw):cap(raw)], src)
 		if err != nil {
 			return nil, errors.New("payload is not base64")
 		}
@@ -165,7 +167,19 @@ func lookup(env []string, key string) (string, bool) {
 // Strings are a u32 length and bytes; counts are u32; fds are i32.
 
 func (p *Payload) marshal() []byte {
-	var w writer
+	// The exact size, so that the buffer is allocated once
+	// (TestPayloadRoundTrip checks it).
+	size := len(magic) + 4 + len(p.Path) + 4 + 4 + 4 + 3*8 + 4 + 4 + 16*len(p.Ports) + 4
+	for _, e := range p.Env {
+		size += 4 + len(e)
+	}
+	for _, r := range p.Rules {
+		size += 8 + 8 + 4 + len(r.Path)
+	}
+	for _, f := range p.Filters {
+		size += 4 + 8*len(f)
+	}
+	w := writer{b: make([]byte, 0, size)}
 	w.b = append(w.b, magic...)
 	w.str(p.Path)
 	w.u32(uint32(len(p.Env)))

@@ -30,6 +30,9 @@ func TestPayloadRoundTrip(t *testing.T) {
 			t.Fatalf("the target's environment leaks into the trampoline's: %q", kv)
 		}
 	}
+	if b := p.marshal(); len(b) != cap(b) {
+		t.Errorf("marshal: %d bytes in a buffer of %d: the size is miscounted", len(b), cap(b))
+	}
 	got, err := FromEnviron(append([]string{"UNRELATED=1"}, env...))
 	if err != nil {
 		t.Fatal(err)

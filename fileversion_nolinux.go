@@ -1,0 +1,9 @@
+//go:build !linux
+
+package sandbox
+
+import "os"
+
+// versionOf is not needed off Linux: only the Linux WrapCommand looks for
+// interpreters on every spawn.
+func versionOf(os.FileInfo) (fileVersion, bool) { return fileVersion{}, false }
