@@ -64,12 +64,13 @@
 //  4. Load each seccomp program with seccomp(SECCOMP_SET_MODE_FILTER).
 //  5. execve the target.
 //
-// Steps 3-5 run on one OS thread (the main goroutine is locked to the main
-// thread during initialisation, and the init locks it again): Landlock and
-// seccomp are applied to that thread only, which suffices, because execve
-// from it replaces the whole process and the new image inherits exactly the
-// calling thread's Landlock domain, filters and no_new_privs. The other
-// threads of the trampoline run only Go runtime code and die with execve.
+// Steps 3-5 run on one OS thread (the runtime keeps the main goroutine
+// locked to the main thread during initialisation; the init checks it runs
+// there): Landlock and seccomp are applied to that thread only, which
+// suffices, because execve from it replaces the whole process and the new
+// image inherits exactly the calling thread's Landlock domain, filters and
+// no_new_privs. The other threads of the trampoline run only Go runtime
+// code and die with execve.
 //
 // # Failures
 //
