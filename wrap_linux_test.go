@@ -420,6 +420,29 @@ func TestWrapDirectoryReplacedByFile(t *testing.T) {
 	}
 }
 
+// TestWrapRuleParentReplacedByFile: a granted path whose parent directory
+// became a file before Start names nothing (ENOTDIR): its rule is skipped,
+// like a removed path's, and the target still starts.
+func TestWrapRuleParentReplacedByFile(t *testing.T) {
+	requireSandbox(t)
+	cat := need(t, "/bin/cat", "coreutils")
+	parent := filepath.Join(t.TempDir(), "parent")
+	if err := os.MkdirAll(filepath.Join(parent, "granted"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(cat, "/dev/null")
+	wrap(t, cmd, sandbox.Config{AllowedReadPaths: []string{filepath.Join(parent, "granted")}})
+	if err := os.RemoveAll(parent); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(parent, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("target: %v, output %q; want it to start and exit 0", err, out)
+	}
+}
+
 // TestWrapReadOutsideErrno: the exact errno, from a Go target.
 func TestWrapReadOutsideErrno(t *testing.T) {
 	requireSandbox(t)
