@@ -378,14 +378,21 @@ func TestWrapFileReplacedByDirectory(t *testing.T) {
 	if err := os.WriteFile(inside, []byte("secret content\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	catDenied(t, cmd, cat, inside, "a file inside the replaced path")
+}
+
+// catDenied runs cmd, cat of path, and checks that cat read nothing and
+// failed on path with "Permission denied".
+func catDenied(t *testing.T, cmd *exec.Cmd, cat, path, what string) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 || stdout.Len() != 0 {
-		t.Errorf("cat of a file inside the replaced path: %v, stdout %q; want exit status 1 and nothing read", err, stdout.String())
+		t.Errorf("cat of %s: %v, stdout %q; want exit status 1 and nothing read", what, err, stdout.String())
 	}
-	if want := cat + ": " + inside + ": Permission denied\n"; stderr.String() != want {
+	if want := cat + ": " + path + ": Permission denied\n"; stderr.String() != want {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
 	}
 }
@@ -408,16 +415,7 @@ func TestWrapDirectoryReplacedByFile(t *testing.T) {
 	if err := os.WriteFile(granted, []byte("secret content\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 || stdout.Len() != 0 {
-		t.Errorf("cat of the file that replaced the directory: %v, stdout %q; want exit status 1 and nothing read", err, stdout.String())
-	}
-	if want := cat + ": " + granted + ": Permission denied\n"; stderr.String() != want {
-		t.Errorf("stderr %q, want %q", stderr.String(), want)
-	}
+	catDenied(t, cmd, cat, granted, "the file that replaced the directory")
 }
 
 // TestWrapRuleParentReplacedByFile: a granted path whose parent directory
