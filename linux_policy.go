@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -322,7 +323,9 @@ const maxCachedInterpreters = 256
 // interpreterOf returns path's own interpreter: a script's "#!" interpreter
 // (script true), or an ELF file's PT_INTERP.
 func interpreterOf(path string) (interp string, script bool) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+	// writer, for ever. (It changes nothing for a regular file.)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", false
 	}
