@@ -94,6 +94,9 @@ func rollup(probes []ProbeResult) string {
 
 // summarize is the one-line summary, e.g.
 // "Sandbox verified: 2/2 probes blocked (file_read, file_write). Skipped: network."
+// Only a result whose status is sandboxed begins "Sandbox verified"; every
+// other begins "Sandbox not verified", so that no log line of a failed or
+// partial run can be read as a success.
 func summarize(probes []ProbeResult) string {
 	var blocked, failed, skipped []string
 	for _, p := range probes {
@@ -107,7 +110,11 @@ func summarize(probes []ProbeResult) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Sandbox verified: %d/%d probes blocked", len(blocked), len(blocked)+len(failed))
+	verdict := "Sandbox not verified"
+	if rollup(probes) == CanarySandboxed {
+		verdict = "Sandbox verified"
+	}
+	fmt.Fprintf(&b, "%s: %d/%d probes blocked", verdict, len(blocked), len(blocked)+len(failed))
 	if len(blocked) > 0 {
 		fmt.Fprintf(&b, " (%s)", strings.Join(blocked, ", "))
 	}

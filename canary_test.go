@@ -33,17 +33,17 @@ func TestRollupAndSummary(t *testing.T) {
 		{"file_read=blocked file_write=blocked network=skipped", "sandboxed",
 			"Sandbox verified: 2/2 probes blocked (file_read, file_write). Skipped: network."},
 		{"file_read=failed file_write=failed network=failed", "unsandboxed",
-			"Sandbox verified: 0/3 probes blocked. Failed: file_read, file_write, network."},
+			"Sandbox not verified: 0/3 probes blocked. Failed: file_read, file_write, network."},
 		{"file_read=blocked file_write=failed network=skipped", "partial",
-			"Sandbox verified: 1/2 probes blocked (file_read). Failed: file_write. Skipped: network."},
+			"Sandbox not verified: 1/2 probes blocked (file_read). Failed: file_write. Skipped: network."},
 		{"file_read=skipped network=skipped", "unavailable",
-			"Sandbox verified: 0/0 probes blocked. Skipped: file_read, network."},
-		{"", "unavailable", "Sandbox verified: 0/0 probes blocked."},
+			"Sandbox not verified: 0/0 probes blocked. Skipped: file_read, network."},
+		{"", "unavailable", "Sandbox not verified: 0/0 probes blocked."},
 		// A positive control that worked does not count; one that failed does.
 		{"file_read=blocked control_read=allowed", "sandboxed",
 			"Sandbox verified: 1/1 probes blocked (file_read)."},
 		{"file_read=blocked control_read=failed", "partial",
-			"Sandbox verified: 1/2 probes blocked (file_read). Failed: control_read."},
+			"Sandbox not verified: 1/2 probes blocked (file_read). Failed: control_read."},
 	}
 	for _, c := range cases {
 		r := sandbox.NewCanaryResult("landlock", probes(c.spec))

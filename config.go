@@ -69,11 +69,44 @@ type Config struct {
 	// example for DNS). UDP destinations are not restricted by this library.
 	AllowUDP bool `json:"allow_udp,omitempty"`
 
+	// DenyWritePaths stay read-only even inside AllowedWritePaths: writes,
+	// creates, deletes, renames and truncation in them fail. A path need not
+	// exist yet: a protected path must not become creatable. Landlock only
+	// adds rights, so this needs the mount-namespace layer of WrapCommand
+	// and Run; where that layer is not in force [PlanFor] reports the field
+	// as not enforced (Strict: an error).
+	DenyWritePaths []string `json:"deny_write_paths"`
+
+	// DenyReadPaths can be neither read, written nor listed, even inside
+	// granted paths. Enforced like DenyWritePaths, by the mount-namespace
+	// layer, and reported where it is not.
+	DenyReadPaths []string `json:"deny_read_paths"`
+
+	// Mounts show a host path (Path) at another path (At) inside the
+	// sandbox, read-only unless Write. Needs the mount-namespace layer;
+	// reported as not enforced where it is not in force.
+	Mounts []Mount `json:"mounts"`
+
+	// AllowCamera and AllowMicrophone grant the camera and the microphone
+	// (macOS: Seatbelt's device-camera and device-microphone). Elsewhere
+	// there is no such device permission and [PlanFor] reports them as not
+	// enforceable: grant the device paths instead.
+	AllowCamera     bool `json:"allow_camera"`
+	AllowMicrophone bool `json:"allow_microphone"`
+
 	// Strict turns every part of the Config that cannot be enforced on this
 	// system into an error returned before anything is applied. Without it,
 	// the enforceable parts are applied and the rest is reported by
 	// [PlanFor].
 	Strict bool `json:"strict,omitempty"`
+}
+
+// Mount shows the host path Path at the path At inside the sandbox,
+// read-only unless Write.
+type Mount struct {
+	Path  string `json:"path"`
+	At    string `json:"at"`
+	Write bool   `json:"write"`
 }
 
 // ConfigError is the error for a Config value the library refuses. It names
@@ -222,6 +255,11 @@ type resolvedConfig struct {
 	exec    []ResolvedPath
 	connect []Endpoint
 	bind    []uint16
+	// denyWrite and denyRead are absolute and cleaned, not resolved: they
+	// need not exist. mounts have Path resolved and At cleaned.
+	denyWrite []string
+	denyRead  []string
+	mounts    []Mount
 }
 
 // resolve validates cfg. It touches the filesystem only to resolve symlinks
@@ -246,6 +284,27 @@ func resolve(cfg Config) (*resolvedConfig, error) {
 		if !slices.Contains(rc.connect, ep) {
 			rc.connect = append(rc.connect, ep)
 		}
+	}
+	if rc.denyWrite, err = cleanPaths("deny_write_paths", cfg.DenyWritePaths); err != nil {
+		return nil, err
+	}
+	if rc.denyRead, err = cleanPaths("deny_read_paths", cfg.DenyReadPaths); err != nil {
+		return nil, err
+	}
+	for _, m := range cfg.Mounts {
+		src, err := resolvePath(m.Path)
+		if err != nil {
+			err.(*ConfigError).Field = "mounts"
+			return nil, err
+		}
+		at, err := cleanPath(m.At)
+		if err != nil {
+			return nil, &ConfigError{Field: "mounts", Value: m.At, Reason: "at: " + err.Error()}
+		}
+		if at == "/" {
+			return nil, &ConfigError{Field: "mounts", Value: m.At, Reason: "at: cannot mount over /"}
+		}
+		rc.mounts = append(rc.mounts, Mount{Path: src.Resolved, At: at, Write: m.Write})
 	}
 	for _, p := range cfg.AllowedTCPBind {
 		if !slices.Contains(rc.bind, p) {
@@ -273,27 +332,52 @@ func resolvePaths(field string, paths []string) ([]ResolvedPath, error) {
 	return out, nil
 }
 
+// cleanPaths validates paths that need not exist, and cleans them.
+func cleanPaths(field string, paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		c, err := cleanPath(p)
+		if err != nil {
+			return nil, &ConfigError{Field: field, Value: p, Reason: err.Error()}
+		}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// cleanPath checks one path's text: not empty, no control characters,
+// absolute, no ".." segment; and cleans it. It does not look at the
+// filesystem.
+func cleanPath(p string) (string, error) {
+	if p == "" {
+		return "", errors.New("empty path")
+	}
+	if err := checkText(p); err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(p) {
+		return "", errors.New("path is not absolute")
+	}
+	for seg := range strings.FieldsFuncSeq(p, func(r rune) bool { return r == '/' || r == filepath.Separator }) {
+		if seg == ".." {
+			return "", errors.New(`path has a ".." segment`)
+		}
+	}
+	return filepath.Clean(p), nil
+}
+
 // resolvePath validates one path: not empty, no control characters, absolute,
 // no ".." segment, existing; then cleans it and resolves symlinks.
 func resolvePath(p string) (ResolvedPath, error) {
 	bad := func(reason string, err error) (ResolvedPath, error) {
 		return ResolvedPath{}, &ConfigError{Value: p, Reason: reason, Err: err}
 	}
-	if p == "" {
-		return bad("empty path", nil)
-	}
-	if err := checkText(p); err != nil {
+	clean, err := cleanPath(p)
+	if err != nil {
 		return bad(err.Error(), nil)
 	}
-	if !filepath.IsAbs(p) {
-		return bad("path is not absolute", nil)
-	}
-	for seg := range strings.FieldsFuncSeq(p, func(r rune) bool { return r == '/' || r == filepath.Separator }) {
-		if seg == ".." {
-			return bad(`path has a ".." segment`, nil)
-		}
-	}
-	clean := filepath.Clean(p)
 	resolved, err := filepath.EvalSymlinks(clean)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -152,5 +153,71 @@ func TestConfigJSONFieldNames(t *testing.T) {
 	exp, _ := json.Marshal(want)
 	if string(got) != string(exp) {
 		t.Fatalf("decoded %s, want %s", got, exp)
+	}
+}
+
+// The round-2 fields are validated like the others, and a platform without
+// the layer they need reports each of them as not enforced, so that Strict
+// refuses them instead of ignoring them.
+func TestRoundTwoFieldsValidatedAndReported(t *testing.T) {
+	dir := t.TempDir()
+	if runtime.GOOS == "windows" {
+		t.Skip("the deny paths and mounts use Unix paths in this test")
+	}
+	for name, cfg := range map[string]sandbox.Config{
+		"deny_write relative": {DenyWritePaths: []string{"rel"}},
+		"deny_read dotdot":    {DenyReadPaths: []string{dir + "/a/../b"}},
+		"mount missing path":  {Mounts: []sandbox.Mount{{Path: dir + "/nope", At: "/x"}}},
+		"mount relative at":   {Mounts: []sandbox.Mount{{Path: dir, At: "x"}}},
+		"mount over root":     {Mounts: []sandbox.Mount{{Path: dir, At: "/"}}},
+	} {
+		if err := cfg.Validate(); !errors.Is(err, sandbox.ErrInvalidConfig) {
+			t.Errorf("%s: Validate = %v, want ErrInvalidConfig", name, err)
+		}
+	}
+
+	// A deny path need not exist: a protected path must not become
+	// creatable, so it is named before it is there.
+	cfg := sandbox.Config{
+		AllowedWritePaths: []string{dir},
+		DenyWritePaths:    []string{dir + "/.git/hooks"},
+		DenyReadPaths:     []string{dir + "/.env"},
+		Mounts:            []sandbox.Mount{{Path: dir, At: "/workspace"}},
+		AllowCamera:       true,
+		AllowMicrophone:   true,
+	}
+	plan, err := sandbox.PlanFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]sandbox.Enforcement{}
+	for _, f := range plan.Features {
+		got[f.Feature] = f
+	}
+	want := []string{sandbox.FeatureDenyWrite, sandbox.FeatureDenyRead, sandbox.FeatureMounts}
+	if runtime.GOOS != "darwin" {
+		want = append(want, sandbox.FeatureCamera, sandbox.FeatureMicrophone)
+	}
+	for _, name := range want {
+		f, ok := got[name]
+		if !ok {
+			t.Errorf("plan does not mention %s: %+v", name, plan.Features)
+			continue
+		}
+		if f.Enforced || f.Detail == "" {
+			t.Errorf("%s: %+v, want reported as not enforced with a reason", name, f)
+		}
+	}
+	if runtime.GOOS == "darwin" {
+		if !got[sandbox.FeatureCamera].Enforced || !got[sandbox.FeatureMicrophone].Enforced {
+			t.Errorf("macOS grants camera and microphone through Seatbelt: %+v", plan.Features)
+		}
+	}
+	if plan.Available && runtime.GOOS == "linux" {
+		cfg.Strict = true
+		err := sandbox.New().WrapCommand(exec.Command("/bin/true"), cfg)
+		if !errors.Is(err, sandbox.ErrNotEnforced) || !strings.Contains(err.Error(), sandbox.FeatureDenyWrite) {
+			t.Errorf("Strict WrapCommand with an unenforced deny path: %v, want ErrNotEnforced naming %s", err, sandbox.FeatureDenyWrite)
+		}
 	}
 }

@@ -171,13 +171,16 @@ func shebangInterpreter(path string) string {
 
 // darwinPolicy is the Seatbelt policy for rc with the path rules paths (from
 // darwinPathRules). Directory or file comes from ResolvedPath.IsDir, so the
-// policy depends on no further file system state. Camera and microphone are
-// not Config fields and stay denied.
+// policy depends on no further file system state. The camera and the
+// microphone are allowed only when Config.AllowCamera and
+// Config.AllowMicrophone say so.
 func darwinPolicy(rc *resolvedConfig, paths []darwinPath) seatbelt.Policy {
 	dirs := make(map[string]bool, len(paths))
 	p := seatbelt.Policy{
 		AllowSpawn:       rc.cfg.AllowProcessSpawn,
 		AllowUnixSockets: rc.cfg.AllowUnixSockets,
+		Camera:           rc.cfg.AllowCamera,
+		Microphone:       rc.cfg.AllowMicrophone,
 		IsDir:            func(path string) bool { return dirs[path] },
 	}
 	for _, d := range paths {
@@ -423,6 +426,13 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 			plan.Network = append(plan.Network, "unix bind and connect inside "+rp.Resolved)
 		}
 	}
+	if cfg.AllowCamera {
+		f(FeatureCamera, true, "Seatbelt: (allow device-camera)", "")
+	}
+	if cfg.AllowMicrophone {
+		f(FeatureMicrophone, true, "Seatbelt: (allow device-microphone)", "")
+	}
+	plan.Features = append(plan.Features, layerFeatures(rc, false)...)
 	return plan
 }
 

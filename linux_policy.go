@@ -486,7 +486,7 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 	f(FeatureSpawn, true, pick(cfg.AllowProcessSpawn, "granted: children inherit the sandbox",
 		"seccomp: fork, vfork and clone of a process denied"), "")
 	f(FeatureSyscalls, true, "seccomp on every thread: dangerous syscalls, i386 and x32 entry denied", "")
-
+	plan.Features = append(plan.Features, layerFeatures(rc, true)...)
 	return plan
 }
 

@@ -21,6 +21,11 @@ const (
 	FeatureScopeSignal = "scope_signal"        // signals to processes outside the sandbox
 	FeatureSpawn       = "process_spawn"       // creating processes
 	FeatureSyscalls    = "syscall_filter"      // dangerous syscalls, foreign architectures
+	FeatureDenyWrite   = "deny_write_paths"    // read-only paths inside write grants
+	FeatureDenyRead    = "deny_read_paths"     // hidden paths inside grants
+	FeatureMounts      = "mounts"              // host paths shown at other paths
+	FeatureCamera      = "camera"              // the camera device (macOS)
+	FeatureMicrophone  = "microphone"          // the microphone device (macOS)
 )
 
 // Enforcement says whether one feature of a Config is enforced here.
@@ -106,6 +111,36 @@ func checkApplicable(p Plan, cfg Config) error {
 		return p.strictError()
 	}
 	return nil
+}
+
+// layerFeatures reports the Config fields that need a layer this build does
+// not have on the platform: the mount-namespace layer (deny paths, mounts)
+// everywhere, and device permissions (camera, microphone) everywhere but
+// macOS. Each requested one is listed as not enforced with its reason, so
+// that Strict refuses it and PlanFor names it. Platforms that enforce one of
+// these report it themselves and do not call this for it.
+func layerFeatures(rc *resolvedConfig, devices bool) []Enforcement {
+	var out []Enforcement
+	noLayer := "needs the mount-namespace layer under WrapCommand and Run, which this version does not have on " + runtime.GOOS
+	if len(rc.denyWrite) > 0 {
+		out = append(out, Enforcement{Feature: FeatureDenyWrite, Detail: "not enforced: " + strings.Join(rc.denyWrite, ", ") + " stay writable where a write path covers them: " + noLayer})
+	}
+	if len(rc.denyRead) > 0 {
+		out = append(out, Enforcement{Feature: FeatureDenyRead, Detail: "not enforced: " + strings.Join(rc.denyRead, ", ") + " stay readable where a grant covers them: " + noLayer})
+	}
+	if len(rc.mounts) > 0 {
+		out = append(out, Enforcement{Feature: FeatureMounts, Detail: "not enforced: no path is shown elsewhere: " + noLayer})
+	}
+	if devices {
+		noDevice := runtime.GOOS + " has no camera or microphone permission of its own: grant the device paths instead"
+		if rc.cfg.AllowCamera {
+			out = append(out, Enforcement{Feature: FeatureCamera, Detail: "not enforceable: " + noDevice})
+		}
+		if rc.cfg.AllowMicrophone {
+			out = append(out, Enforcement{Feature: FeatureMicrophone, Detail: "not enforceable: " + noDevice})
+		}
+	}
+	return out
 }
 
 // unavailablePlan is the plan of a platform whose mechanism is missing:

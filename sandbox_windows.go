@@ -129,6 +129,7 @@ func planPlatform(rc *resolvedConfig) Plan {
 			"(a process of the same user outside the job can still be named as parent: see scope_signal)", "")
 	}
 	f(FeatureSyscalls, false, "Job Objects do not filter system calls", "")
+	p.Features = append(p.Features, layerFeatures(rc, true)...)
 	return p
 }
 
