@@ -1,0 +1,69 @@
+package mountns
+
+import (
+	"path"
+	"strings"
+)
+
+// GitProtected returns, for a write path ws that holds a git repository at
+// its top, the paths the default protection keeps read-only (protect: the
+// git directory's hooks and config, code that git runs or that names
+// programs git runs the next time the user runs git outside the sandbox),
+// and the .git entry to pin (so that it can be neither renamed nor removed
+// and replaced by a fresh one with writable hooks).
+//
+// For a worktree or a submodule, .git is a file "gitdir: DIR"; the hooks
+// and config that git uses are then those of DIR and of its common
+// directory (DIR/commondir), which may lie outside ws: they are returned
+// too, and protected where they lie inside a write path.
+//
+// Everything else in the git directory (objects, refs, the index, HEAD,
+// logs) stays writable, so add, commit, branch, merge and fetch work.
+// lookup and readFile are the host's stat and read.
+func GitProtected(ws string, lookup func(string) Kind, readFile func(string) ([]byte, error)) (protect, pin []string) {
+	dotgit := path.Join(ws, ".git")
+	var gitdirs []string
+	switch lookup(dotgit) {
+	case Dir:
+		gitdirs = append(gitdirs, dotgit)
+	case File:
+		dir := gitdirOf(dotgit, readFile)
+		if dir == "" {
+			return nil, nil
+		}
+		gitdirs = append(gitdirs, dir)
+		if b, err := readFile(path.Join(dir, "commondir")); err == nil {
+			common := strings.TrimSpace(string(b))
+			if common != "" {
+				if !path.IsAbs(common) {
+					common = path.Join(dir, common)
+				}
+				gitdirs = append(gitdirs, path.Clean(common))
+			}
+		}
+	default:
+		return nil, nil
+	}
+	for _, d := range gitdirs {
+		protect = append(protect, path.Join(d, "hooks"), path.Join(d, "config"))
+	}
+	return protect, []string{dotgit}
+}
+
+// gitdirOf reads a "gitdir: DIR" file; DIR relative to the file's directory.
+func gitdirOf(file string, readFile func(string) ([]byte, error)) string {
+	b, err := readFile(file)
+	if err != nil {
+		return ""
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	dir = strings.TrimSpace(dir)
+	if !ok || dir == "" {
+		return ""
+	}
+	if !path.IsAbs(dir) {
+		dir = path.Join(path.Dir(file), dir)
+	}
+	return path.Clean(dir)
+}

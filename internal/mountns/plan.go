@@ -1,0 +1,520 @@
+// Package mountns is the mount-namespace layer of WrapCommand and Run on
+// Linux: what Landlock cannot express, because Landlock only ever adds
+// rights. It makes everything outside the write paths a read-only mount (so
+// metadata calls such as chmod, chown, utimes and setxattr fail with EROFS
+// there, which Landlock does not cover), keeps paths read-only inside write
+// paths (DenyWritePaths, and by default a repository's .git/hooks and
+// .git/config), hides paths inside grants (DenyReadPaths), mounts write paths
+// that are not on the exec allowlist noexec (so an ELF file the sandbox
+// wrote cannot be run, not even as `ld.so ./payload`), shows host paths at
+// other paths (Mounts), and gives the sandbox its own /tmp and /dev/shm.
+//
+// # Two halves
+//
+// [Build] is pure: it turns a [Spec] into a [Plan], an ordered list of
+// [Op]s (each one mount-API system call or two) and the list of what it
+// cannot enforce with the reason ([Gap]). It looks at the filesystem only
+// through Spec.Lookup, so it is tested as data on every OS. [Apply] (Linux)
+// performs the ops in a process that is already alone in a new mount
+// namespace (created by clone with CLONE_NEWNS, and CLONE_NEWUSER when the
+// caller is not root), before Landlock and seccomp are applied: the seccomp
+// filter refuses every mount system call, so once it is loaded nothing can
+// be unmounted, remounted, or mounted over from inside.
+//
+// # The host is left as it was
+//
+// The first op makes every mount in the new namespace private, so that no
+// mount made here propagates to the host. No op ever creates a file or
+// directory on a host filesystem: a mount point that does not exist is
+// created only inside a tmpfs this plan mounted. A protected path that does
+// not exist therefore cannot be protected by a mount (there is nothing to
+// mount on), and the plan reports it as a [Gap] rather than creating it on
+// the host.
+//
+// # Order
+//
+//  1. MS_PRIVATE on / recursively (nothing propagates to the host).
+//  2. Clone, with open_tree(OPEN_TREE_CLONE|AT_RECURSIVE), every tree a later
+//     step shows somewhere (write paths, mount sources, paths kept inside a
+//     private /tmp), while the original tree is still fully visible.
+//  3. Every mount read-only and nosuid, recursively (mount_setattr).
+//  4. Private /tmp and /dev/shm: fresh tmpfs, unless a grant covers them.
+//  5. Write paths: their clones attached at their own path, read-only
+//     cleared, nosuid and nodev set, and noexec unless exec is granted.
+//  6. Mounts: each source's clone attached at its target.
+//  7. Pinned paths (a repository's .git): attached over themselves, still
+//     writable, so that as mount points they cannot be renamed or removed.
+//     Protected paths: their clones attached at their own path and made
+//     read-only recursively; being mount points, they can be neither
+//     renamed nor removed (EBUSY), nor can a parent be renamed over them.
+//  8. Hidden paths: an empty tmpfs (directories) or an empty file (files),
+//     both mode 000 and read-only, mounted over them.
+//
+// A write path is made writable again (step 5) by clearing the read-only
+// flag this plan set in step 3. A mount that was read-only on the host
+// before the namespace was made stays read-only: in a user namespace the
+// kernel locks such flags, and as root the plan does not ask.
+package mountns
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Kind is what a path is on the host.
+type Kind int
+
+const (
+	Missing Kind = iota // does not exist (or cannot be looked at)
+	Dir                 // a directory
+	File                // anything else: a regular file, a device, ...
+)
+
+// Spec is what the sandbox asks of the mount layer. Paths are absolute and
+// clean; paths that exist are resolved (no symlink in them), as the root
+// package's Config resolution makes them.
+type Spec struct {
+	// Write are the write paths; Exec says which of them are on the exec
+	// allowlist (or covered by it) and so stay executable.
+	Write []WritePath
+	// Read are the read paths: grants a private /tmp must keep visible.
+	Read []string
+	// DenyWrite stay read-only even inside write paths.
+	DenyWrite []string
+	// DenyRead are hidden: neither readable nor listable.
+	DenyRead []string
+	// Pin are paths inside write paths that stay writable but become mount
+	// points of their own, so that they can be neither renamed nor
+	// removed (EBUSY): a repository's .git, which must not be swapped for
+	// a fresh one with writable hooks.
+	Pin []string
+	// Mounts show a host path at another path.
+	Mounts []Mount
+	// PrivateTmp gives the sandbox its own /tmp and /dev/shm.
+	PrivateTmp bool
+	// Lookup says what a path is on the host, following symbolic links
+	// (stat). Required.
+	Lookup func(path string) Kind
+	// Resolve returns the path with every symbolic link resolved, or ""
+	// when it does not exist. Used for DenyWrite and DenyRead, which are
+	// not resolved by the caller because they need not exist. Required.
+	Resolve func(path string) string
+}
+
+// WritePath is one write path.
+type WritePath struct {
+	Path string
+	Exec bool
+}
+
+// Mount shows Source at Target, read-only unless Write.
+type Mount struct {
+	Source, Target string
+	Write          bool
+	Exec           bool
+}
+
+// OpKind is what one step does.
+type OpKind int
+
+const (
+	// OpPrivate: mount(NULL, Path, NULL, MS_REC|MS_PRIVATE).
+	OpPrivate OpKind = iota
+	// OpClone: slot Slot = open_tree(Path, OPEN_TREE_CLONE|AT_RECURSIVE).
+	OpClone
+	// OpSetAttr: mount_setattr(Path, Set, Clear, AT_RECURSIVE if Recursive).
+	OpSetAttr
+	// OpTmpfs: a new tmpfs at Path with mode Mode, attributes Set.
+	OpTmpfs
+	// OpAttach: move_mount(slot Slot → Path); with Create, the mount point
+	// is first made (a directory, or an empty file when File) inside a
+	// tmpfs of this plan.
+	OpAttach
+	// OpMaskFile: an empty file of mode 000 on a tmpfs of its own,
+	// mounted over Path read-only.
+	OpMaskFile
+)
+
+// Mount attributes (MOUNT_ATTR_* of linux/mount.h), kept here so that the
+// pure half compiles on every OS.
+const (
+	AttrRdonly = 0x1
+	AttrNosuid = 0x2
+	AttrNodev  = 0x4
+	AttrNoexec = 0x8
+)
+
+// Op is one step of a plan.
+type Op struct {
+	Kind      OpKind
+	Path      string
+	Slot      int
+	Set       uint64
+	Clear     uint64
+	Recursive bool
+	Mode      uint32
+	Create    bool
+	File      bool
+	// Why says which Spec entry the step serves, for the plan printout
+	// and for errors.
+	Why string
+}
+
+func (o Op) String() string {
+	attrs := func(v uint64) string {
+		var s []string
+		for _, a := range []struct {
+			bit  uint64
+			name string
+		}{{AttrRdonly, "ro"}, {AttrNosuid, "nosuid"}, {AttrNodev, "nodev"}, {AttrNoexec, "noexec"}} {
+			if v&a.bit != 0 {
+				s = append(s, a.name)
+			}
+		}
+		return strings.Join(s, ",")
+	}
+	var s string
+	switch o.Kind {
+	case OpPrivate:
+		s = "make private (recursive) " + o.Path
+	case OpClone:
+		s = fmt.Sprintf("clone tree %s as #%d", o.Path, o.Slot)
+	case OpSetAttr:
+		s = "set"
+		if o.Set != 0 {
+			s += " +" + attrs(o.Set)
+		}
+		if o.Clear != 0 {
+			s += " -" + attrs(o.Clear)
+		}
+		s += " on " + o.Path
+		if o.Recursive {
+			s += " (recursive)"
+		}
+	case OpTmpfs:
+		s = fmt.Sprintf("tmpfs mode %04o %s at %s", o.Mode, attrs(o.Set), o.Path)
+	case OpAttach:
+		s = fmt.Sprintf("attach #%d at %s", o.Slot, o.Path)
+		if o.Create {
+			s += " (mount point made in this plan's tmpfs)"
+		}
+	case OpMaskFile:
+		s = "hide file " + o.Path + " under an empty mode-000 file"
+	}
+	if o.Why != "" {
+		s += ": " + o.Why
+	}
+	return s
+}
+
+// Gap is something asked for that the plan cannot do, with the reason.
+type Gap struct {
+	Field  string // the Config field: deny_write_paths, deny_read_paths, mounts, private_tmp
+	Path   string
+	Reason string
+}
+
+// Plan is the result of [Build].
+type Plan struct {
+	Ops  []Op
+	Gaps []Gap
+	// Protected are the paths kept read-only inside write paths, and
+	// Hidden the paths hidden, as they are enforced (for descriptions).
+	Protected, Hidden []string
+	// Tmp lists the directories given a private tmpfs.
+	Tmp []string
+}
+
+// Lines renders the plan's steps, one per line.
+func (p Plan) Lines() []string {
+	out := make([]string, len(p.Ops))
+	for i, o := range p.Ops {
+		out[i] = o.String()
+	}
+	return out
+}
+
+// under reports whether p is dir or beneath it.
+func under(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// privateTmpDirs are the directories PrivateTmp replaces.
+var privateTmpDirs = []string{"/tmp", "/dev/shm"}
+
+// Build turns spec into a plan. It is pure apart from spec.Lookup.
+func Build(spec Spec) (Plan, error) {
+	if spec.Lookup == nil || spec.Resolve == nil {
+		return Plan{}, fmt.Errorf("mountns: Spec.Lookup and Spec.Resolve are required")
+	}
+	for _, p := range allPaths(spec) {
+		if !path.IsAbs(p) || path.Clean(p) != p {
+			return Plan{}, fmt.Errorf("mountns: path %q is not absolute and clean", p)
+		}
+	}
+	b := &builder{spec: spec}
+	b.build()
+	return b.plan, nil
+}
+
+func allPaths(s Spec) []string {
+	var out []string
+	for _, w := range s.Write {
+		out = append(out, w.Path)
+	}
+	out = append(out, s.Read...)
+	out = append(out, s.DenyWrite...)
+	out = append(out, s.DenyRead...)
+	out = append(out, s.Pin...)
+	for _, m := range s.Mounts {
+		out = append(out, m.Source, m.Target)
+	}
+	return out
+}
+
+type builder struct {
+	spec  Spec
+	plan  Plan
+	slots int
+	// tmpfs are the directories this plan mounted a tmpfs on: mount
+	// points beneath them may be created.
+	tmpfs []string
+}
+
+func (b *builder) op(o Op) { b.plan.Ops = append(b.plan.Ops, o) }
+
+func (b *builder) gap(field, p, reason string) {
+	b.plan.Gaps = append(b.plan.Gaps, Gap{Field: field, Path: p, Reason: reason})
+}
+
+func (b *builder) clone(p, why string) int {
+	slot := b.slots
+	b.slots++
+	b.op(Op{Kind: OpClone, Path: p, Slot: slot, Why: why})
+	return slot
+}
+
+// inTmpfs reports whether p lies beneath a tmpfs of this plan (so a mount
+// point may be made there without touching the host).
+func (b *builder) inTmpfs(p string) bool {
+	return slices.ContainsFunc(b.tmpfs, func(t string) bool { return p != t && under(p, t) })
+}
+
+// writable reports whether p lies inside a write path or a writable mount
+// target: only there does a protected path need a mount of its own
+// (everything else is read-only already, and Landlock denies writes
+// outside write paths anyway).
+func (b *builder) writable(p string) bool {
+	for _, w := range b.spec.Write {
+		if under(p, w.Path) {
+			return true
+		}
+	}
+	for _, m := range b.spec.Mounts {
+		if m.Write && under(p, m.Target) {
+			return true
+		}
+	}
+	return slices.ContainsFunc(b.plan.Tmp, func(t string) bool { return under(p, t) })
+}
+
+// granted reports whether p lies inside any grant (read, write, mount).
+func (b *builder) granted(p string) bool {
+	if b.writable(p) {
+		return true
+	}
+	for _, r := range b.spec.Read {
+		if under(p, r) {
+			return true
+		}
+	}
+	for _, m := range b.spec.Mounts {
+		if under(p, m.Target) {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *builder) build() {
+	s := b.spec
+	b.op(Op{Kind: OpPrivate, Path: "/", Why: "no mount made here reaches the host"})
+
+	// Which directories get a private tmpfs: those that exist and that
+	// no grant names or contains (a granted /tmp stays the host's).
+	var tmpDirs []string
+	if s.PrivateTmp {
+		for _, d := range privateTmpDirs {
+			covered := false
+			for _, g := range append(slices.Clone(s.Read), writePaths(s)...) {
+				if under(d, g) {
+					covered = true
+				}
+			}
+			switch {
+			case covered:
+				b.gap("private_tmp", d, "a grant covers it: the host's "+d+" is used")
+			case s.Lookup(d) != Dir:
+				b.gap("private_tmp", d, "does not exist on this host")
+			default:
+				tmpDirs = append(tmpDirs, d)
+			}
+		}
+	}
+
+	// Clones of everything shown somewhere, taken while the tree is whole.
+	writes := slices.Clone(s.Write)
+	sort.SliceStable(writes, func(i, j int) bool { return depth(writes[i].Path) < depth(writes[j].Path) })
+	writeSlot := make([]int, len(writes))
+	for i, w := range writes {
+		writeSlot[i] = b.clone(w.Path, "write path")
+	}
+	var mounts []Mount
+	var mountSlot []int
+	for _, m := range s.Mounts {
+		kind := s.Lookup(m.Source)
+		if kind == Missing {
+			b.gap("mounts", m.Source, "source does not exist")
+			continue
+		}
+		mounts = append(mounts, m)
+		mountSlot = append(mountSlot, b.clone(m.Source, "source of the mount at "+m.Target))
+	}
+	// Read paths beneath a private tmp dir must stay visible there too.
+	type kept struct {
+		path string
+		slot int
+		file bool
+	}
+	var keep []kept
+	for _, r := range s.Read {
+		for _, d := range tmpDirs {
+			if r != d && under(r, d) {
+				keep = append(keep, kept{r, b.clone(r, "read path inside private "+d), s.Lookup(r) == File})
+			}
+		}
+	}
+
+	b.op(Op{Kind: OpSetAttr, Path: "/", Set: AttrRdonly | AttrNosuid, Recursive: true,
+		Why: "everything outside the write paths is read-only (chmod, chown, utimes, xattrs: EROFS)"})
+
+	for _, d := range tmpDirs {
+		b.op(Op{Kind: OpTmpfs, Path: d, Mode: 01777, Set: AttrNosuid | AttrNodev | AttrNoexec, Why: "private " + d})
+		b.tmpfs = append(b.tmpfs, d)
+		b.plan.Tmp = append(b.plan.Tmp, d)
+	}
+	for _, k := range keep {
+		b.op(Op{Kind: OpAttach, Path: k.path, Slot: k.slot, Create: true, File: k.file, Why: "read path kept visible"})
+	}
+
+	for i, w := range writes {
+		b.op(Op{Kind: OpAttach, Path: w.Path, Slot: writeSlot[i], Create: b.inTmpfs(w.Path),
+			File: s.Lookup(w.Path) == File, Why: "write path"})
+		set := uint64(AttrNosuid | AttrNodev)
+		why := "write path: writable, nosuid, nodev"
+		if !w.Exec {
+			set |= AttrNoexec
+			why += ", noexec (not on the exec allowlist: nothing written here can be executed or mapped executable)"
+		}
+		b.op(Op{Kind: OpSetAttr, Path: w.Path, Set: set, Clear: AttrRdonly, Why: why})
+	}
+
+	for i, m := range mounts {
+		file := s.Lookup(m.Source) == File
+		target := s.Lookup(m.Target)
+		create := b.inTmpfs(m.Target) // the host's entries there are hidden: always made anew
+		switch {
+		case create:
+		case target == Missing:
+			b.gap("mounts", m.Target, "target does not exist: a mount point would have to be made on the host, which this library never changes")
+			continue
+		case (target == File) != file:
+			b.gap("mounts", m.Target, "target and source are not both directories or both files")
+			continue
+		}
+		b.op(Op{Kind: OpAttach, Path: m.Target, Slot: mountSlot[i], Create: create, File: file, Why: "mount of " + m.Source})
+		set, clear := uint64(AttrNosuid|AttrNodev), uint64(0)
+		if m.Write {
+			clear |= AttrRdonly
+		} else {
+			set |= AttrRdonly
+		}
+		if !m.Exec {
+			set |= AttrNoexec
+		}
+		b.op(Op{Kind: OpSetAttr, Path: m.Target, Set: set, Clear: clear, Recursive: !m.Write, Why: "mount of " + m.Source})
+	}
+
+	for _, p := range s.Pin {
+		if !b.writable(p) || s.Resolve(p) != p {
+			continue // nothing to pin, or a link (reported with its protected paths)
+		}
+		slot := b.clone(p, "pinned path")
+		b.op(Op{Kind: OpAttach, Path: p, Slot: slot, Why: "pinned: stays writable, but as a mount point it cannot be renamed or removed"})
+	}
+
+	for _, p := range s.DenyWrite {
+		r, ok := b.denied("deny_write_paths", p, b.writable, "it cannot be kept read-only by a mount without making it on the host, so the sandbox can create it")
+		if !ok {
+			continue
+		}
+		slot := b.clone(r, "protected path")
+		b.op(Op{Kind: OpAttach, Path: r, Slot: slot, Why: "protected path"})
+		b.op(Op{Kind: OpSetAttr, Path: r, Set: AttrRdonly | AttrNosuid | AttrNodev, Recursive: true,
+			Why: "protected path: read-only, and as a mount point it cannot be renamed or removed"})
+		b.plan.Protected = append(b.plan.Protected, r)
+	}
+
+	for _, p := range s.DenyRead {
+		r, ok := b.denied("deny_read_paths", p, b.granted, "if the sandbox creates it inside a write path it can read it")
+		if !ok {
+			continue
+		}
+		if s.Lookup(r) == Dir {
+			b.op(Op{Kind: OpTmpfs, Path: r, Mode: 0, Set: AttrRdonly | AttrNosuid | AttrNodev | AttrNoexec,
+				Why: "hidden directory: an empty, read-only tmpfs of mode 000 (listing and reading fail with EACCES)"})
+		} else {
+			b.op(Op{Kind: OpMaskFile, Path: r, Why: "hidden file: opening it fails with EACCES"})
+		}
+		b.plan.Hidden = append(b.plan.Hidden, r)
+	}
+}
+
+// denied resolves one deny path p and says whether it needs a mount: only
+// where needs(p) holds (inside a write path for DenyWrite, inside any grant
+// for DenyRead; elsewhere Landlock already denies). A path that does not
+// exist, or that is reached through a symbolic link, is reported: the
+// first because there is nothing to mount on, the second because the link
+// lies in a directory the sandbox may write, so the sandbox can replace the
+// link (its target, which is protected, stays so).
+func (b *builder) denied(field, p string, needs func(string) bool, missing string) (string, bool) {
+	r := b.spec.Resolve(p)
+	if r == "" {
+		if needs(p) {
+			b.gap(field, p, "does not exist: "+missing)
+		}
+		return "", false
+	}
+	if r != p && needs(p) {
+		b.gap(field, p, "reached through a symbolic link: "+r+" is protected, but the link itself can be replaced by the sandbox")
+	}
+	return r, needs(r)
+}
+
+func writePaths(s Spec) []string {
+	out := make([]string, len(s.Write))
+	for i, w := range s.Write {
+		out[i] = w.Path
+	}
+	return out
+}
+
+func depth(p string) int {
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(p, "/")
+}
