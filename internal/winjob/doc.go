@@ -26,7 +26,22 @@
 //     (windows, hooks) owned by processes outside the job. The last one is
 //     the one that matters for security: it stops window messages to
 //     programs outside the job (shatter attacks); the others stop an agent
-//     from reading what the user copied or disturbing the session.
+//     from reading what the user copied or disturbing the session. Left out
+//     with [Options.NoUIRestrictions], which a caller must set for a
+//     process that is in a job already: Windows refuses to put such a
+//     process into a job with UI restrictions.
+//   - The security descriptor [JobSecurity]: no one, the owner included,
+//     can raise a handle to the job to more access than it was given, so
+//     the handles this package keeps ([EngineAccess], [SealedAccess], and
+//     JOB_OBJECT_QUERY after [ConfineSelf]) cannot be turned into one that
+//     lifts a limit, by the confined process or by one that steals them.
+//
+// # What an elevated process can still do
+//
+// An elevated (administrator) process can enable SeTakeOwnershipPrivilege,
+// take ownership of the job and so on; it can also load drivers, debug any
+// process and change the system. Confining an elevated process with a job
+// is not meaningful; the sandbox package reports it.
 //
 // # What it does not enforce
 //
@@ -39,10 +54,13 @@
 // # Wine
 //
 // Wine 8.0 creates jobs, assigns processes, reports membership
-// (IsProcessInJob, the process-ID list, accounting), denies breakaway and
-// kills on close like Windows does, but it does not enforce the
-// active-process limit and reads limits back as 0 (UI restrictions cannot be
-// read back at all). [UnderWine] lets tests of those properties say so.
+// (IsProcessInJob, the process-ID list, accounting), denies breakaway,
+// kills on close and on TerminateJobObject, and checks a handle's access
+// and DuplicateHandle against the security descriptor like Windows does,
+// but it does not enforce the active-process limit, reads limits back as 0
+// (UI restrictions cannot be read back at all), does not refuse nesting a
+// job with UI restrictions, and ignores the OWNER RIGHTS entry (it grants
+// the owner WRITE_DAC). [UnderWine] lets tests of those properties say so.
 //
 // The package is empty on other systems.
 package winjob

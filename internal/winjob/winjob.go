@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -45,6 +46,12 @@ type Options struct {
 	// sets no limit. 1 denies creating processes to the one process put in
 	// the job.
 	ActiveProcessLimit uint32
+	// NoUIRestrictions leaves out [UIRestrictions]. It must be set when the
+	// process to be put in the job is in a job already (see [InJob]):
+	// Windows refuses to put a process that is in a job into a job with UI
+	// restrictions (a nested job may not have them), so the assignment
+	// would fail. Wine 8.0 does not refuse.
+	NoUIRestrictions bool
 }
 
 // limitFlags returns the JOBOBJECT_BASIC_LIMIT_INFORMATION.LimitFlags for o.
@@ -66,20 +73,96 @@ type Job struct {
 // ErrClosed is returned by the methods of a closed [Job].
 var ErrClosed = errors.New("winjob: job is closed")
 
+// EngineAccess is the access of the handle a [Job] made by [Create] holds
+// until [Job.Seal]: enough to put the child in, read the job and end it, and
+// not enough to change a limit (JOB_OBJECT_SET_ATTRIBUTES) or the job's
+// security (WRITE_DAC): a process that steals this handle from the caller
+// (OpenProcess with PROCESS_DUP_HANDLE on a process of the same user) cannot
+// lift the limits with it, and [JobSecurity] refuses it more rights.
+const EngineAccess = JOB_OBJECT_ASSIGN_PROCESS | JOB_OBJECT_QUERY | JOB_OBJECT_TERMINATE
+
+// SealedAccess is the access a [Job] keeps after [Job.Seal]: read it, end it.
+const SealedAccess = JOB_OBJECT_QUERY | JOB_OBJECT_TERMINATE
+
+// JobSecurity is the security descriptor of every job this package makes,
+// in SDDL: a protected DACL whose one entry grants the owner, through the
+// OWNER RIGHTS SID (S-1-3-4, "OW"), READ_CONTROL and nothing else.
+//
+// The creator's handle is not checked against it (CreateJobObject grants
+// the creator the access it asks for), so this package still sets the
+// limits. Every later request for more access than a handle already has
+// is checked against it and refused: DuplicateHandle of a reduced handle to
+// JOB_OBJECT_ALL_ACCESS, JOB_OBJECT_SET_ATTRIBUTES or WRITE_DAC fails with
+// ERROR_ACCESS_DENIED, for the user and for anyone else. Without the OWNER
+// RIGHTS entry the owner would keep its implicit READ_CONTROL and WRITE_DAC,
+// could rewrite this DACL through a handle raised to WRITE_DAC, and then
+// raise a handle to full access: that is how a default security descriptor
+// (which grants the user full access outright) lets a process undo its own
+// job.
+//
+// What it does not stop: a caller that is elevated can take ownership with
+// SeTakeOwnershipPrivilege and such; see the package doc. Wine 8.0 ignores
+// the OWNER RIGHTS entry and grants the owner WRITE_DAC; it does refuse
+// JOB_OBJECT_SET_ATTRIBUTES and JOB_OBJECT_ALL_ACCESS.
+const JobSecurity = "D:P(A;;RC;;;OW)"
+
+var jobSecurity = sync.OnceValues(func() (*windows.SECURITY_DESCRIPTOR, error) {
+	return windows.SecurityDescriptorFromString(JobSecurity)
+})
+
 // Create makes an unnamed, non-inheritable Job Object with the limits in the
-// package doc. Nothing is in it yet.
+// package doc and the security descriptor [JobSecurity]. Nothing is in it
+// yet. The Job holds a handle with [EngineAccess] only.
 func Create(o Options) (*Job, error) {
-	h, err := newJob(o)
+	full, err := newJob(o)
+	if err != nil {
+		return nil, err
+	}
+	defer windows.CloseHandle(full)
+	h, err := reduce(full, EngineAccess)
 	if err != nil {
 		return nil, err
 	}
 	return &Job{h: h}, nil
 }
 
+// reduce returns a new handle to the same job with access only.
+func reduce(h windows.Handle, access uint32) (windows.Handle, error) {
+	self := windows.CurrentProcess()
+	var r windows.Handle
+	if err := windows.DuplicateHandle(self, h, self, &r, access, false, 0); err != nil {
+		return 0, fmt.Errorf("DuplicateHandle(job, %#x): %w", access, err)
+	}
+	return r, nil
+}
+
+// Seal reduces the job's handle to [SealedAccess], once the process is in
+// the job: nothing can be assigned to it through this handle any more.
+func (j *Job) Seal() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.h == 0 {
+		return ErrClosed
+	}
+	h, err := reduce(j.h, SealedAccess)
+	if err != nil {
+		return err
+	}
+	windows.CloseHandle(j.h)
+	j.h = h
+	return nil
+}
+
 func newJob(o Options) (windows.Handle, error) {
-	// A nil SECURITY_ATTRIBUTES makes the handle non-inheritable, and a nil
-	// name keeps other processes from opening the job with OpenJobObject.
-	h, err := windows.CreateJobObject(nil, nil)
+	sd, err := jobSecurity()
+	if err != nil {
+		return 0, fmt.Errorf("security descriptor %s: %w", JobSecurity, err)
+	}
+	// InheritHandle false keeps the handle from children, and a nil name
+	// keeps other processes from opening the job with OpenJobObject.
+	sa := windows.SecurityAttributes{SecurityDescriptor: sd}
+	sa.Length = uint32(unsafe.Sizeof(sa))
+	h, err := windows.CreateJobObject(&sa, nil)
 	if err != nil {
 		return 0, fmt.Errorf("CreateJobObject: %w", err)
 	}
@@ -90,6 +173,9 @@ func newJob(o Options) (windows.Handle, error) {
 		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info))); err != nil {
 		windows.CloseHandle(h)
 		return 0, fmt.Errorf("SetInformationJobObject(JobObjectExtendedLimitInformation): %w", err)
+	}
+	if o.NoUIRestrictions {
+		return h, nil
 	}
 	ui := windows.JOBOBJECT_BASIC_UI_RESTRICTIONS{UIRestrictionsClass: UIRestrictions}
 	if _, err := windows.SetInformationJobObject(h, windows.JobObjectBasicUIRestrictions,
@@ -150,20 +236,50 @@ func (j *Job) Terminate(exitCode uint32) error {
 	})
 }
 
-// Close closes the job handle. Being the only handle, closing it terminates
-// every process still in the job (KILL_ON_JOB_CLOSE). Close is idempotent.
+// TerminateAndWait ends every process in the job and waits, for at most
+// timeout, until the job reports no active process. TerminateJobObject only
+// starts the termination; a process still exiting could hold a pipe or a
+// file a moment longer.
+func (j *Job) TerminateAndWait(exitCode uint32, timeout time.Duration) error {
+	if err := j.Terminate(exitCode); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		n, err := j.ActiveProcesses()
+		switch {
+		case err != nil:
+			return err
+		case n == 0:
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("%d processes still in the job %v after TerminateJobObject", n, timeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Close terminates every process in the job (TerminateJobObject) and closes
+// the job handle. Termination does not rely on KILL_ON_JOB_CLOSE alone: a
+// copy of the handle taken by another process (see [EngineAccess]) would
+// keep the job, and its processes, alive after this handle is closed. Close
+// is idempotent.
 func (j *Job) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.h == 0 {
 		return nil
 	}
+	terr := windows.TerminateJobObject(j.h, 1)
+	if terr != nil {
+		terr = fmt.Errorf("TerminateJobObject: %w", terr)
+	}
 	err := windows.CloseHandle(j.h)
 	j.h = 0
 	if err != nil {
-		return fmt.Errorf("CloseHandle(job): %w", err)
+		return errors.Join(terr, fmt.Errorf("CloseHandle(job): %w", err))
 	}
-	return nil
+	return terr
 }
 
 // accountingInfo is JOBOBJECT_BASIC_ACCOUNTING_INFORMATION (winnt.h), which
@@ -256,8 +372,9 @@ func (j *Job) UIRestrictions() (uint32, error) {
 // its job, and the only handle to the job left afterwards is the one
 // returned, which has JOB_OBJECT_QUERY access only, so code running in the
 // process cannot lift the limits through it (SetInformationJobObject needs
-// JOB_OBJECT_SET_ATTRIBUTES). The job is unnamed, so it cannot be opened
-// with more rights.
+// JOB_OBJECT_SET_ATTRIBUTES). Nor can it get a better handle: the job is
+// unnamed, so it cannot be opened, and its security descriptor
+// ([JobSecurity]) refuses DuplicateHandle to more access, to the owner too.
 //
 // The caller keeps the returned handle open for the life of the process:
 // closing it kills the process and its children (KILL_ON_JOB_CLOSE), and it
@@ -274,8 +391,8 @@ func ConfineSelf(o Options) (query windows.Handle, err error) {
 	self := windows.CurrentProcess()
 	// Reduce the handle before the process is in the job, so that no step
 	// after the assignment can fail and leave a full-access handle behind.
-	if err := windows.DuplicateHandle(self, full, self, &query, JOB_OBJECT_QUERY, false, 0); err != nil {
-		return 0, fmt.Errorf("DuplicateHandle(job, JOB_OBJECT_QUERY): %w", err)
+	if query, err = reduce(full, JOB_OBJECT_QUERY); err != nil {
+		return 0, err
 	}
 	if err := windows.AssignProcessToJobObject(full, self); err != nil {
 		windows.CloseHandle(query)
@@ -292,10 +409,13 @@ func ConfineSelf(o Options) (query windows.Handle, err error) {
 // thread is found with a CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD) of the
 // threads whose owner is pid. A process created suspended has exactly one
 // thread; anything else (a thread injected from outside, a process that
-// already ran) is an error and nothing is resumed. The thread is opened,
-// the process is checked to be still alive (so that its only thread, which
-// is suspended and cannot exit by itself, is the one the thread ID names),
-// and resumed. ResumeThread must report a previous suspend count of exactly
+// already ran) is an error and nothing is resumed. The thread is opened by
+// its ID, and the handle is checked to name a thread of pid
+// (GetProcessIdOfThread): between the snapshot and OpenThread the thread
+// could have ended and its ID been reused by a thread of another process.
+// The process is checked to be still alive (so that its only thread, which
+// is suspended and cannot exit by itself, is still the one the handle
+// names), and the thread is resumed. ResumeThread must report a previous suspend count of exactly
 // 1: 0 means the process was running already, more means it stays
 // suspended; both are errors.
 func ResumeSuspendedProcess(process windows.Handle, pid uint32) error {
@@ -306,11 +426,16 @@ func ResumeSuspendedProcess(process windows.Handle, pid uint32) error {
 	if len(tids) != 1 {
 		return fmt.Errorf("process %d has %d threads, want exactly 1 (the suspended main thread)", pid, len(tids))
 	}
-	th, err := windows.OpenThread(windows.THREAD_SUSPEND_RESUME, false, tids[0])
+	th, err := windows.OpenThread(windows.THREAD_SUSPEND_RESUME|windows.THREAD_QUERY_LIMITED_INFORMATION, false, tids[0])
 	if err != nil {
 		return fmt.Errorf("OpenThread(%d): %w", tids[0], err)
 	}
 	defer windows.CloseHandle(th)
+	if owner, err := processIDOfThread(th); err != nil {
+		return err
+	} else if owner != pid {
+		return fmt.Errorf("thread %d belongs to process %d, not %d: its ID was reused", tids[0], owner, pid)
+	}
 	ev, err := windows.WaitForSingleObject(process, 0)
 	switch {
 	case err != nil:
@@ -350,6 +475,19 @@ func threadsOf(pid uint32) ([]uint32, error) {
 		return nil, fmt.Errorf("Thread32Next: %w", err)
 	}
 	return tids, nil
+}
+
+// procGetProcessIdOfThread is kernel32's GetProcessIdOfThread, which
+// x/sys/windows does not wrap.
+var procGetProcessIdOfThread = windows.NewLazySystemDLL("kernel32.dll").NewProc("GetProcessIdOfThread")
+
+// processIDOfThread returns the ID of the process that owns the thread.
+func processIDOfThread(thread windows.Handle) (uint32, error) {
+	r, _, err := procGetProcessIdOfThread.Call(uintptr(thread))
+	if r == 0 {
+		return 0, fmt.Errorf("GetProcessIdOfThread: %w", err)
+	}
+	return uint32(r), nil
 }
 
 // procIsProcessInJob is kernel32's IsProcessInJob, which x/sys/windows does

@@ -369,3 +369,141 @@ func TestConfineSelf(t *testing.T) {
 		}
 	})
 }
+
+// raise tries to raise h to access with DuplicateHandle and closes what it
+// gets; the error says whether the job's security descriptor refused.
+func raise(h windows.Handle, access uint32) error {
+	self := windows.CurrentProcess()
+	var r windows.Handle
+	err := windows.DuplicateHandle(self, h, self, &r, access, false, 0)
+	if err == nil {
+		windows.CloseHandle(r)
+	}
+	return err
+}
+
+const jobAllAccess = windows.STANDARD_RIGHTS_REQUIRED | windows.SYNCHRONIZE | 0x3F // JOB_OBJECT_ALL_ACCESS
+
+// checkCannotRaise fails the test unless h cannot be raised to a handle
+// that changes the job's limits or its security descriptor.
+func checkCannotRaise(t *testing.T, h windows.Handle) {
+	t.Helper()
+	for _, a := range []struct {
+		name   string
+		access uint32
+	}{
+		{"JOB_OBJECT_ALL_ACCESS", jobAllAccess},
+		{"JOB_OBJECT_SET_ATTRIBUTES", winjob.JOB_OBJECT_SET_ATTRIBUTES},
+		{"JOB_OBJECT_SET_SECURITY_ATTRIBUTES", winjob.JOB_OBJECT_SET_SECURITY_ATTRIBUTES},
+	} {
+		if err := raise(h, a.access); !errors.Is(err, windows.ERROR_ACCESS_DENIED) {
+			t.Errorf("DuplicateHandle(job, %s) = %v, want ERROR_ACCESS_DENIED", a.name, err)
+		}
+	}
+	err := raise(h, windows.WRITE_DAC)
+	switch {
+	case errors.Is(err, windows.ERROR_ACCESS_DENIED):
+	case err == nil && winjob.UnderWine():
+		t.Log("Wine ignores the OWNER RIGHTS entry and grants the owner WRITE_DAC: only Windows proves " +
+			"that the owner cannot rewrite the job's DACL (and then raise a handle to full access)")
+	default:
+		t.Errorf("DuplicateHandle(job, WRITE_DAC) = %v, want ERROR_ACCESS_DENIED", err)
+	}
+}
+
+// The job ApplySelf makes cannot be undone from inside: the query-only
+// handle the process keeps cannot be raised to one that lifts a limit.
+func TestConfineSelfCannotBeUndone(t *testing.T) {
+	childtest.Run(t, func(t *testing.T) {
+		q, err := winjob.ConfineSelf(winjob.Options{ActiveProcessLimit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkCannotRaise(t, q)
+	})
+}
+
+// The handle the caller of Create holds (and a process that steals it
+// with PROCESS_DUP_HANDLE gets) cannot change a limit.
+func TestCreatedJobCannotBeChanged(t *testing.T) {
+	job, err := winjob.Create(winjob.Options{ActiveProcessLimit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	var info windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION
+	info.BasicLimitInformation.LimitFlags = windows.JOB_OBJECT_LIMIT_SILENT_BREAKAWAY_OK
+	_, err = windows.SetInformationJobObject(job.Handle(), windows.JobObjectExtendedLimitInformation,
+		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info)))
+	if !errors.Is(err, windows.ERROR_ACCESS_DENIED) {
+		t.Fatalf("SetInformationJobObject(silent breakaway) through the job's handle = %v, want ERROR_ACCESS_DENIED", err)
+	}
+	checkCannotRaise(t, job.Handle())
+	if err := job.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	if err := job.Assign(windows.CurrentProcess()); !errors.Is(err, windows.ERROR_ACCESS_DENIED) {
+		t.Fatalf("Assign after Seal = %v, want ERROR_ACCESS_DENIED", err)
+	}
+	if n, err := job.ActiveProcesses(); err != nil || n != 0 {
+		t.Fatalf("ActiveProcesses after Seal = %d, %v; want 0, nil", n, err)
+	}
+	checkCannotRaise(t, job.Handle())
+}
+
+// Close ends the job's processes even when another handle to the job is
+// open (a copy stolen by a process of the same user would otherwise keep
+// KILL_ON_JOB_CLOSE from firing).
+func TestCloseTerminatesDespiteOtherHandle(t *testing.T) {
+	job, err := winjob.Create(winjob.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd := startInJob(t, job, "sleep", &out)
+	self := windows.CurrentProcess()
+	var other windows.Handle
+	if err := windows.DuplicateHandle(self, job.Handle(), self, &other, 0, false, windows.DUPLICATE_SAME_ACCESS); err != nil {
+		t.Fatal(err)
+	}
+	defer windows.CloseHandle(other)
+	if err := job.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitWithin(t, cmd, 10*time.Second)
+}
+
+func TestTerminateAndWait(t *testing.T) {
+	job, err := winjob.Create(winjob.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	var out bytes.Buffer
+	cmd := startInJob(t, job, "sleep", &out)
+	if err := job.TerminateAndWait(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := job.ActiveProcesses(); err != nil || n != 0 {
+		t.Fatalf("ActiveProcesses after TerminateAndWait = %d, %v; want 0", n, err)
+	}
+	if ev, err := windows.WaitForSingleObject(handle(t, cmd), 0); err != nil || ev != windows.WAIT_OBJECT_0 {
+		t.Fatalf("process still running after TerminateAndWait (wait = %#x, %v)", ev, err)
+	}
+}
+
+func TestNoUIRestrictions(t *testing.T) {
+	job, err := winjob.Create(winjob.Options{NoUIRestrictions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	ui, err := job.UIRestrictions()
+	if err != nil && winjob.UnderWine() {
+		t.Skipf("Wine cannot read UI restrictions back (%v): only Windows proves a job made for a process "+
+			"in a job has none (and that Windows refuses to nest one that has them)", err)
+	}
+	if err != nil || ui != 0 {
+		t.Fatalf("UI restrictions = %#x, %v; want none", ui, err)
+	}
+}
