@@ -2,16 +2,30 @@
 
 package sandbox
 
-// The Windows canary. A Job Object confines process creation only, so the
-// one real probe is process_spawn: start %SystemRoot%\System32\cmd.exe (by
-// full path: CreateProcess would not search for a bare name the way a shell
-// does) and count it blocked only on ERROR_NOT_ENOUGH_QUOTA, the error the
-// job's active-process limit gives. File and network probes are skipped with
-// the reason: Job Objects do not restrict them, so the result is at best
-// "sandboxed" for process creation alone, and says so.
+// The Windows canary. A Job Object confines process creation from inside
+// the job only, so the probes are:
+//
+//   - process_spawn: start %SystemRoot%\System32\cmd.exe (by full path:
+//     CreateProcess would not search for a bare name the way a shell does);
+//     blocked only on ERROR_NOT_ENOUGH_QUOTA, the error the job's
+//     active-process limit gives.
+//   - process_spawn_parent: OpenProcess(parent, PROCESS_CREATE_PROCESS), the
+//     first step of the route around the job: a process opened so can be
+//     named as the parent of a new process
+//     (PROC_THREAD_ATTRIBUTE_PARENT_PROCESS), which then starts outside the
+//     job. Blocked only on ERROR_ACCESS_DENIED (a low-integrity or
+//     restricted token); failed when the parent could be opened. The
+//     parent stands for every process of the same user: the one most
+//     likely to be there and to run unconfined. Nothing is created.
+//
+// File and network probes are skipped with the reason: Job Objects do not
+// restrict them. With the process's own token, process_spawn_parent fails,
+// so the result is partial and not verified: that is the truth about a job
+// alone (see PlanFor's process_spawn).
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +44,7 @@ func verifyPlatform(cfg Config) CanaryResult {
 		skipped("file_write", jobSkip),
 		skipped("network", jobSkip),
 		probeSpawnWindows(cfg),
+		probeSpawnParent(cfg),
 	})
 }
 
@@ -55,6 +70,33 @@ func probeSpawnWindows(cfg Config) ProbeResult {
 	}
 	if errors.Is(err, os.ErrNotExist) {
 		return skipped(name, target+" not found: nothing to probe with")
+	}
+	return ProbeResult{Name: name, Status: ProbeFailed, Target: target, Error: err.Error()}
+}
+
+// probeSpawnParent tries to open the parent process for
+// PROCESS_CREATE_PROCESS.
+func probeSpawnParent(cfg Config) ProbeResult {
+	const name = "process_spawn_parent"
+	if cfg.AllowProcessSpawn {
+		return skipped(name, "process spawn is granted by the config")
+	}
+	ppid := os.Getppid()
+	target := fmt.Sprintf("parent process %d", ppid)
+	if ppid <= 0 {
+		return skipped(name, "no parent process: nothing to probe with")
+	}
+	h, err := windows.OpenProcess(windows.PROCESS_CREATE_PROCESS, false, uint32(ppid))
+	switch {
+	case err == nil:
+		windows.CloseHandle(h)
+		return ProbeResult{Name: name, Status: ProbeFailed, Target: target,
+			Error: "not denied: OpenProcess(PROCESS_CREATE_PROCESS) succeeded, so a process created with it as parent " +
+				"(PROC_THREAD_ATTRIBUTE_PARENT_PROCESS) starts outside the job"}
+	case errors.Is(err, windows.ERROR_ACCESS_DENIED):
+		return ProbeResult{Name: name, Status: ProbeBlocked, Target: target, Error: err.Error()}
+	case errors.Is(err, windows.ERROR_INVALID_PARAMETER):
+		return skipped(name, target+" has exited: nothing to probe with")
 	}
 	return ProbeResult{Name: name, Status: ProbeFailed, Target: target, Error: err.Error()}
 }

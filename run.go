@@ -38,7 +38,9 @@ type RunOptions struct {
 	// Stdin is the program's standard input; nil reads from the null
 	// device. An *os.File is passed to the program as it is; any other
 	// reader is copied through a pipe, and Run does not wait for a Read on
-	// it that is still blocked when the program ends.
+	// it that is still blocked when the program ends. (On Windows a
+	// console is copied through a pipe too: a console input handle would
+	// let the program type into the caller's console.)
 	Stdin io.Reader
 
 	// Timeout, when positive, kills the program and all its processes
@@ -103,9 +105,12 @@ type RunResult struct {
 //     locked for the whole run, so it dies if the caller dies (Pdeathsig
 //     fires when the creating thread exits); its descendants do not, but
 //     they cannot outlive the session's kill if Run returns.
-//   - Windows: the Job Object (KILL_ON_JOB_CLOSE) holds every process; Run
-//     calls PostStart and closes the job, which kills what is left, and the
-//     job dies with the caller.
+//   - Windows: the Job Object (KILL_ON_JOB_CLOSE) holds every process of
+//     the job; Run calls PostStart, terminates the job and waits until it
+//     holds no process, and the job dies with the caller. Processes
+//     started outside the job by a same-user route (see PlanFor's
+//     process_spawn) are not ended; Run stops reading their output after
+//     the drain time.
 //   - macOS: the program starts in a new session and Run kills its process
 //     group. A descendant that moves itself to another process group
 //     escapes that kill, and nothing kills the program if the caller dies:
@@ -153,13 +158,13 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 		cmd.Stdin, stdinW = r, w
 		closeAfterStart = append(closeAfterStart, r)
 	}
-	outR, outW, err := os.Pipe()
+	outR, outW, err := outputPipe()
 	if err != nil {
 		closeAll(closeAfterStart)
 		closeAll([]*os.File{stdinW})
 		return res, fmt.Errorf("sandbox: Run: %w", err)
 	}
-	errR, errW, err := os.Pipe()
+	errR, errW, err := outputPipe()
 	if err != nil {
 		closeAll(closeAfterStart)
 		closeAll([]*os.File{stdinW, outR, outW})

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/windows"
 
@@ -19,23 +20,39 @@ import (
 //
 // # What it enforces
 //
-//   - Process creation: unless Config.AllowProcessSpawn is set, the job's
-//     active-process limit is 1, so the confined process cannot create a
-//     process (CreateProcess fails with ERROR_NOT_ENOUGH_QUOTA).
+//   - Process creation from inside the job: unless Config.AllowProcessSpawn
+//     is set, the job's active-process limit is 1, so CreateProcess from
+//     the confined process fails with ERROR_NOT_ENOUGH_QUOTA. This is not
+//     a denial of process creation as such: see below.
 //   - No breakaway: JOB_OBJECT_LIMIT_BREAKAWAY_OK and
 //     JOB_OBJECT_LIMIT_SILENT_BREAKAWAY_OK are never set, so every process
 //     created in the job (when spawning is allowed) stays in it, and
 //     CREATE_BREAKAWAY_FROM_JOB fails with ERROR_ACCESS_DENIED.
-//   - Lifetime: JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE. Only this library holds
-//     a handle to the job (unnamed, not inheritable), so when it is closed,
-//     by Close or by the exit of the process holding it, every process left
-//     in the job is terminated. JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION
-//     makes a crash end the process instead of waiting on a dialog.
+//   - The job cannot be undone from inside: its security descriptor
+//     (winjob.JobSecurity) refuses every request for more access to it, to
+//     the owner too, so neither the query-only handle ApplySelf keeps nor
+//     the reduced handle a WrapCommand caller keeps (assign, query,
+//     terminate; query and terminate after PostStart) can be raised to one
+//     that lifts a limit, by the confined process or by one that steals
+//     the handle with PROCESS_DUP_HANDLE.
+//   - Lifetime: JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE, and Close (and every
+//     failure path) calls TerminateJobObject before closing the handle, so
+//     a stolen copy of the handle does not keep the job's processes alive.
+//     JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION makes a crash end the
+//     process instead of waiting on a dialog.
 //   - UI: every JOBOBJECT_BASIC_UI_RESTRICTIONS bit (desktop, display
 //     settings, exit windows, global atoms, USER handles of processes outside
 //     the job, reading and writing the clipboard, system parameters). A
 //     headless agent needs none of them; the handle restriction stops window
-//     messages to programs outside the job.
+//     messages to programs outside the job. When the caller is in a job
+//     already (Windows Terminal, a CI runner, a libuv parent, an Engine's
+//     job), Windows refuses to nest a job with UI restrictions, so the job
+//     is made without them and PlanFor reports ui_restrictions not enforced.
+//   - The console: WrapCommand starts the child without the caller's
+//     console unless the caller chose a console flag, and Run also feeds a
+//     console standard input through a pipe, so the child cannot write
+//     keystrokes into the caller's console (WriteConsoleInput: the Windows
+//     TIOCSTI).
 //
 // # What it does not enforce
 //
@@ -45,12 +62,30 @@ import (
 // unix_sockets are reported as not enforced by [PlanFor], and
 // Config.Strict therefore always fails with [ErrNotEnforced] on Windows.
 // Nor does a job stop the process from opening other processes of the same
-// user (OpenProcess): it can terminate them, inject code into them, or name
-// one as the parent of a new process (PROC_THREAD_ATTRIBUTE_PARENT_PROCESS),
-// which then starts in that parent's job, outside this one. That is reported
-// as scope_signal not enforced. A caller that needs more runs the child with
-// a restricted or low-integrity token (cmd.SysProcAttr.Token, which
-// WrapCommand keeps) or in a container or VM.
+// user (OpenProcess): it can terminate them, inject code into them, take
+// their handles, or name one as the parent of a new process
+// (PROC_THREAD_ATTRIBUTE_PARENT_PROCESS), which then starts in that
+// parent's job, outside this one; and WMI (Win32_Process.Create), the Task
+// Scheduler, BITS and out-of-process COM servers start processes on its
+// behalf. So process_spawn is reported as not enforced (inside the job
+// only, with these routes), scope_signal as not enforced, and the canary's
+// process_spawn_parent probe fails where OpenProcess(parent,
+// PROCESS_CREATE_PROCESS) succeeds. A caller that is elevated gives the
+// child an administrator's token, which a job does not confine: reported as
+// unelevated not enforced (Strict: an error).
+//
+// # Tokens: decided, not applied
+//
+// A low-integrity token would close the same-user routes above (a
+// low-integrity process cannot open a medium-integrity process for
+// PROCESS_CREATE_PROCESS, PROCESS_DUP_HANDLE or writing), but it can then
+// write only to low-integrity places: not the workspace, the user's profile,
+// %TEMP% or HKCU, unless those are relabelled, which changes the host's
+// files. A restricted token breaks most programs in similar ways. This
+// library therefore does not change the token; a caller that can live with
+// that passes its own (cmd.SysProcAttr.Token, which WrapCommand keeps), or
+// uses a container or VM. Wine ignores integrity levels, so CI could only
+// test the plumbing of such a token, not its effect.
 type windowsSandbox struct {
 	mu sync.Mutex
 	// pending: commands wrapped and not yet post-started (their children,
@@ -72,74 +107,11 @@ var _ PostStarter = (*windowsSandbox)(nil)
 // use one per command (or per goroutine) to keep their lifetimes apart.
 func newPlatform() Sandbox { return &windowsSandbox{} }
 
-// jobSupport is nil when a job with this library's limits can be made here.
-var jobSupport = sync.OnceValue(winjob.Supported)
-
-const (
-	windowsLimits = "Job Objects do not isolate files or network: only process creation, " +
-		"breakaway from the job and UI access are restricted; files, the registry and the network " +
-		"stay as open as the user's token allows"
-	noFiles   = "Job Objects do not restrict file access"
-	noNetwork = "Job Objects do not restrict network access"
-	tokenHint = "run the process with a restricted or low-integrity token, or in a container or VM"
-)
-
 // Available reports whether Job Objects with this library's limits can be
 // made here.
 func (*windowsSandbox) Available() bool { return Probe().Active }
 
 func (*windowsSandbox) Mode() string { return ModeJobObject }
-
-func probePlatform() Status {
-	if err := jobSupport(); err != nil {
-		return Status{Mode: ModeJobObject, Reason: "Job Objects unavailable: " + err.Error()}
-	}
-	return Status{Active: true, Mode: ModeJobObject, Filesystem: false, Network: false, Reason: windowsLimits}
-}
-
-func planPlatform(rc *resolvedConfig) Plan {
-	if err := jobSupport(); err != nil {
-		return unavailablePlan(ModeJobObject, "Job Objects unavailable: "+err.Error())
-	}
-	cfg := rc.cfg
-	p := Plan{Platform: "windows", Mechanism: ModeJobObject, Available: true, Reason: windowsLimits}
-	f := func(feature string, enforced bool, detail, hint string) {
-		p.Features = append(p.Features, Enforcement{Feature: feature, Enforced: enforced, Detail: detail, Hint: hint})
-	}
-	f(FeatureFilesystem, false, noFiles+": every file the user's token can open stays readable and writable", tokenHint)
-	f(FeatureExec, false, noFiles+": every file the user's token can read can be executed", tokenHint)
-	f(FeatureTCPConnect, false, noNetwork+": every host and port is reachable", tokenHint)
-	f(FeatureTCPBind, false, noNetwork+": every port can be bound", tokenHint)
-	if cfg.AllowUDP {
-		f(FeatureUDP, true, "granted: UDP sockets to any host and port", "")
-	} else {
-		f(FeatureUDP, false, noNetwork+": UDP sockets can be created", tokenHint)
-	}
-	if cfg.AllowUnixSockets {
-		f(FeatureUnixSockets, true, "granted: AF_UNIX sockets", "")
-	} else {
-		f(FeatureUnixSockets, false, noFiles+": AF_UNIX sockets and named pipes can be reached", tokenHint)
-	}
-	f(FeatureScopeSignal, false, "Job Objects do not stop opening other processes of the same user: "+
-		"they can be terminated, injected into, or named as the parent of a new process, which then starts outside the job", tokenHint)
-	if cfg.AllowProcessSpawn {
-		f(FeatureSpawn, true, "granted: children are created in the same Job Object (breakaway denied) and die when it is closed", "")
-	} else {
-		f(FeatureSpawn, true, "Job Object: active-process limit 1, breakaway denied: CreateProcess fails with ERROR_NOT_ENOUGH_QUOTA "+
-			"(a process of the same user outside the job can still be named as parent: see scope_signal)", "")
-	}
-	f(FeatureSyscalls, false, "Job Objects do not filter system calls", "")
-	p.Features = append(p.Features, layerFeatures(rc, true)...)
-	return p
-}
-
-// jobOptions maps a Config to the limits of its job.
-func jobOptions(cfg Config) winjob.Options {
-	if cfg.AllowProcessSpawn {
-		return winjob.Options{}
-	}
-	return winjob.Options{ActiveProcessLimit: 1}
-}
 
 // selfJobs holds the query-only handles of the jobs ApplySelf put this
 // process in. They stay open for the life of the process: closing one would
@@ -169,7 +141,7 @@ func (*windowsSandbox) ApplySelf(cfg Config) error {
 	if err := checkApplicable(planPlatform(rc), cfg); err != nil {
 		return err
 	}
-	h, err := winjob.ConfineSelf(jobOptions(cfg))
+	h, err := winjob.ConfineSelf(jobOptions(cfg, inJobAlready()))
 	if err != nil {
 		// ConfineSelf leaves the process out of the job on any error.
 		return fmt.Errorf("%w: job object: %w", ErrUnavailable, err)
@@ -192,6 +164,31 @@ func (*windowsSandbox) ApplySelf(cfg Config) error {
 // different Configs and an active-process limit counts only the child of
 // its own command. A bad cfg is an error (*ConfigError) and cmd is left
 // untouched. Wrapping a command twice, or one already started, is an error.
+//
+// # The console
+//
+// Unless the caller set CREATE_NEW_CONSOLE, CREATE_NO_WINDOW or
+// DETACHED_PROCESS, WrapCommand adds DETACHED_PROCESS (no console, so no
+// console host needs to start for it) when spawning is denied and
+// CREATE_NO_WINDOW (a console of its own, without a window, that its
+// children share) when it is granted: a child attached to the caller's
+// console could write keystrokes into it (WriteConsoleInput), to be read
+// by the shell that started the caller. Standard handles the caller sets
+// are passed as they are: a console input handle given as cmd.Stdin
+// reaches the caller's console all the same (Run pipes it).
+//
+// # Jobs inside jobs
+//
+// When the caller is in a job, the child would be too, and Windows refuses
+// to put it into a job with UI restrictions; the job is then made without
+// them (PlanFor reports ui_restrictions not enforced), unless the caller
+// set CREATE_BREAKAWAY_FROM_JOB, which takes the child out of the caller's
+// job (if that job allows it) so that it gets the UI restrictions.
+//
+// # A failed Start
+//
+// If cmd.Start fails, the job made for cmd stays until Close (it holds no
+// process); a caller that keeps the value should call Close.
 func (s *windowsSandbox) WrapCommand(cmd *exec.Cmd, cfg Config) error {
 	if cmd == nil {
 		return errors.New("sandbox: WrapCommand: nil *exec.Cmd")
@@ -212,20 +209,38 @@ func (s *windowsSandbox) WrapCommand(cmd *exec.Cmd, cfg Config) error {
 		return errors.New("sandbox: WrapCommand: command already wrapped")
 	}
 	s.pruneLocked()
-	job, err := winjob.Create(jobOptions(cfg))
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
 	// A copy, so that a SysProcAttr shared with other commands is not
 	// changed under them.
 	var attr syscall.SysProcAttr
 	if cmd.SysProcAttr != nil {
 		attr = *cmd.SysProcAttr
 	}
-	attr.CreationFlags |= windows.CREATE_SUSPENDED
+	nested := inJobAlready() && attr.CreationFlags&windows.CREATE_BREAKAWAY_FROM_JOB == 0
+	job, err := winjob.Create(jobOptions(cfg, nested))
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	attr.CreationFlags |= windows.CREATE_SUSPENDED | consoleFlag(attr.CreationFlags, cfg)
 	cmd.SysProcAttr = &attr
 	s.pending = append(s.pending, &wrappedCmd{cmd: cmd, job: job})
 	return nil
+}
+
+// consoleFlags are the creation flags that decide a child's console.
+const consoleFlags = windows.CREATE_NEW_CONSOLE | windows.CREATE_NO_WINDOW | windows.DETACHED_PROCESS
+
+// consoleFlag returns the console flag WrapCommand adds to flags: none when
+// the caller chose one, else DETACHED_PROCESS, or CREATE_NO_WINDOW when
+// spawning is granted (so that console programs the child starts share one
+// hidden console instead of each opening a window).
+func consoleFlag(flags uint32, cfg Config) uint32 {
+	switch {
+	case flags&consoleFlags != 0:
+		return 0
+	case cfg.AllowProcessSpawn:
+		return windows.CREATE_NO_WINDOW
+	}
+	return windows.DETACHED_PROCESS
 }
 
 // pruneLocked closes the jobs of post-started commands whose processes have
@@ -273,7 +288,9 @@ func (s *windowsSandbox) pruneLocked() {
 //
 // If the command no longer has CREATE_SUSPENDED (its SysProcAttr was
 // replaced after WrapCommand), or assignment or resumption fails, the child
-// is terminated and an error is returned: it never runs outside the job.
+// is terminated (and the job with TerminateJobObject) and an error is
+// returned: it never runs outside the job. After a successful PostStart the
+// value's handle to the job is reduced to query and terminate.
 func (s *windowsSandbox) PostStart(pid int) error {
 	// The lock is held throughout, so that Close cannot run between taking
 	// the command off pending and recording it as running. Assignment and
@@ -318,13 +335,18 @@ func startInJob(w *wrappedCmd, process windows.Handle, pid uint32) error {
 		w.job.Terminate(1)
 		return fmt.Errorf("%w; child terminated", err)
 	}
+	if err := w.job.Seal(); err != nil {
+		w.job.Terminate(1)
+		return fmt.Errorf("%w; child terminated", err)
+	}
 	return nil
 }
 
 // Close ends every command this value wrapped: a child that was started but
 // never post-started (still suspended, outside any job) is terminated, and
-// every job handle is closed, which terminates every process still in it
-// (KILL_ON_JOB_CLOSE) — children of several commands alike, so a value
+// every job is terminated (TerminateJobObject, which does not depend on
+// this being the last handle to the job) and its handle closed, which ends
+// every process still in it — children of several commands alike, so a value
 // shared by commands with different lifetimes is closed only when all are
 // done. Afterwards the value is empty and may wrap new commands. A command
 // wrapped before Close and started after it can no longer be post-started:
@@ -355,5 +377,18 @@ func (s *windowsSandbox) Close() error {
 		errs = append(errs, w.job.Close())
 	}
 	s.pending, s.running = nil, nil
+	return errors.Join(errs...)
+}
+
+// terminateAndWait terminates every job of a post-started command and waits,
+// for at most timeout each, until it holds no process: Run returns only
+// after every process in the job is gone.
+func (s *windowsSandbox) terminateAndWait(timeout time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for _, w := range s.running {
+		errs = append(errs, w.job.TerminateAndWait(1, timeout))
+	}
 	return errors.Join(errs...)
 }

@@ -45,7 +45,9 @@ func TestWindowsHelperChild(t *testing.T) {
 		fmt.Println(trySpawn(0))
 		fmt.Println(trySpawn(windows.CREATE_BREAKAWAY_FROM_JOB))
 	default:
-		t.Fatalf("unknown helper %q", os.Getenv(envWinHelper))
+		if !extraHelper(t, os.Getenv(envWinHelper)) {
+			t.Fatalf("unknown helper %q", os.Getenv(envWinHelper))
+		}
 	}
 }
 
@@ -169,9 +171,27 @@ func TestWindowsPlan(t *testing.T) {
 			t.Errorf("%s: %+v (present %v), want not enforced because Job Objects do not restrict it", name, f, ok)
 		}
 	}
-	if f := got[sandbox.FeatureSpawn]; !f.Enforced || !strings.Contains(f.Detail, "active-process limit 1") {
-		t.Errorf("process_spawn: %+v, want enforced by the active-process limit", f)
+	// Spawn denial holds inside the job only: the same-user routes around
+	// it are named (TestParentProcessRouteIsReported shows one works).
+	if f := got[sandbox.FeatureSpawn]; f.Enforced || !strings.Contains(f.Detail, "inside the job only") || f.Hint == "" {
+		t.Errorf("process_spawn: %+v, want not enforced: inside the job only, with a hint", f)
+	} else {
+		for _, route := range []string{"active-process limit of 1", "PROC_THREAD_ATTRIBUTE_PARENT_PROCESS", "Win32_Process.Create",
+			"Task Scheduler", "BITS", "COM", "WriteConsoleInput"} {
+			if !strings.Contains(f.Detail, route) {
+				t.Errorf("process_spawn detail does not mention %q: %s", route, f.Detail)
+			}
+		}
 	}
+	nested := selfInJob(t)
+	if f, ok := got["ui_restrictions"]; !ok || f.Enforced == nested {
+		t.Errorf("ui_restrictions: %+v (present %v); this process in a job: %v", f, ok, nested)
+	}
+	elevated := windows.GetCurrentProcessToken().IsElevated()
+	if f, ok := got["unelevated"]; !ok || f.Enforced == elevated || (elevated && !strings.Contains(f.Detail, "elevated")) {
+		t.Errorf("unelevated: %+v (present %v); this process elevated: %v", f, ok, elevated)
+	}
+	t.Logf("this process: in a job %v, elevated %v (each plan branch is checked against the real state)", nested, elevated)
 	if f := got[sandbox.FeatureScopeSignal]; f.Enforced {
 		t.Errorf("scope_signal: %+v, want not enforced", f)
 	}
@@ -194,8 +214,12 @@ func TestWindowsStrictFails(t *testing.T) {
 	sb, _ := postStarter(t)
 	cmd := helperCmd("hello")
 	err := sb.WrapCommand(cmd, sandbox.Config{Strict: true})
-	if !errors.Is(err, sandbox.ErrNotEnforced) || !strings.Contains(err.Error(), "filesystem") {
-		t.Fatalf("WrapCommand(Strict) = %v, want ErrNotEnforced naming filesystem", err)
+	if !errors.Is(err, sandbox.ErrNotEnforced) || !strings.Contains(err.Error(), "filesystem") ||
+		!strings.Contains(err.Error(), "process_spawn") {
+		t.Fatalf("WrapCommand(Strict) = %v, want ErrNotEnforced naming filesystem and process_spawn", err)
+	}
+	if windows.GetCurrentProcessToken().IsElevated() && !strings.Contains(err.Error(), "unelevated") {
+		t.Fatalf("WrapCommand(Strict) by an elevated process = %v, want it to name unelevated", err)
 	}
 	if cmd.SysProcAttr != nil {
 		t.Fatalf("refused WrapCommand changed cmd.SysProcAttr to %+v", cmd.SysProcAttr)
@@ -237,8 +261,8 @@ func TestWrapCommandRunsChildInJob(t *testing.T) {
 	if err := sb.WrapCommand(cmd, sandbox.Config{}); err != nil {
 		t.Fatal(err)
 	}
-	if want := uint32(windows.CREATE_NEW_PROCESS_GROUP | windows.CREATE_SUSPENDED); cmd.SysProcAttr.CreationFlags != want {
-		t.Fatalf("CreationFlags = %#x, want %#x (the caller's flag kept, CREATE_SUSPENDED added)", cmd.SysProcAttr.CreationFlags, want)
+	if want := uint32(windows.CREATE_NEW_PROCESS_GROUP | windows.CREATE_SUSPENDED | windows.DETACHED_PROCESS); cmd.SysProcAttr.CreationFlags != want {
+		t.Fatalf("CreationFlags = %#x, want %#x (the caller's flag kept, CREATE_SUSPENDED and DETACHED_PROCESS added)", cmd.SysProcAttr.CreationFlags, want)
 	}
 	if shared.CreationFlags != windows.CREATE_NEW_PROCESS_GROUP {
 		t.Fatalf("WrapCommand changed the caller's SysProcAttr: flags %#x", shared.CreationFlags)
