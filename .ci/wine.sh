@@ -30,9 +30,13 @@
 # internal/syscall/windows/at_windows.go, for these test builds only. If the
 # file no longer has the expected text, the overlay is left out and said so.
 #
-# Wine 8.0 does not enforce a Job Object's active-process limit and reads job
-# limits back as 0; the tests of those properties detect Wine and skip, and
-# the skip reasons are printed at the end.
+# What Wine 8.0 does not do like Windows, so that the tests of it detect Wine
+# and skip (the skip reasons are printed at the end, after a summary): it
+# does not enforce a Job Object's active-process limit, reads job limits back
+# as 0 and UI restrictions not at all, does not refuse nesting a job with UI
+# restrictions, grants an object's owner WRITE_DAC despite an OWNER RIGHTS
+# entry, has no POSIX-semantics rename, gives a test process no console, and
+# ignores integrity levels.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -137,6 +141,22 @@ set -e
 # Leftover Wine processes of this prefix (a test killed mid-way) end with it.
 wineserver -k 2>/dev/null || true
 
+echo
+cat <<'EOF'
+=== What this Wine stage proves about the Windows backend ===
+Exercised: job creation and assignment of a suspended child before it resumes;
+membership; breakaway denied; kill on close and TerminateJobObject (also with
+another handle open); the job's security descriptor refusing DuplicateHandle to
+JOB_OBJECT_ALL_ACCESS and JOB_OBJECT_SET_ATTRIBUTES; the reduced handles; the
+parent-process route around the job (reproduced, and reported by the plan and
+the canary); Run returning when its pipe is held outside the job; nesting as
+plumbing; the plan's elevated branch.
+Not exercised (only Windows proves them): the active-process limit; limits and
+UI restrictions read back; Windows refusing to nest a job with UI restrictions;
+the OWNER RIGHTS entry (owner without WRITE_DAC); the POSIX-semantics rename of
+the status file; console detachment; asynchronous job termination; integrity
+levels and restricted tokens.
+EOF
 echo
 echo "=== Skipped under Wine (with reasons) ==="
 # A test's log lines come before its "--- SKIP" line in -v output.
