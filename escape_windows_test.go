@@ -76,6 +76,42 @@ func extraHelper(t *testing.T, mode string) bool {
 			return true
 		}
 		fmt.Printf("sleeper pid %d\n", cmd.Process.Pid)
+	case "steal-job":
+		// Take every job handle the parent (the Engine: the test
+		// process) holds, and try to lift the limits through it.
+		pp, err := windows.OpenProcess(windows.PROCESS_DUP_HANDLE, false, uint32(os.Getppid()))
+		if err != nil {
+			fmt.Printf("open parent: %v\n", err)
+			return true
+		}
+		self := windows.CurrentProcess()
+		found, changed := 0, 0
+		for v := 4; v < 1<<16; v += 4 {
+			var h windows.Handle
+			if windows.DuplicateHandle(pp, windows.Handle(v), self, &h, 0, false, windows.DUPLICATE_SAME_ACCESS) != nil {
+				continue
+			}
+			var acct [64]byte
+			if windows.QueryInformationJobObject(h, windows.JobObjectBasicAccountingInformation,
+				uintptr(unsafe.Pointer(&acct[0])), uint32(len(acct)), nil) != nil {
+				windows.CloseHandle(h)
+				continue
+			}
+			found++
+			var info windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION
+			info.BasicLimitInformation.LimitFlags = windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE | windows.JOB_OBJECT_LIMIT_SILENT_BREAKAWAY_OK
+			if _, err := windows.SetInformationJobObject(h, windows.JobObjectExtendedLimitInformation,
+				uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info))); err == nil {
+				changed++
+			}
+			var r windows.Handle
+			if windows.DuplicateHandle(self, h, self, &r, winjob.JOB_OBJECT_SET_ATTRIBUTES, false, 0) == nil {
+				changed++
+				windows.CloseHandle(r)
+			}
+			windows.CloseHandle(h)
+		}
+		fmt.Printf("stolen jobs %d changed %d\n", found, changed)
 	case "console":
 		var list [64]uint32
 		r, _, err := windows.NewLazySystemDLL("kernel32.dll").NewProc("GetConsoleProcessList").
@@ -164,6 +200,39 @@ func TestParentProcessRouteIsReported(t *testing.T) {
 	if !strings.Contains(out.String(), "canary process_spawn_parent "+sandbox.ProbeFailed+":") {
 		t.Errorf("the wrapped process's canary did not report process_spawn_parent failed while the route works:\n%s", out.String())
 	}
+}
+
+// TestStolenJobHandleCannotLiftLimits: a wrapped process duplicates every
+// job handle its Engine holds (OpenProcess with PROCESS_DUP_HANDLE, which a
+// job does not stop) and tries to allow breakaway through each, directly and
+// by raising the handle. The Engine keeps only a reduced handle and the
+// job's security descriptor refuses more, so nothing changes.
+func TestStolenJobHandleCannotLiftLimits(t *testing.T) {
+	sb, ps := postStarter(t)
+	var out strings.Builder
+	cmd := helperCmd("steal-job")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := sb.WrapCommand(cmd, sandbox.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	start(t, cmd)
+	if err := ps.PostStart(cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitWithin(t, cmd, 2*time.Minute); err != nil {
+		t.Fatalf("child: %v\n%s", err, out.String())
+	}
+	found, changed := field(out.String(), "stolen jobs "), -1
+	if i := strings.Index(out.String(), " changed "); i >= 0 {
+		changed = field(out.String()[i:], " changed ")
+	}
+	if found < 1 {
+		t.Fatalf("the child found no job handle in the Engine, so this test proves nothing:\n%s", out.String())
+	}
+	if changed != 0 {
+		t.Fatalf("a stolen job handle lifted a limit or was raised (%d times):\n%s", changed, out.String())
+	}
+	t.Logf("the child took %d job handles from the Engine and could change none", found)
 }
 
 // TestRunReturnsWhenPipeHeldOutside: the program hands a copy of its

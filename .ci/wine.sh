@@ -147,7 +147,8 @@ cat <<'EOF'
 Exercised: job creation and assignment of a suspended child before it resumes;
 membership; breakaway denied; kill on close and TerminateJobObject (also with
 another handle open); the job's security descriptor refusing DuplicateHandle to
-JOB_OBJECT_ALL_ACCESS and JOB_OBJECT_SET_ATTRIBUTES; the reduced handles; the
+JOB_OBJECT_ALL_ACCESS and JOB_OBJECT_SET_ATTRIBUTES; job handles stolen from
+the Engine (PROCESS_DUP_HANDLE) changing nothing; the
 parent-process route around the job (reproduced, and reported by the plan and
 the canary); Run returning when its pipe is held outside the job; nesting as
 plumbing; the plan's elevated branch.
