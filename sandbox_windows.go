@@ -50,9 +50,11 @@ import (
 //     is made without them and PlanFor reports ui_restrictions not enforced.
 //   - The console: WrapCommand starts the child without the caller's
 //     console unless the caller chose a console flag, and Run also feeds a
-//     console standard input through a pipe, so the child cannot write
-//     keystrokes into the caller's console (WriteConsoleInput: the Windows
-//     TIOCSTI).
+//     console standard input through a pipe, so the child does not share
+//     the caller's console or hold its input handle, through which it could
+//     write keystrokes into it (WriteConsoleInput: the Windows TIOCSTI). It
+//     can still attach to a console of a process of the same user
+//     (AttachConsole): one of the same-user routes below.
 //
 // # What it does not enforce
 //
@@ -173,7 +175,9 @@ func (*windowsSandbox) ApplySelf(cfg Config) error {
 // CREATE_NO_WINDOW (a console of its own, without a window, that its
 // children share) when it is granted: a child attached to the caller's
 // console could write keystrokes into it (WriteConsoleInput), to be read
-// by the shell that started the caller. Standard handles the caller sets
+// by the shell that started the caller. (AttachConsole to the caller's
+// console is a same-user route this does not stop; PlanFor lists it.)
+// Standard handles the caller sets
 // are passed as they are: a console input handle given as cmd.Stdin
 // reaches the caller's console all the same (Run pipes it).
 //
