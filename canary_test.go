@@ -223,6 +223,7 @@ func TestStatusFileConcurrentWriters(t *testing.T) {
 		})
 	}
 	readerDone := make(chan int)
+	pause := readerPause(t)
 	go func() {
 		n := 0
 		for {
@@ -237,6 +238,7 @@ func TestStatusFileConcurrentWriters(t *testing.T) {
 				t.Errorf("torn or foreign read: %s %q", got.Status, got.Summary)
 			}
 			n++
+			time.Sleep(pause)
 		}
 	}()
 	wg.Wait()

@@ -28,19 +28,22 @@ func openStatus(path string) (*os.File, error) {
 	return os.NewFile(uintptr(h), path), nil
 }
 
-// replaceFile renames src over dst, both in one directory, through an
-// os.Root of that directory. On Windows os.Root.Rename asks for POSIX
-// semantics (FILE_RENAME_INFORMATION_EX with FILE_RENAME_POSIX_SEMANTICS,
-// Windows 10 1607 and later, NTFS): the name is replaced even while another
-// process (a reader, an indexer, an antivirus scanner) holds the old file
-// open with FILE_SHARE_DELETE, where a classic MoveFileEx fails with
-// ERROR_ACCESS_DENIED for as long as the file is open. The root also keeps
-// the rename from following a symlink or junction out of the directory.
-// Where POSIX semantics are missing (FAT, Wine 8.0) Go falls back to the
-// classic rename; such a refusal, and the short one while another
-// writer's rename onto the same name is in flight or a reader without
-// FILE_SHARE_DELETE holds dst, is retried for a short while before giving
-// up.
+// replaceFile renames src over dst, both in one directory. It first asks
+// for POSIX semantics through an os.Root of that directory (os.Root.Rename
+// uses FILE_RENAME_INFORMATION_EX with FILE_RENAME_POSIX_SEMANTICS, Windows
+// 10 1607 and later, NTFS): the name is replaced even while another process
+// (a reader, an indexer, an antivirus scanner) holds the old file open with
+// FILE_SHARE_DELETE, where a classic rename fails with ERROR_ACCESS_DENIED
+// for as long as the file is open, and the root keeps the rename from
+// following a symlink or junction out of the directory.
+//
+// Where that is refused (FAT, and Wine 8.0, which has no POSIX rename and
+// whose rename through a root fails for good under concurrent writers), it
+// falls back to the classic rename by path, retried for a short while: the
+// refusal lasts while another writer's rename onto the same name is in
+// flight or a reader holds dst open. That fallback names the directory by
+// path, so a directory swapped for a junction in between is followed; it
+// is taken only where POSIX semantics are missing.
 func replaceFile(src, dst string) error {
 	dir := filepath.Dir(dst)
 	if filepath.Dir(src) != dir {
@@ -50,14 +53,21 @@ func replaceFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	defer root.Close()
+	err = root.Rename(filepath.Base(src), filepath.Base(dst))
+	root.Close()
+	if err == nil || !transientRename(err) {
+		return err
+	}
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		err := root.Rename(filepath.Base(src), filepath.Base(dst))
-		if err == nil || time.Now().After(deadline) ||
-			!(errors.Is(err, windows.ERROR_ACCESS_DENIED) || errors.Is(err, windows.ERROR_SHARING_VIOLATION)) {
+		err := os.Rename(src, dst)
+		if err == nil || time.Now().After(deadline) || !transientRename(err) {
 			return err
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+func transientRename(err error) bool {
+	return errors.Is(err, windows.ERROR_ACCESS_DENIED) || errors.Is(err, windows.ERROR_SHARING_VIOLATION)
 }

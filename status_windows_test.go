@@ -50,3 +50,16 @@ func TestWriteCanaryResultOverOpenFile(t *testing.T) {
 		t.Fatalf("read back %q, want %q", got.Status, want.Status)
 	}
 }
+
+// readerPause is how long TestStatusFileConcurrentWriters's reader waits
+// between reads. Wine 8.0 has no POSIX-semantics rename: it refuses to
+// replace a file any reader holds open, so a reader that never pauses
+// starves every writer past its retry bound. Windows replaces the file
+// under an open reader; there the reader does not pause.
+func readerPause(t *testing.T) time.Duration {
+	if winjob.UnderWine() {
+		t.Log("Wine: the reader pauses 2 ms between reads (Wine cannot rename over an open file; only Windows shows a reader that never pauses)")
+		return 2 * time.Millisecond
+	}
+	return 0
+}
