@@ -52,7 +52,33 @@
 //     libSystem answers getpwuid/getgrgid (shells, git, ssh, ls -l, Python's
 //     pwd module). Logging (com.apple.logd), notify(3), cfprefsd and dirhelper
 //     are left out: a denied lookup there only loses a log line or falls back;
-//   - signal and process-info* on the process itself.
+//   - signal and process-info* on the process itself, after
+//     (deny process-info* iokit-get-properties nvram*), which comes right
+//     after (deny default): (deny default) is reported to leave those three
+//     allowed, and Chromium's renderer profile denies them explicitly
+//     (crbug.com/799149);
+//   - file-read-data of "/" itself (its names, nothing below): dyld on
+//     macOS 26 reads it at launch, and Apple's dyld-support.sb grants it;
+//   - read of the system's read-only data: /usr/share (locale, terminfo,
+//     ICU, file(1)'s magic), /System/Library/Perl (also map-executable, for
+//     compiled modules), SystemVersionCompat.plist, and the Rosetta 2 runtime
+//     and translation cache (/Library/Apple/usr/libexec/oah,
+//     /usr/libexec/rosetta, /private/var/db/oah) for x86_64 programs on
+//     Apple silicon;
+//   - read and write-data of /dev/stdin, /dev/stdout, /dev/stderr and
+//     /dev/fd/*: opening one duplicates a descriptor the process already has;
+//   - file-read-metadata of the root symlinks /etc, /tmp and /var.
+//
+// # Shims
+//
+// /bin/sh, /usr/bin/perl and the xcrun tools (/usr/bin/git, python3, make,
+// clang, ...; see [XcrunShims]) are shims that execute the real program.
+// With Policy.ShellShim, PerlShim and XcrunShim (set them from [Shims],
+// which looks for the shims in ExecPaths) the profile also grants, as fixed
+// text: /private/var/select/sh and executing /bin/bash, /bin/dash and
+// /bin/zsh; executing /usr/bin/perl5.N; /private/var/db/xcode_select_link,
+// /usr/bin/xcrun and executing anything in /Library/Developer/CommandLineTools.
+// A developer directory inside Xcode.app must be granted by the caller.
 //
 // /Library/Apple is not granted: it holds Apple software installed outside
 // the sealed volume (Rosetta's runtime, XProtect data), and a native arm64 or
@@ -81,7 +107,8 @@
 //
 // # Processes
 //
-// ExecPaths get process-exec plus read and file-map-executable, so dyld can
+// ExecPaths get process-exec* (which covers process-exec-interpreter, as a
+// "#!" interpreter may be checked) plus read and file-map-executable, so dyld can
 // load a granted program and the dylibs or frameworks in a granted tree.
 // process-fork, and signals to other processes of the same sandbox, are
 // allowed only with AllowSpawn. Children inherit the sandbox and with it the
@@ -95,13 +122,20 @@
 // ::ffff:127.x) to (remote tcp "localhost:PORT"), "" and "*" to
 // (remote tcp "*:PORT"), and any other host, name or address, to "*:PORT"
 // with a line in Profile.NotEnforced: the port is enforced, the host is not.
-// When a TCPConnect host is a name (including localhost) or a wildcard, the
+// When a TCPConnect host is a DNS name or a wildcard (not localhost), the
 // profile also lets getaddrinfo reach mDNSResponder (its Unix socket
-// /private/var/run/mDNSResponder). mDNSResponder resolves any name and also
-// serves Bonjour browsing, so name resolution is a channel of its own. When
-// any TCPConnect endpoint is not loopback, the profile also allows TLS
-// certificate evaluation (mach-lookup com.apple.trustd.agent) and read of
-// /private/etc/ssl.
+// /private/var/run/mDNSResponder) and grants the network helpers resolvers
+// use (mach-lookup of com.apple.SystemConfiguration.DNSConfiguration and
+// configd, sysctl-read of net.routetable). mDNSResponder resolves any name,
+// so queries for names the process makes up reach any authoritative DNS
+// server: name resolution is a channel of its own, and a caller must report
+// it. The name localhost gets read of /private/etc/hosts instead, never the
+// resolver (a program whose libc will only ask mDNSResponder fails to
+// resolve it: use 127.0.0.1). When any TCPConnect endpoint is not loopback,
+// the profile also allows read of /private/etc/ssl and, unless
+// Policy.NoTrustd, TLS certificate evaluation (mach-lookup
+// com.apple.trustd.agent): trustd fetches the AIA, OCSP and CRL URLs in the
+// certificates the process hands it, another channel to hosts no rule names.
 //
 // TCPBind allows network-bind and network-inbound on (local tcp "*:PORT"):
 // the process may listen on that port on every local address, so the port is
@@ -142,7 +176,9 @@
 //     granted, so isatty-style checks through ioctl may report "not a tty".
 //   - sandbox-exec and SBPL are deprecated and undocumented by Apple; this
 //     profile uses the operation and filter names used by Chromium, WebKit
-//     and the Codex and Claude Code sandboxes, and targets macOS 11 and later.
+//     and the Codex and Claude Code sandboxes, and targets macOS 13 to 26.
+//     It was written from those profiles and has not been run on a Mac by
+//     its authors: only generated, parsed and fuzzed.
 //
 // # Invoking sandbox-exec
 //

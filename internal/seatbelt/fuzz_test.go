@@ -26,6 +26,9 @@ func fuzzPolicy(path string, dir bool) Policy {
 		TCPBind:          []uint16{3000},
 		Camera:           true,
 		Microphone:       true,
+		ShellShim:        true,
+		PerlShim:         true,
+		XcrunShim:        true,
 	}
 }
 

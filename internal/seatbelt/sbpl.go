@@ -93,6 +93,22 @@ func (b *builder) quote(s string) string {
 	return q
 }
 
+// regex returns s as an SBPL regular expression literal, #"s". Only
+// constants of this package reach it; a backslash, a quote or anything but
+// printable ASCII would need escaping rules this package does not rely on,
+// so it is an internal error (write [.] rather than \.).
+func (b *builder) regex(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			if b.err == nil {
+				b.err = fmt.Errorf("regex %q holds %q", s, c)
+			}
+			return `#""`
+		}
+	}
+	return `#"` + s + `"`
+}
+
 // sysctlNames are the sysctl-read names of the baseline: hardware and
 // OS-version facts that libSystem, uname, sw_vers and language runtimes (Go,
 // Node/V8, Python, Rust, the JVM) read at start-up. Nothing about other
@@ -167,8 +183,20 @@ func writeBaseline(b *builder) {
 	for _, m := range mapped {
 		b.rule(m.why, "(allow file-read* file-map-executable (subpath "+q(m.path)+"))")
 	}
-	b.rule("OS version, read by CoreFoundation, sw_vers and language runtimes",
-		"(allow file-read* (literal "+q("/System/Library/CoreServices/SystemVersion.plist")+"))")
+	b.rule("macOS 26 dyld reads the root directory itself at launch (Apple's dyld-support.sb grants it); "+
+		"this lists the names in /, nothing below", "(allow file-read-data (literal "+q("/")+"))")
+	b.rule("read-only system data: locale, terminfo, ICU, zoneinfo, file(1)'s magic (sealed system volume)",
+		"(allow file-read* (subpath "+q("/usr/share")+"))")
+	b.rule("the system Perl's modules and their compiled extensions (sealed system volume)",
+		"(allow file-read* file-map-executable (subpath "+q("/System/Library/Perl")+"))")
+	b.rule("Rosetta 2, for x86_64 programs on Apple silicon: its runtime and the translations oahd caches",
+		"(allow file-read* file-map-executable (subpath "+q("/Library/Apple/usr/libexec/oah")+") (subpath "+
+			q("/usr/libexec/rosetta")+") (subpath "+q("/private/var/db/oah")+"))")
+	b.rule("OS version, read by CoreFoundation, sw_vers and language runtimes (the Compat file for programs built for 10.x)",
+		"(allow file-read* (literal "+q("/System/Library/CoreServices/SystemVersion.plist")+") (literal "+
+			q("/System/Library/CoreServices/SystemVersionCompat.plist")+"))")
+	b.rule("stat() of the root symlinks /etc, /tmp and /var, which programs resolve (no listing, nothing below)",
+		"(allow file-read-metadata (literal "+q("/etc")+") (literal "+q("/tmp")+") (literal "+q("/var")+"))")
 	b.rule("local time zone for tzset()/localtime(); without it times print in UTC",
 		"(allow file-read* (literal "+q("/private/etc/localtime")+") (subpath "+q("/private/var/db/timezone")+"))")
 	b.rule("/dev/null: reads give EOF, writes are discarded (shells redirect to it all the time)",
@@ -177,6 +205,10 @@ func writeBaseline(b *builder) {
 		"(allow file-read* (literal "+q("/dev/zero")+") (literal "+q("/dev/random")+") (literal "+q("/dev/urandom")+"))")
 	b.rule("the controlling terminal, opened read-write by programs that prompt; ENXIO when there is none",
 		"(allow file-read* file-write-data (literal "+q("/dev/tty")+"))")
+	b.rule("the process's own descriptors by name (echo > /dev/stderr, bash's <(...)): opening one duplicates "+
+		"a descriptor it already has, and reaches nothing new",
+		"(allow file-read* file-write-data (literal "+q("/dev/stdin")+") (literal "+q("/dev/stdout")+") (literal "+
+			q("/dev/stderr")+") (subpath "+q("/dev/fd")+"))")
 
 	var sb strings.Builder
 	sb.WriteString("(allow sysctl-read")

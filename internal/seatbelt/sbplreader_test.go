@@ -198,12 +198,13 @@ func (r *reader) literal(start int, raw bool) (string, error) {
 // allowedOps maps each operation the generator may allow to the filters it
 // may be combined with. "" means the rule may have no filter at all.
 var allowedOps = map[string][]string{
-	"file-read*":          {"subpath", "literal"},
+	"file-read*":          {"subpath", "literal", "regex"},
 	"file-write*":         {"subpath", "literal"},
-	"file-write-data":     {"literal"},
-	"file-read-metadata":  {"path-ancestors"},
-	"file-map-executable": {"subpath", "literal"},
-	"process-exec":        {"subpath", "literal"},
+	"file-read-data":      {"literal"},
+	"file-write-data":     {"literal", "subpath"},
+	"file-read-metadata":  {"path-ancestors", "literal"},
+	"file-map-executable": {"subpath", "literal", "regex"},
+	"process-exec*":       {"subpath", "literal", "regex"},
 	"process-fork":        {""},
 	"process-info*":       {"target"},
 	"signal":              {"target"},
@@ -237,11 +238,55 @@ var allowedConstPaths = map[string]bool{
 	"/dev/tty":                                         true,
 	"/private/etc/ssl":                                 true,
 	"/private/var/run/mDNSResponder":                   true,
+	"/private/etc/hosts":                               true,
+	"/usr/share":                                       true,
+	"/System/Library/Perl":                             true,
+	"/System/Library/CoreServices/SystemVersionCompat.plist": true,
+	"/Library/Apple/usr/libexec/oah":                         true,
+	"/usr/libexec/rosetta":                                   true,
+	"/private/var/db/oah":                                    true,
+	"/dev/stdin":                                             true,
+	"/dev/stdout":                                            true,
+	"/dev/stderr":                                            true,
+	"/dev/fd":                                                true,
+	"/private/var/select/sh":                                 true,
+	"/bin/bash":                                              true,
+	"/bin/dash":                                              true,
+	"/bin/zsh":                                               true,
+	"/private/var/db/xcode_select_link":                      true,
+	"/usr/bin/xcrun":                                         true,
+	"/Library/Developer/CommandLineTools":                    true,
+	// Only with the operation named in constOnlyFor.
+	"/":    true,
+	"/etc": true,
+	"/tmp": true,
+	"/var": true,
+}
+
+// constOnlyFor restricts constant paths to one operation: the root
+// directory is readable only as data (its names, for dyld), the root
+// symlinks only as metadata.
+var constOnlyFor = map[string]string{
+	"/": "file-read-data", "/etc": "file-read-metadata", "/tmp": "file-read-metadata", "/var": "file-read-metadata",
+}
+
+// writableConsts are the only constant paths file-write-data may name:
+// devices that reach nothing (null, the terminal, the process's own
+// descriptors).
+var writableConsts = map[string]bool{
+	"/dev/null": true, "/dev/tty": true, "/dev/stdin": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/fd": true,
+}
+
+// allowedRegexes are the only regular expressions a profile may hold.
+var allowedRegexes = map[string]bool{
+	`^/usr/bin/perl5[.][0-9]+$`: true,
 }
 
 var allowedMachNames = map[string]bool{
-	"com.apple.system.opendirectoryd.libinfo": true,
-	"com.apple.trustd.agent":                  true,
+	"com.apple.system.opendirectoryd.libinfo":        true,
+	"com.apple.trustd.agent":                         true,
+	"com.apple.SystemConfiguration.DNSConfiguration": true,
+	"com.apple.SystemConfiguration.configd":          true,
 }
 
 var (
@@ -250,6 +295,8 @@ var (
 	tcpAddrRE    = regexp.MustCompile(`^(localhost|\*):([1-9][0-9]*)$`)
 	// sysctls that must never be readable: other processes' argv, env, list.
 	forbiddenSysctl = regexp.MustCompile(`^(kern\.proc|kern\.procargs|kern\.procname|kern\.boottime|net\.)`)
+	// the one net.* prefix allowed: the routing table, for the resolver
+	routeSysctl = "net.routetable"
 )
 
 type analysis struct {
@@ -306,8 +353,11 @@ func analyzeProfile(prof Profile) (*analysis, error) {
 		defined[p.Name] = true
 	}
 
+	if len(forms) < 3 || forms[2].String() != "(deny process-info* iokit-get-properties nvram*)" {
+		return nil, fmt.Errorf("third form is %s, want (deny process-info* iokit-get-properties nvram*)", forms[min(2, len(forms)-1)])
+	}
 	a := &analysis{forms: forms, pairs: map[string]bool{}, paramsUsed: map[string]bool{}}
-	for _, f := range forms[2:] {
+	for _, f := range forms[3:] {
 		if err := a.rule(f, defined); err != nil {
 			return nil, fmt.Errorf("rule %s: %v", f, err)
 		}
@@ -367,6 +417,14 @@ func (a *analysis) rule(f sexp, defined map[string]bool) error {
 			if op == "network-outbound" && head == "literal" && flt.items[1].text != "/private/var/run/mDNSResponder" {
 				return fmt.Errorf("network-outbound to socket %s", flt.items[1])
 			}
+			if head == "literal" || head == "subpath" {
+				if only := constOnlyFor[flt.items[1].text]; only != "" && (op != only || head != "literal") {
+					return fmt.Errorf("constant %s allowed for %s, not %s %s", flt.items[1], only, op, head)
+				}
+			}
+			if op == "file-write-data" && flt.items[1].kind == sString && !writableConsts[flt.items[1].text] {
+				return fmt.Errorf("file-write-data on constant %s", flt.items[1])
+			}
 			a.pairs[op+" "+kind] = true
 		}
 	}
@@ -389,12 +447,17 @@ func (a *analysis) filter(f sexp, defined map[string]bool) (string, error) {
 	switch head {
 	case "subpath", "literal", "path-ancestors":
 		return a.pathArg(f, head, args, defined)
+	case "regex":
+		if len(args) != 1 || args[0].kind != sRegex || !allowedRegexes[args[0].text] {
+			return "", fmt.Errorf("regex filter %s not in the allowlist", f)
+		}
+		return head, nil
 	case "sysctl-name", "sysctl-name-prefix":
 		s, err := one(sString)
 		if err != nil {
 			return "", err
 		}
-		if !sysctlNameRE.MatchString(s.text) || forbiddenSysctl.MatchString(s.text) {
+		if !sysctlNameRE.MatchString(s.text) || forbiddenSysctl.MatchString(s.text) && !(head == "sysctl-name-prefix" && s.text == routeSysctl) {
 			return "", fmt.Errorf("sysctl name %q not allowed", s.text)
 		}
 		a.consts = append(a.consts, s.text)

@@ -57,7 +57,8 @@ type conn struct {
 	index       int
 	rule        string // "localhost" or "*"
 	port        uint16
-	resolve     bool   // the host is a name or wildcard: needs name resolution
+	resolve     bool   // the host is a DNS name or a wildcard: needs the resolver
+	hostsFile   bool   // the host is the name localhost: resolved from /private/etc/hosts
 	notEnforced string // NotEnforced line, or ""
 }
 
@@ -75,7 +76,10 @@ func resolveConnects(eps []Endpoint) ([]conn, error) {
 		case host == "" || host == "*":
 			c.rule, c.resolve = "*", true
 		case strings.EqualFold(strings.TrimSuffix(host, "."), "localhost"):
-			c.rule, c.resolve = "localhost", true
+			// Not the resolver: localhost is in /private/etc/hosts, and
+			// granting mDNSResponder for it would open a DNS channel to
+			// every name server for a loopback-only Config.
+			c.rule, c.hostsFile = "localhost", true
 		default:
 			bare := host
 			if strings.HasPrefix(bare, "[") && strings.HasSuffix(bare, "]") {
