@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -39,6 +40,7 @@ func verifyPlatform(cfg Config) CanaryResult {
 		darwinProbeFileWrite(rc),
 		darwinProbeNetwork(rc),
 		darwinProbeSpawn(rc),
+		darwinProbeProcInfo(),
 	}
 	probes = append(probes, positiveControls(rc, darwinProbeTimeout)...)
 	return NewCanaryResult(ModeSandboxExec, probes)
@@ -133,4 +135,27 @@ func darwinProbeSpawn(rc *resolvedConfig) ProbeResult {
 		err = errOp("fork", err)
 	}
 	return outcome(name, "fork", err, syscall.EPERM)
+}
+
+// darwinProbeProcInfo is proc_pidpath(1): the executable path of launchd,
+// through proc_info(2) (PROC_INFO_CALL_PIDINFO, PROC_PIDPATHINFO), which
+// libproc's proc_pidpath wraps. Outside a sandbox any user may ask it; the
+// profile's (deny process-info* ...) must refuse it with EPERM (only the
+// process's own info is allowed). Success means the process can inspect
+// other processes (their paths, and with other flavours their arguments and
+// open files).
+func darwinProbeProcInfo() ProbeResult {
+	const (
+		procInfoCallPIDInfo = 2
+		procPIDPathInfo     = 11
+		pathMax             = 4 * 1024 // PROC_PIDPATHINFO_MAXSIZE
+	)
+	buf := make([]byte, pathMax)
+	_, _, errno := unix.Syscall6(unix.SYS_PROC_INFO, procInfoCallPIDInfo, 1, procPIDPathInfo, 0,
+		uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+	var err error
+	if errno != 0 {
+		err = errOp("proc_pidpath(1)", errno)
+	}
+	return outcome("process_info", "pid 1", err, syscall.EPERM)
 }

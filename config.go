@@ -94,6 +94,14 @@ type Config struct {
 	AllowCamera     bool `json:"allow_camera"`
 	AllowMicrophone bool `json:"allow_microphone"`
 
+	// NoTLSTrustService (macOS) leaves com.apple.trustd.agent out of the
+	// Seatbelt profile. It is otherwise granted with any non-loopback TCP
+	// endpoint, for TLS certificate verification through the system (Go's
+	// crypto/x509, curl), and it is a channel [PlanFor] reports: trustd
+	// fetches the AIA, OCSP and CRL URLs named in certificates the process
+	// hands it. Without it that verification fails. Ignored elsewhere.
+	NoTLSTrustService bool `json:"no_tls_trust_service,omitempty"`
+
 	// Strict turns every part of the Config that cannot be enforced on this
 	// system into an error returned before anything is applied. Without it,
 	// the enforceable parts are applied and the rest is reported by

@@ -1,23 +1,15 @@
 package sandbox
 
-// The macOS policy as data: which Seatbelt profile a Config becomes, what of
-// it is enforced, and how WrapCommand rewrites a command to run under it.
-// Nothing here runs sandbox-exec or depends on macOS, so it compiles and is
-// tested on every OS; sandbox_darwin.go and canary_darwin.go use it.
+// The macOS policy as data: which Seatbelt profile a Config becomes. The Plan
+// of it is in darwin_plan.go, the command rewrite in darwin_wrap.go, the
+// canary's targets in darwin_canary_targets.go. Nothing here runs
+// sandbox-exec or depends on macOS (canonicalPath is the identity elsewhere),
+// so it compiles and is tested on every OS; sandbox_darwin.go and
+// canary_darwin.go use it.
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
-	"io/fs"
-	"net/netip"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
-	"syscall"
 
 	"github.com/openparallax/sandbox/internal/seatbelt"
 )
@@ -26,7 +18,7 @@ import (
 const (
 	darwinRead      = "read"       // file-read*: read, list, stat
 	darwinReadWrite = "read-write" // file-read* file-write*
-	darwinExec      = "exec"       // process-exec, file-read*, file-map-executable
+	darwinExec      = "exec"       // process-exec*, file-read*, file-map-executable
 )
 
 const (
@@ -46,31 +38,68 @@ const (
 // (internal/seatbelt's baseline).
 type darwinSystemPath struct {
 	Path, Access, Reason string
+	// Exact: the path itself only (its names or its metadata), nothing
+	// below it.
+	Exact bool
 }
 
 // darwinBaseline mirrors the file rules of internal/seatbelt's baseline, for
 // [Plan.Paths]; a test holds it to the generated profile in both directions.
 var darwinBaseline = []darwinSystemPath{
-	{"/usr/lib", "read, map-executable", "system dylibs and dyld"},
-	{"/System/Library/Frameworks", "read, map-executable", "public frameworks"},
-	{"/System/Library/PrivateFrameworks", "read, map-executable", "private frameworks loaded by libSystem"},
-	{"/System/Library/SubFrameworks", "read, map-executable", "framework content split out of Frameworks"},
-	{"/System/Library/dyld", "read, map-executable", "dyld shared cache (macOS 11 and 12)"},
-	{"/System/Volumes/Preboot/Cryptexes/OS", "read, map-executable", "dyld shared cache (macOS 13 and later)"},
-	{"/System/Cryptexes/OS", "read, map-executable", "the OS cryptex through its mount point"},
-	{"/System/Library/CoreServices/SystemVersion.plist", darwinRead, "OS version"},
-	{"/private/etc/localtime", darwinRead, "local time zone"},
-	{"/private/var/db/timezone", darwinRead, "time zone database"},
-	{"/dev/null", "read, write-data", "the null device"},
-	{"/dev/zero", darwinRead, "zero source"},
-	{"/dev/random", darwinRead, "randomness"},
-	{"/dev/urandom", darwinRead, "randomness"},
-	{"/dev/tty", "read, write-data", "the controlling terminal"},
+	{Path: "/usr/lib", Access: "read, map-executable", Reason: "system dylibs and dyld"},
+	{Path: "/System/Library/Frameworks", Access: "read, map-executable", Reason: "public frameworks"},
+	{Path: "/System/Library/PrivateFrameworks", Access: "read, map-executable", Reason: "private frameworks loaded by libSystem"},
+	{Path: "/System/Library/SubFrameworks", Access: "read, map-executable", Reason: "framework content split out of Frameworks"},
+	{Path: "/System/Library/dyld", Access: "read, map-executable", Reason: "dyld shared cache (macOS 11 and 12)"},
+	{Path: "/System/Volumes/Preboot/Cryptexes/OS", Access: "read, map-executable", Reason: "dyld shared cache (macOS 13 and later)"},
+	{Path: "/System/Cryptexes/OS", Access: "read, map-executable", Reason: "the OS cryptex through its mount point"},
+	{Path: "/", Access: "read-data (the names in /, nothing below)", Reason: "dyld on macOS 26 reads the root directory", Exact: true},
+	{Path: "/usr/share", Access: darwinRead, Reason: "read-only system data: locale, terminfo, ICU, file(1)'s magic"},
+	{Path: "/System/Library/Perl", Access: "read, map-executable", Reason: "the system Perl's modules"},
+	{Path: "/Library/Apple/usr/libexec/oah", Access: "read, map-executable", Reason: "Rosetta 2 runtime (x86_64 programs on Apple silicon)"},
+	{Path: "/usr/libexec/rosetta", Access: "read, map-executable", Reason: "Rosetta 2 runtime (x86_64 programs on Apple silicon)"},
+	{Path: "/private/var/db/oah", Access: "read, map-executable", Reason: "Rosetta 2 translation cache"},
+	{Path: "/System/Library/CoreServices/SystemVersion.plist", Access: darwinRead, Reason: "OS version"},
+	{Path: "/System/Library/CoreServices/SystemVersionCompat.plist", Access: darwinRead, Reason: "OS version for programs built for 10.x"},
+	{Path: "/etc", Access: "metadata", Reason: "stat of the root symlink", Exact: true},
+	{Path: "/tmp", Access: "metadata", Reason: "stat of the root symlink", Exact: true},
+	{Path: "/var", Access: "metadata", Reason: "stat of the root symlink", Exact: true},
+	{Path: "/private/etc/localtime", Access: darwinRead, Reason: "local time zone"},
+	{Path: "/private/var/db/timezone", Access: darwinRead, Reason: "time zone database"},
+	{Path: "/dev/null", Access: "read, write-data", Reason: "the null device"},
+	{Path: "/dev/zero", Access: darwinRead, Reason: "zero source"},
+	{Path: "/dev/random", Access: darwinRead, Reason: "randomness"},
+	{Path: "/dev/urandom", Access: darwinRead, Reason: "randomness"},
+	{Path: "/dev/tty", Access: "read, write-data", Reason: "the controlling terminal"},
+	{Path: "/dev/stdin", Access: "read, write-data", Reason: "the process's own descriptor 0"},
+	{Path: "/dev/stdout", Access: "read, write-data", Reason: "the process's own descriptor 1"},
+	{Path: "/dev/stderr", Access: "read, write-data", Reason: "the process's own descriptor 2"},
+	{Path: "/dev/fd", Access: "read, write-data", Reason: "the process's own descriptors by number"},
+}
+
+// darwinShimPaths mirror the fixed rules internal/seatbelt adds for each
+// shim the exec grants hold, for [Plan.Paths].
+var darwinShimPaths = map[string][]darwinSystemPath{
+	"sh": {
+		{Path: "/private/var/select/sh", Access: darwinRead, Reason: "/bin/sh reads which shell it is"},
+		{Path: "/bin/bash", Access: darwinExec, Reason: "a shell /bin/sh re-executes"},
+		{Path: "/bin/dash", Access: darwinExec, Reason: "a shell /bin/sh re-executes"},
+		{Path: "/bin/zsh", Access: darwinExec, Reason: "a shell /bin/sh re-executes"},
+	},
+	"perl": {
+		{Path: "/usr/bin/perl5.*", Access: darwinExec, Reason: "the versioned perl /usr/bin/perl executes"},
+	},
+	"xcrun": {
+		{Path: "/private/var/db/xcode_select_link", Access: darwinRead, Reason: "the active developer directory, read by the xcrun shims"},
+		{Path: "/usr/bin/xcrun", Access: darwinExec, Reason: "xcrun, which the shims may execute"},
+		{Path: "/Library/Developer/CommandLineTools", Access: darwinExec, Reason: "the tools the xcrun shims (git, python3, make, clang, ...) execute"},
+	},
 }
 
 // Paths the profile grants only when a TCP endpoint needs them.
 const (
 	darwinResolverSocket = "/private/var/run/mDNSResponder"
+	darwinHostsFile      = "/private/etc/hosts"
 	darwinTLSDir         = "/private/etc/ssl"
 	darwinTrustd         = "com.apple.trustd.agent"
 )
@@ -82,6 +111,14 @@ type darwinPath struct {
 	Source string // Config field, "WrapCommand target" or "interpreter of …"
 }
 
+// canonicalPath returns the path the kernel reports for p, which is what
+// Seatbelt matches: on macOS, p opened (O_EVTONLY, never following a symlink
+// at the last step, never blocking) and asked with fcntl(F_GETPATH), which
+// normalises case, Unicode form and firmlink aliases that EvalSymlinks
+// keeps. Elsewhere, and when p cannot be opened, p itself. Set by
+// sandbox_darwin.go.
+var canonicalPath = func(p string) string { return p }
+
 // darwinPathRules lists the path rules for rc plus the files in targets (the
 // resolved program WrapCommand starts): the Config's read, write and exec
 // paths, each target unless an exec directory already covers it, and the
@@ -89,23 +126,33 @@ type darwinPath struct {
 // the kernel executes in the script's place and Seatbelt checks as
 // process-exec too. macOS runs no interpreter script as an interpreter, so
 // one level is all there is. Mach-O programs need nothing else executable:
-// dyld and the system libraries are in the baseline.
+// dyld and the system libraries are in the baseline. Every path is passed
+// through canonicalPath.
 //
-// Interpreters are read from the "#!" line when the rules are made. Scripts
-// inside an exec directory get none (they cannot be known in advance): grant
-// their interpreter too. A script the confined program can write (one in a
-// write path) chooses which interpreter is granted; whatever it picks runs
-// under the same profile.
+// Interpreters are read from the "#!" line when the rules are made, by
+// interpreterOf (which opens with O_NONBLOCK: an exec-listed FIFO does not
+// hang), and granted only as grantableInterpreter allows: an executable
+// regular file outside every write path. So a script in a write path,
+// which the confined program can rewrite, may name only an interpreter the
+// system already has outside its reach. Scripts inside an exec directory get
+// none (they cannot be known in advance): grant their interpreter too.
 func darwinPathRules(rc *resolvedConfig, targets ...string) []darwinPath {
 	var out []darwinPath
+	canon := func(rp ResolvedPath) ResolvedPath {
+		rp.Resolved = canonicalPath(rp.Resolved)
+		return rp
+	}
+	var writeRoots []string
 	for _, rp := range rc.read {
-		out = append(out, darwinPath{rp, darwinRead, "allowed_read_paths"})
+		out = append(out, darwinPath{canon(rp), darwinRead, "allowed_read_paths"})
 	}
 	for _, rp := range rc.write {
+		rp = canon(rp)
+		writeRoots = append(writeRoots, rp.Resolved)
 		out = append(out, darwinPath{rp, darwinReadWrite, "allowed_write_paths"})
 	}
 	for _, rp := range rc.exec {
-		out = append(out, darwinPath{rp, darwinExec, "allowed_exec_paths"})
+		out = append(out, darwinPath{canon(rp), darwinExec, "allowed_exec_paths"})
 	}
 	covered := func(p string) bool {
 		return slices.ContainsFunc(out, func(d darwinPath) bool {
@@ -113,27 +160,28 @@ func darwinPathRules(rc *resolvedConfig, targets ...string) []darwinPath {
 		})
 	}
 	var files []string // exec files whose "#!" line is read
-	for _, rp := range rc.exec {
-		if !rp.IsDir {
-			files = append(files, rp.Resolved)
+	for _, d := range out {
+		if d.Access == darwinExec && !d.IsDir {
+			files = append(files, d.Resolved)
 		}
 	}
 	for _, t := range targets {
+		t = canonicalPath(t)
 		files = append(files, t)
 		if !covered(t) {
 			out = append(out, darwinPath{ResolvedPath{Given: t, Resolved: t}, darwinExec, "WrapCommand target"})
 		}
 	}
 	for _, file := range files {
-		in := shebangInterpreter(file)
-		if in == "" {
-			continue
+		in, script := interpreterOf(file)
+		if !script {
+			continue // Mach-O (or unreadable): dyld is in the baseline
 		}
-		r, err := filepath.EvalSymlinks(in)
+		r, err := grantableInterpreter(in, writeRoots)
 		if err != nil {
-			continue // the script cannot run: exec fails, closed
+			continue // not granted: the script cannot run, closed
 		}
-		if fi, err := os.Stat(r); err != nil || !fi.Mode().IsRegular() || covered(r) {
+		if r = canonicalPath(r); covered(r) {
 			continue
 		}
 		out = append(out, darwinPath{ResolvedPath{Given: in, Resolved: r}, darwinExec, "interpreter of " + file})
@@ -141,39 +189,12 @@ func darwinPathRules(rc *resolvedConfig, targets ...string) []darwinPath {
 	return out
 }
 
-// isUnder reports whether p is root or inside it (byte-wise).
-func isUnder(p, root string) bool {
-	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
-}
-
-// shebangInterpreter is the absolute interpreter path of a "#!" script, or
-// "" for anything else.
-func shebangInterpreter(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	line, err := bufio.NewReaderSize(f, 512).ReadSlice('\n')
-	if err != nil && len(line) == 0 {
-		return ""
-	}
-	s, ok := strings.CutPrefix(string(line), "#!")
-	if !ok {
-		return ""
-	}
-	fields := strings.Fields(s)
-	if len(fields) == 0 || !filepath.IsAbs(fields[0]) {
-		return ""
-	}
-	return filepath.Clean(fields[0])
-}
-
 // darwinPolicy is the Seatbelt policy for rc with the path rules paths (from
 // darwinPathRules). Directory or file comes from ResolvedPath.IsDir, so the
 // policy depends on no further file system state. The camera and the
 // microphone are allowed only when Config.AllowCamera and
-// Config.AllowMicrophone say so.
+// Config.AllowMicrophone say so; trustd is left out with
+// Config.NoTLSTrustService; the shims' rules follow the exec grants.
 func darwinPolicy(rc *resolvedConfig, paths []darwinPath) seatbelt.Policy {
 	dirs := make(map[string]bool, len(paths))
 	p := seatbelt.Policy{
@@ -181,6 +202,7 @@ func darwinPolicy(rc *resolvedConfig, paths []darwinPath) seatbelt.Policy {
 		AllowUnixSockets: rc.cfg.AllowUnixSockets,
 		Camera:           rc.cfg.AllowCamera,
 		Microphone:       rc.cfg.AllowMicrophone,
+		NoTrustd:         rc.cfg.NoTLSTrustService,
 		IsDir:            func(path string) bool { return dirs[path] },
 	}
 	for _, d := range paths {
@@ -194,6 +216,7 @@ func darwinPolicy(rc *resolvedConfig, paths []darwinPath) seatbelt.Policy {
 			p.ExecPaths = append(p.ExecPaths, d.Resolved)
 		}
 	}
+	p.ShellShim, p.PerlShim, p.XcrunShim = seatbelt.Shims(p.ExecPaths, p.IsDir)
 	for _, ep := range rc.connect {
 		p.TCPConnect = append(p.TCPConnect, seatbelt.Endpoint{Host: ep.Host, Port: ep.Port})
 	}
@@ -258,379 +281,4 @@ func SeatbeltProfile(cfg Config) (text string, params []string, err error) {
 		params = append(params, p.Name+"="+p.Value)
 	}
 	return prof.Text, params, nil
-}
-
-// darwinConnect is one TCP connect rule of a profile, with the endpoints of
-// the Config it serves.
-type darwinConnect struct {
-	addr  string // "localhost:PORT" or "*:PORT", as in the profile
-	asked []string
-}
-
-// darwinConnects groups rc's endpoints by the Seatbelt rule each becomes,
-// exactly as internal/seatbelt maps them: a loopback host to localhost,
-// everything else to "*". It also says whether the profile lets the process
-// reach the name resolver (a host that is a name or "*") and trustd (a
-// non-loopback endpoint).
-func darwinConnects(rc *resolvedConfig) (rules []darwinConnect, resolver, tls bool) {
-	for _, ep := range rc.connect {
-		host := "*"
-		if ep.Loopback() {
-			host = "localhost"
-		} else {
-			tls = true
-		}
-		if _, err := netip.ParseAddr(ep.Host); err != nil {
-			resolver = true // "*", localhost or a DNS name: getaddrinfo asks mDNSResponder
-		}
-		addr := host + ":" + strconv.Itoa(int(ep.Port))
-		i := slices.IndexFunc(rules, func(c darwinConnect) bool { return c.addr == addr })
-		if i < 0 {
-			rules = append(rules, darwinConnect{addr: addr})
-			i = len(rules) - 1
-		}
-		rules[i].asked = append(rules[i].asked, ep.String())
-	}
-	return rules, resolver, tls
-}
-
-// darwinPlan reports what the profile for rc enforces, with available saying
-// whether /usr/bin/sandbox-exec is there. It is the Plan of WrapCommand;
-// ApplySelf is never available on macOS (see [darwinApplySelfError]).
-func darwinPlan(rc *resolvedConfig, available bool) Plan {
-	cfg := rc.cfg
-	plan := Plan{Platform: "darwin", Mechanism: ModeSandboxExec, Available: available, Reason: darwinNoApplySelf}
-	if !available {
-		plan.Reason = darwinUnavailable
-	}
-	f := func(feature string, enforced bool, detail, hint string) {
-		if !available {
-			enforced, hint = false, ""
-			detail = "sandbox unavailable: " + darwinUnavailable
-		}
-		plan.Features = append(plan.Features, Enforcement{Feature: feature, Enforced: enforced, Detail: detail, Hint: hint})
-	}
-	paths := darwinPathRules(rc)
-	rules, resolver, tls := darwinConnects(rc)
-
-	if _, err := darwinProfile(rc, paths); err != nil {
-		f(FeatureFilesystem, false, "no profile can be made for this Config: "+err.Error()+"; WrapCommand refuses it", "")
-	} else {
-		f(FeatureFilesystem, true, "Seatbelt (deny default): read only the granted paths and the system baseline, "+
-			"write only inside write paths; stat of the directories above each granted path", "")
-	}
-	f(FeatureTruncate, true, "Seatbelt: truncate needs file-write-data, granted only inside write paths", "")
-	f(FeatureIoctlDev, true, "Seatbelt: file-ioctl is granted nowhere, so ioctl on device files is refused, on an inherited terminal too "+
-		"(TIOCSTI; also tcsetattr, so no raw mode)", "")
-	execDetail := "Seatbelt: process-exec only of the command WrapCommand starts and its \"#!\" interpreter (the exec allowlist is empty)"
-	if len(rc.exec) > 0 {
-		execDetail = "Seatbelt: process-exec only of the exec allowlist, the command WrapCommand starts and their \"#!\" interpreters"
-	}
-	f(FeatureExec, true, execDetail, "")
-
-	if len(rules) == 0 {
-		f(FeatureTCPConnect, true, "Seatbelt: no TCP granted: every outgoing connection is denied", "")
-	} else {
-		addrs := make([]string, len(rules))
-		for i, r := range rules {
-			addrs[i] = r.addr
-		}
-		f(FeatureTCPConnect, true, "Seatbelt: connect only to "+strings.Join(addrs, ", "), "")
-	}
-	var loopback []string
-	for _, ep := range rc.connect {
-		if ep.Loopback() {
-			loopback = append(loopback, ep.String())
-		}
-	}
-	if len(loopback) > 0 {
-		f(FeatureTCPHost, true, "Seatbelt: "+strings.Join(loopback, ", ")+" limited to Seatbelt's localhost (127.0.0.1 and ::1)", "")
-	}
-	// The lines internal/seatbelt reports for hosts it cannot express.
-	hostOnly := seatbelt.Policy{}
-	for _, ep := range rc.connect {
-		hostOnly.TCPConnect = append(hostOnly.TCPConnect, seatbelt.Endpoint{Host: ep.Host, Port: ep.Port})
-	}
-	if prof, err := seatbelt.Generate(hostOnly); err == nil {
-		for _, line := range prof.NotEnforced {
-			f(FeatureTCPHost, false, line, darwinHostHint)
-		}
-	}
-
-	var bindPorts []string
-	for _, p := range rc.bind {
-		if p != 0 {
-			bindPorts = append(bindPorts, strconv.Itoa(int(p)))
-		}
-	}
-	bindDetail := "Seatbelt: no bind granted: listening on any port is denied"
-	if len(bindPorts) > 0 {
-		bindDetail = "Seatbelt: bind and accept only on ports " + strings.Join(bindPorts, ", ") +
-			", on every local address (Seatbelt cannot restrict who connects)"
-	}
-	if slices.Contains(rc.bind, 0) {
-		bindDetail += "; port 0 (a port the kernel picks) cannot be expressed in Seatbelt and is not granted: binding it fails"
-	}
-	f(FeatureTCPBind, true, bindDetail, "")
-	if cfg.AllowUDP {
-		f(FeatureUDP, true, "Seatbelt: UDP is denied: allow_udp cannot be granted by this profile and is ignored (name resolution goes through mDNSResponder)", "")
-	} else {
-		f(FeatureUDP, true, "Seatbelt: UDP denied", "")
-	}
-	switch {
-	case cfg.AllowUnixSockets:
-		f(FeatureUnixSockets, true, "Seatbelt: AF_UNIX sockets; bind and connect only to socket files inside write paths", "")
-	case resolver:
-		f(FeatureUnixSockets, true, "Seatbelt: no socket file may be bound or connected to, except mDNSResponder's for name resolution", "")
-	default:
-		f(FeatureUnixSockets, true, "Seatbelt: AF_UNIX sockets denied: no socket file may be bound or connected to", "")
-	}
-	if cfg.AllowProcessSpawn {
-		f(FeatureScopeSignal, true, "Seatbelt: signals only to itself and processes of the same sandbox; process-info only of itself", "")
-		f(FeatureSpawn, true, "granted: children inherit the sandbox and its exec allowlist (no limit on their number)", "")
-	} else {
-		f(FeatureScopeSignal, true, "Seatbelt: signals only to itself; process-info only of itself", "")
-		f(FeatureSpawn, true, "Seatbelt: process-fork denied", "")
-	}
-	f(FeatureSyscalls, true, "no syscall filter: Seatbelt mediates operations instead, and (deny default) refuses every one "+
-		"the profile does not list (mach services, IOKit, sysctl writes, other processes)", "")
-
-	for _, b := range darwinBaseline {
-		plan.Paths = append(plan.Paths, PathRule{Path: b.Path, Access: b.Access, Source: "default: " + b.Reason})
-	}
-	if tls {
-		plan.Paths = append(plan.Paths, PathRule{Path: darwinTLSDir, Access: darwinRead, Source: "default: CA certificates for non-loopback TCP connect"})
-	}
-	for _, d := range paths {
-		plan.Paths = append(plan.Paths, PathRule{Path: d.Resolved, Access: d.Access, Source: d.Source})
-	}
-
-	for _, r := range rules {
-		line := "tcp connect " + r.addr
-		if len(r.asked) > 1 || r.asked[0] != r.addr {
-			line += " (for " + strings.Join(r.asked, ", ") + ")"
-		}
-		plan.Network = append(plan.Network, line)
-	}
-	for _, p := range bindPorts {
-		plan.Network = append(plan.Network, "tcp bind and accept *:"+p+" (every local address)")
-	}
-	if resolver {
-		plan.Network = append(plan.Network, "unix connect "+darwinResolverSocket+" (name resolution)")
-	}
-	if tls {
-		plan.Network = append(plan.Network, "mach-lookup "+darwinTrustd+" (TLS certificate evaluation)")
-	}
-	if cfg.AllowUnixSockets {
-		for _, rp := range rc.write {
-			plan.Network = append(plan.Network, "unix bind and connect inside "+rp.Resolved)
-		}
-	}
-	if cfg.AllowCamera {
-		f(FeatureCamera, true, "Seatbelt: (allow device-camera)", "")
-	}
-	if cfg.AllowMicrophone {
-		f(FeatureMicrophone, true, "Seatbelt: (allow device-microphone)", "")
-	}
-	plan.Features = append(plan.Features, layerFeatures(rc, false)...)
-	return plan
-}
-
-// darwinCommand rewrites cmd to run its program under the profile for rc
-// through /usr/bin/sandbox-exec: cmd.Path becomes seatbelt.SandboxExecPath and
-// cmd.Args become
-//
-//	sandbox-exec -p PROFILE -D NAME=VALUE … -- TARGET ARGS…
-//
-// where TARGET is cmd.Path made absolute (relative to cmd.Dir) with symlinks
-// resolved, and ARGS are cmd.Args[1:] verbatim. TARGET (and its "#!"
-// interpreter) joins the profile's exec allowlist. Nothing else in cmd is
-// touched. On any error cmd is left as it was. Whether sandbox-exec exists is
-// the caller's question (wrapDarwinCommand); Strict is checked here.
-func darwinCommand(cmd *exec.Cmd, rc *resolvedConfig) error {
-	if cmd == nil {
-		return errors.New("sandbox: WrapCommand: nil *exec.Cmd")
-	}
-	if cmd.Process != nil {
-		return errors.New("sandbox: WrapCommand: command already started")
-	}
-	if cmd.Err != nil {
-		return fmt.Errorf("sandbox: WrapCommand: %w", cmd.Err)
-	}
-	if rc.cfg.Strict {
-		if err := darwinPlan(rc, true).strictError(); err != nil {
-			return err
-		}
-	}
-	target, err := darwinTarget(cmd)
-	if err != nil {
-		return err
-	}
-	prof, err := darwinProfile(rc, darwinPathRules(rc, target))
-	if err != nil {
-		return err
-	}
-	var args []string
-	if len(cmd.Args) > 1 {
-		args = cmd.Args[1:]
-	}
-	argv := append([]string{seatbelt.SandboxExecPath}, prof.Args(target, args...)...)
-	cmd.Path, cmd.Args = seatbelt.SandboxExecPath, argv
-	return nil
-}
-
-// darwinTarget resolves the program cmd would run: cmd.Path, relative to
-// cmd.Dir when relative (as exec.Cmd does), absolute, symlinks resolved. It
-// must be an executable regular file, and not sandbox-exec itself (a command
-// wrapped twice: sandbox-exec cannot start inside a sandbox).
-func darwinTarget(cmd *exec.Cmd) (string, error) {
-	p := cmd.Path
-	if p == "" {
-		return "", errors.New("sandbox: WrapCommand: cmd.Path is empty")
-	}
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(cmd.Dir, p)
-	}
-	p, err := filepath.Abs(p)
-	if err != nil {
-		return "", fmt.Errorf("sandbox: WrapCommand: %w", err)
-	}
-	resolved, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return "", fmt.Errorf("sandbox: WrapCommand: program: %w", err)
-	}
-	fi, err := os.Stat(resolved)
-	if err != nil {
-		return "", fmt.Errorf("sandbox: WrapCommand: program: %w", err)
-	}
-	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
-		return "", &fs.PathError{Op: "WrapCommand", Path: resolved, Err: errors.New("not an executable regular file")}
-	}
-	if resolved == seatbelt.SandboxExecPath {
-		return "", errors.New("sandbox: WrapCommand: the command already runs " + seatbelt.SandboxExecPath +
-			" (wrapped twice?); sandbox-exec cannot start inside a sandbox")
-	}
-	return resolved, nil
-}
-
-// wrapDarwinCommand is WrapCommand on macOS: cfg is validated first
-// (*ConfigError), then sandboxExec (the result of checkSandboxExec) must be
-// nil (ErrUnavailable), then cmd is rewritten by darwinCommand. cmd is left
-// as it was on any error.
-func wrapDarwinCommand(cmd *exec.Cmd, cfg Config, sandboxExec error) error {
-	rc, err := resolve(cfg)
-	if err != nil {
-		return err
-	}
-	if sandboxExec != nil {
-		return fmt.Errorf("%w: %w", ErrUnavailable, sandboxExec)
-	}
-	return darwinCommand(cmd, rc)
-}
-
-// checkSandboxExec reports why path is not a usable sandbox-exec: missing,
-// not a regular file, or not executable. It only stats the file.
-func checkSandboxExec(path string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("%s not found: %w", path, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", path)
-	}
-	if fi.Mode().Perm()&0o111 == 0 {
-		return fmt.Errorf("%s is not executable", path)
-	}
-	return nil
-}
-
-// darwinStatus is Probe on macOS, given checkSandboxExec's answer.
-func darwinStatus(sandboxExec error) Status {
-	if sandboxExec != nil {
-		return Status{Mode: ModeSandboxExec, Reason: sandboxExec.Error() +
-			": sandbox-exec ships with every macOS release; nothing can be sandboxed without it"}
-	}
-	return Status{Active: true, Mode: ModeSandboxExec, Filesystem: true, Network: true,
-		Reason: darwinHostLimit + "; " + darwinNoApplySelf}
-}
-
-// darwinApplySelfError is ApplySelf's error on macOS.
-func darwinApplySelfError() error {
-	return fmt.Errorf("%w: %s (macOS offers no public API for a running process to apply a Seatbelt profile "+
-		"to itself, and this library does not use cgo)", ErrUnavailable, darwinNoApplySelf)
-}
-
-// darwinPrivatePath maps a path under the macOS root symlinks /tmp, /var and
-// /etc to its real place under /private. Inside a Seatbelt sandbox those
-// symlinks usually cannot be read (they are not granted), so resolving such
-// a path there fails; the mapping is the one every macOS installation has.
-func darwinPrivatePath(p string) string {
-	for _, l := range []string{"/tmp", "/var", "/etc"} {
-		if p == l || strings.HasPrefix(p, l+"/") {
-			return "/private" + p
-		}
-	}
-	return p
-}
-
-// darwinGranted reports whether path is inside anything the profile for rc
-// grants: a Config path or a baseline path. macOS file systems are usually
-// case-insensitive, so the comparison is too (when in doubt, granted: the
-// probe then picks another target).
-func darwinGranted(rc *resolvedConfig, path string) bool {
-	lp := strings.ToLower(path)
-	under := func(root string) bool { return isUnder(lp, strings.ToLower(root)) }
-	for _, list := range [][]ResolvedPath{rc.read, rc.write, rc.exec} {
-		for _, rp := range list {
-			if under(rp.Resolved) {
-				return true
-			}
-		}
-	}
-	for _, b := range darwinBaseline {
-		if under(b.Path) {
-			return true
-		}
-	}
-	_, _, tls := darwinConnects(rc)
-	return tls && under(darwinTLSDir)
-}
-
-// darwinCandidate is a canary target on macOS.
-type darwinCandidate struct {
-	path string
-	// world: ordinary permissions let every user have the access wanted
-	// (mode 0644 file, 1777 directory) on every macOS installation.
-	world bool
-}
-
-// Canary targets: resolved paths (no /etc or /tmp symlink to read) of files
-// and directories every macOS installation has. /private/etc/master.passwd
-// (mode 0600) is a target only for root.
-var (
-	darwinReadTargets = []darwinCandidate{
-		{"/private/etc/hosts", true}, {"/private/etc/passwd", true}, {"/private/etc/group", true},
-		{"/private/etc/shells", true}, {"/private/etc/master.passwd", false},
-	}
-	darwinWriteTargets = []darwinCandidate{{"/private/tmp", true}, {"/private/var/tmp", true}}
-)
-
-// pickDarwinTarget returns the first candidate that rc does not grant and
-// that ordinary permissions allow. access is access(2) with the effective
-// IDs. Seatbelt mediates access(2) as well and refuses it with EPERM outside
-// the granted paths; then ordinary permissions cannot be asked from inside
-// the sandbox, and a candidate is used only if they allow everyone (world)
-// or the caller is root. Either way the probe's own errno decides: EACCES
-// (ordinary permissions) is never counted as blocked.
-func pickDarwinTarget(rc *resolvedConfig, cands []darwinCandidate, access func(string) error, root bool) (string, bool) {
-	for _, c := range cands {
-		if darwinGranted(rc, c.path) {
-			continue
-		}
-		err := access(c.path)
-		if err == nil || errnoOf(err) == syscall.EPERM && (c.world || root) {
-			return c.path, true
-		}
-	}
-	return "", false
 }

@@ -205,7 +205,7 @@ func TestDarwinProfileOnlyParams(t *testing.T) {
 	for _, rule := range []string{
 		`(allow file-read* (subpath (param "R0")))`,
 		`(allow file-read* file-write* (subpath (param "W0")))`,
-		`(allow process-exec (literal (param "X0")))`,
+		`(allow process-exec* (literal (param "X0")))`,
 		`(allow process-fork)`,
 		`(allow network-outbound (remote tcp "localhost:8080"))`,
 		`(allow network-outbound (remote tcp "*:443"))`,
@@ -249,8 +249,18 @@ func TestDarwinPlan(t *testing.T) {
 	if hosts[1].Enforced || !strings.Contains(hosts[1].Detail, `"example.com:443"`) || !strings.Contains(hosts[1].Detail, "*:443") || hosts[1].Hint == "" {
 		t.Errorf("named host entry: %+v", hosts[1])
 	}
-	if ne := plan.NotEnforced(); len(ne) != 1 || ne[0].Feature != FeatureTCPHost {
-		t.Errorf("NotEnforced = %+v, want only the example.com host", ne)
+	var ne []string
+	for _, f := range plan.NotEnforced() {
+		ne = append(ne, f.Feature)
+	}
+	if want := []string{FeatureTCPHost, FeatureResolver, FeatureTLSTrust}; !slices.Equal(ne, want) {
+		t.Errorf("NotEnforced = %q, want %q: the example.com host and the two channels it opens", ne, want)
+	}
+	if r := darwinFeatures(plan, FeatureResolver)[0]; !strings.Contains(r.Detail, "example.com:443") || strings.Contains(r.Detail, "localhost:8080") || r.Hint == "" {
+		t.Errorf("resolver entry %+v: want it to name example.com:443 (not localhost) with a hint", r)
+	}
+	if tr := darwinFeatures(plan, FeatureTLSTrust)[0]; !strings.Contains(tr.Detail, "OCSP") || !strings.Contains(tr.Hint, "no_tls_trust_service") {
+		t.Errorf("trustd entry %+v: want the AIA/OCSP/CRL channel and the way to leave it out", tr)
 	}
 	bind := darwinFeatures(plan, FeatureTCPBind)[0]
 	if !strings.Contains(bind.Detail, "9000") || !strings.Contains(bind.Detail, "port 0") {
@@ -260,8 +270,9 @@ func TestDarwinPlan(t *testing.T) {
 		"tcp connect localhost:8080",
 		"tcp connect *:443 (for example.com:443)",
 		"tcp bind and accept *:9000 (every local address)",
-		"unix connect /private/var/run/mDNSResponder (name resolution)",
-		"mach-lookup com.apple.trustd.agent (TLS certificate evaluation)",
+		"unix connect /private/var/run/mDNSResponder (name resolution: a channel, see name_resolver)",
+		"mach-lookup com.apple.SystemConfiguration.DNSConfiguration, com.apple.SystemConfiguration.configd; sysctl-read net.routetable (resolver configuration)",
+		"mach-lookup com.apple.trustd.agent (TLS certificate evaluation: a channel, see tls_trust_service)",
 		"unix bind and connect inside /Users/dev/ws",
 	}
 	if !slices.Equal(plan.Network, wantNet) {
@@ -285,11 +296,30 @@ func TestDarwinPlan(t *testing.T) {
 	if !errors.Is(err, ErrNotEnforced) || !strings.Contains(err.Error(), "tcp_connect_host") || !strings.Contains(err.Error(), "example.com:443") {
 		t.Errorf("strict: %v, want ErrNotEnforced naming tcp_connect_host and example.com:443", err)
 	}
-	// Hosts Seatbelt can express: nothing left unenforced.
-	rc.connect = []Endpoint{{Host: "localhost", Port: 8080}, {Host: "*", Port: 443}, {Host: "127.0.0.1", Port: 5432}}
+	// Loopback only: nothing left unenforced, and no resolver.
+	rc.connect = []Endpoint{{Host: "localhost", Port: 8080}, {Host: "127.0.0.1", Port: 5432}, {Host: "::1", Port: 5433}}
 	if err := checkApplicable(darwinPlan(rc, true), rc.cfg); err != nil {
-		t.Errorf("strict with localhost, * and 127.0.0.1: %v", err)
+		t.Errorf("strict with localhost, 127.0.0.1 and ::1: %v", err)
 	}
+	if f := darwinFeatures(darwinPlan(rc, true), FeatureResolver); len(f) != 1 || !f[0].Enforced || !strings.Contains(f[0].Detail, "not reachable") {
+		t.Errorf("loopback-only resolver entry: %+v", f)
+	}
+	// "*" is expressible, but it brings the resolver and trustd: Strict
+	// refuses the channels, and without trustd only the resolver.
+	rc.connect = []Endpoint{{Host: "*", Port: 443}}
+	err = checkApplicable(darwinPlan(rc, true), rc.cfg)
+	if !errors.Is(err, ErrNotEnforced) || !strings.Contains(err.Error(), FeatureResolver) || !strings.Contains(err.Error(), FeatureTLSTrust) {
+		t.Errorf("strict with *:443: %v, want ErrNotEnforced naming %s and %s", err, FeatureResolver, FeatureTLSTrust)
+	}
+	rc.cfg.NoTLSTrustService = true
+	err = checkApplicable(darwinPlan(rc, true), rc.cfg)
+	if !errors.Is(err, ErrNotEnforced) || !strings.Contains(err.Error(), FeatureResolver) || strings.Contains(err.Error(), FeatureTLSTrust) {
+		t.Errorf("strict with *:443 and no trustd: %v, want only %s refused", err, FeatureResolver)
+	}
+	if f := darwinFeatures(darwinPlan(rc, true), FeatureTLSTrust); len(f) != 1 || !f[0].Enforced {
+		t.Errorf("no_tls_trust_service: %+v, want an enforced entry saying trustd is not granted", f)
+	}
+	rc.cfg.NoTLSTrustService = false
 
 	// Without sandbox-exec nothing is enforced and applying fails closed.
 	off := darwinPlan(rc, false)
@@ -359,12 +389,19 @@ func TestDarwinNetworkMatchesProfile(t *testing.T) {
 		if has("unix connect "+darwinResolverSocket) != strings.Contains(prof.Text, darwinResolverSocket) {
 			t.Errorf("%q: resolver line %v, profile has the resolver socket: %v", eps, has("unix connect"), strings.Contains(prof.Text, darwinResolverSocket))
 		}
-		tls := strings.Contains(prof.Text, darwinTrustd)
-		if has("mach-lookup "+darwinTrustd) != tls || strings.Contains(prof.Text, darwinTLSDir) != tls ||
+		trustd, tls := strings.Contains(prof.Text, darwinTrustd), strings.Contains(prof.Text, darwinTLSDir)
+		if has("mach-lookup "+darwinTrustd) != trustd || (len(darwinFeatures(plan, FeatureTLSTrust)) == 1 && !darwinFeatures(plan, FeatureTLSTrust)[0].Enforced) != trustd ||
 			slices.ContainsFunc(plan.Paths, func(r PathRule) bool { return r.Path == darwinTLSDir }) != tls {
-			t.Errorf("%q: TLS lines disagree with the profile (profile has trustd: %v)", eps, tls)
+			t.Errorf("%q: TLS lines disagree with the profile (profile has trustd: %v, CA dir: %v)", eps, trustd, tls)
 		}
-		rules, _, _ := darwinConnects(rc)
+		resolver := strings.Contains(prof.Text, darwinResolverSocket)
+		if f := darwinFeatures(plan, FeatureResolver); (len(f) == 1 && !f[0].Enforced) != resolver {
+			t.Errorf("%q: resolver granted %v, plan reports %+v", eps, resolver, f)
+		}
+		if hosts := strings.Contains(prof.Text, darwinHostsFile); slices.ContainsFunc(plan.Paths, func(r PathRule) bool { return r.Path == darwinHostsFile }) != hosts {
+			t.Errorf("%q: hosts file in the profile %v, not so in the plan", eps, hosts)
+		}
+		rules := darwinConnects(rc).rules
 		for _, r := range rules {
 			if !strings.Contains(prof.Text, `(remote tcp "`+r.addr+`")`) {
 				t.Errorf("%q: rule %s not in the profile", eps, r.addr)
@@ -415,7 +452,7 @@ func TestDarwinBaselineMatchesProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = append(want, darwinResolverSocket, darwinTLSDir)
+	want = append(want, darwinResolverSocket, darwinTLSDir, darwinHostsFile)
 	slices.Sort(want)
 	if got := paths(prof.Text); !slices.Equal(got, want) {
 		t.Errorf("paths with a remote endpoint:\n%q\nwant\n%q", got, want)
@@ -525,7 +562,7 @@ func TestDarwinCommand(t *testing.T) {
 	if !slices.Equal(cmd.Args, want) {
 		t.Errorf("Args =\n%q\nwant\n%q", cmd.Args, want)
 	}
-	if !slices.Contains(cmd.Args, "X0="+tool) || !strings.Contains(cmd.Args[2], `(allow process-exec (literal (param "X0")))`) {
+	if !slices.Contains(cmd.Args, "X0="+tool) || !strings.Contains(cmd.Args[2], `(allow process-exec* (literal (param "X0")))`) {
 		t.Errorf("the resolved target is not on the exec allowlist: %q", cmd.Args[3:])
 	}
 	if !slices.Contains(cmd.Args, "W0="+ws) {
@@ -639,7 +676,7 @@ func TestDarwinCommandErrorsLeaveCmd(t *testing.T) {
 	}
 	// Strict with hosts Seatbelt can express works.
 	cmd := exec.Command(link)
-	if err := wrapDarwinCommand(cmd, Config{Strict: true, AllowedTCPConnect: []string{"*:443", "localhost:80"}}, nil); err != nil {
+	if err := wrapDarwinCommand(cmd, Config{Strict: true, AllowedTCPConnect: []string{"127.0.0.1:443", "localhost:80"}}, nil); err != nil {
 		t.Errorf("strict with enforceable hosts: %v", err)
 	}
 }

@@ -4,23 +4,44 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
 // confinedProc is a started, wrapped command on macOS: a session (and
-// process group) leader.
+// process group) leader, with its private temporary directory.
 type confinedProc struct {
 	cmd *exec.Cmd
+	tmp string // removed by release
 }
 
 // startConfined wraps cmd with this platform's WrapCommand and starts it in
-// a new session.
+// a new session. The program gets a private temporary directory, made for
+// this run under os.TempDir (/var/folders/…, resolved to /private/var/…),
+// added to the write paths and removed by release; TMPDIR, HOME and
+// GIT_CONFIG_GLOBAL point into it unless cmd.Env sets them (darwinRunEnv).
+// Without it no temporary directory is writable: /tmp and the per-user
+// /var/folders are not granted.
 func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
 	path := cmd.Path
+	tmp, err := os.MkdirTemp("", "sandbox-run-")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: Run: private temporary directory: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("sandbox: Run: private temporary directory: %w", err)
+	}
+	cfg.AllowedWritePaths = append(slices.Clone(cfg.AllowedWritePaths), real)
+	cmd.Env = darwinRunEnv(cmd.Env, real)
 	if err := New().WrapCommand(cmd, cfg); err != nil {
+		os.RemoveAll(tmp)
 		return nil, err
 	}
 	attr := &syscall.SysProcAttr{}
@@ -30,9 +51,10 @@ func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
 	attr.Setsid = true
 	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
+		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("sandbox: Run %s: %w", path, err)
 	}
-	return &confinedProc{cmd: cmd}, nil
+	return &confinedProc{cmd: cmd, tmp: tmp}, nil
 }
 
 // waitExit returns when the program has exited, without reaping it, so
@@ -63,6 +85,12 @@ func (p *confinedProc) kill() { syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL
 
 func (p *confinedProc) killRest() { p.kill() }
 
-func (p *confinedProc) release() error { return nil }
+// release removes the private temporary directory.
+func (p *confinedProc) release() error {
+	if err := os.RemoveAll(p.tmp); err != nil {
+		return fmt.Errorf("removing the private temporary directory: %w", err)
+	}
+	return nil
+}
 
 func (p *confinedProc) failure() error { return nil }

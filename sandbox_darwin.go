@@ -3,8 +3,15 @@
 package sandbox
 
 import (
+	"bytes"
+	"context"
 	"os/exec"
+	"path/filepath"
 	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/openparallax/sandbox/internal/seatbelt"
 )
@@ -47,9 +54,57 @@ type darwinSandbox struct{}
 
 func newPlatform() Sandbox { return darwinSandbox{} }
 
-// sandboxExec is nil when /usr/bin/sandbox-exec exists and is executable;
-// asked once.
-var sandboxExec = sync.OnceValue(func() error { return checkSandboxExec(seatbelt.SandboxExecPath) })
+// sandboxExec is nil when /usr/bin/sandbox-exec exists, is executable, and
+// applies a trivial profile; asked once. The trial run is what tells a
+// process already inside a Seatbelt sandbox (where sandbox-exec fails with
+// forbidden-sandbox-reinit, so every wrap would) from one that can wrap.
+var sandboxExec = sync.OnceValue(func() error {
+	if err := checkSandboxExec(seatbelt.SandboxExecPath); err != nil {
+		return err
+	}
+	return trialSandboxExec()
+})
+
+// trialSandboxExec runs /usr/bin/true under the trial profile
+// (darwinTrialArgs), with an empty environment and a time limit.
+func trialSandboxExec() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, seatbelt.SandboxExecPath, darwinTrialArgs...)
+	cmd.Env = []string{}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	return darwinTrialError(err, stderr.String())
+}
+
+func init() { canonicalPath = darwinGetPath }
+
+// darwinGetPath is canonicalPath on macOS: the path fcntl(F_GETPATH) reports
+// for p opened with O_EVTONLY (no read permission needed), O_NOFOLLOW and
+// O_NONBLOCK (an exec-listed FIFO does not block). p itself when it cannot
+// be opened or the answer is not a clean absolute path.
+func darwinGetPath(p string) string {
+	fd, err := unix.Open(p, unix.O_EVTONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return p
+	}
+	defer unix.Close(fd)
+	// x/sys has no FcntlGetpath: F_GETPATH fills a MAXPATHLEN buffer.
+	buf := make([]byte, 1024)
+	_, _, errno := unix.Syscall(unix.SYS_FCNTL, uintptr(fd), unix.F_GETPATH, uintptr(unsafe.Pointer(&buf[0])))
+	if errno != 0 {
+		return p
+	}
+	n := bytes.IndexByte(buf, 0)
+	if n <= 0 {
+		return p
+	}
+	if got := string(buf[:n]); filepath.IsAbs(got) && filepath.Clean(got) == got {
+		return got
+	}
+	return p
+}
 
 // Available reports whether /usr/bin/sandbox-exec is there, that is whether
 // WrapCommand can work. ApplySelf never can on macOS.

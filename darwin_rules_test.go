@@ -1,0 +1,297 @@
+package sandbox
+
+// The macOS rules added for issue 21, as data on every OS: channels in the
+// plan, interpreters chosen from write paths, FIFOs on the exec list, shims,
+// devices, Probe's trial run, Run's environment and the canary's targets.
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// connectRC is a resolvedConfig with only the given TCP endpoints.
+func connectRC(t *testing.T, eps ...string) *resolvedConfig {
+	t.Helper()
+	rc := &resolvedConfig{cfg: Config{AllowedTCPConnect: eps}}
+	for _, s := range eps {
+		ep, err := ParseEndpoint(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc.connect = append(rc.connect, ep)
+	}
+	return rc
+}
+
+// The resolver is never granted for loopback-only endpoints, and whenever it
+// is granted the plan lists it as a channel, not enforced.
+func TestDarwinResolverChannel(t *testing.T) {
+	for _, tc := range []struct {
+		eps      []string
+		resolver bool
+	}{
+		{[]string{"localhost:8080"}, false},
+		{[]string{"127.0.0.1:80", "[::1]:81", "localhost:82"}, false},
+		{[]string{"10.0.0.1:22"}, false},
+		{[]string{"example.com:443"}, true},
+		{[]string{"*:443"}, true},
+		{[]string{"localhost:80", "example.com:443"}, true},
+	} {
+		rc := connectRC(t, tc.eps...)
+		prof, err := darwinProfile(rc, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		granted := strings.Contains(prof.Text, darwinResolverSocket)
+		if granted != tc.resolver {
+			t.Errorf("%q: resolver granted %v, want %v", tc.eps, granted, tc.resolver)
+		}
+		plan := darwinPlan(rc, true)
+		f := darwinFeatures(plan, FeatureResolver)
+		if len(f) != 1 || f[0].Enforced == granted {
+			t.Errorf("%q: resolver granted %v, plan entry %+v (want not enforced exactly when granted)", tc.eps, granted, f)
+		}
+		strict := rc.cfg
+		strict.Strict = true
+		err = checkApplicable(plan, strict)
+		if refused := err != nil && strings.Contains(err.Error(), FeatureResolver); refused != granted {
+			t.Errorf("%q: Strict refuses the resolver %v, granted %v (%v)", tc.eps, refused, granted, err)
+		}
+	}
+}
+
+// Config.NoTLSTrustService leaves trustd out of the profile; with it in,
+// the plan reports trustd as a channel.
+func TestDarwinTrustdOptional(t *testing.T) {
+	rc := connectRC(t, "10.0.0.1:443")
+	prof, err := darwinProfile(rc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(prof.Text, darwinTrustd) {
+		t.Fatal("trustd not granted for a remote endpoint")
+	}
+	if f := darwinFeatures(darwinPlan(rc, true), FeatureTLSTrust); len(f) != 1 || f[0].Enforced || !strings.Contains(f[0].Detail, "AIA") {
+		t.Errorf("trustd granted: plan entry %+v, want a not-enforced channel", f)
+	}
+	rc.cfg.NoTLSTrustService = true
+	prof, err = darwinProfile(rc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(prof.Text, darwinTrustd) {
+		t.Error("no_tls_trust_service: trustd still in the profile")
+	}
+	plan := darwinPlan(rc, true)
+	if slices.ContainsFunc(plan.Network, func(l string) bool { return strings.Contains(l, darwinTrustd) }) {
+		t.Errorf("no_tls_trust_service: plan network still lists trustd: %q", plan.Network)
+	}
+	if f := darwinFeatures(plan, FeatureTLSTrust); len(f) != 1 || !f[0].Enforced {
+		t.Errorf("no_tls_trust_service: plan entry %+v", f)
+	}
+	if rc := connectRC(t, "localhost:80"); len(darwinFeatures(darwinPlan(rc, true), FeatureTLSTrust)) != 0 {
+		t.Error("trustd reported for a loopback-only Config")
+	}
+}
+
+// A script in a write path chooses its "#!" interpreter; it is granted only
+// when grantableInterpreter allows it.
+func TestDarwinInterpreterFromWritePath(t *testing.T) {
+	dir := darwinSafeDir(t)
+	ws, sys := filepath.Join(dir, "ws"), filepath.Join(dir, "sys")
+	for _, d := range []string{ws, sys} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	interp := filepath.Join(sys, "interp")
+	os.WriteFile(interp, []byte("\xcf\xfa\xed\xfe"), 0o755)
+	secret := filepath.Join(sys, "secret")
+	os.WriteFile(secret, []byte("key"), 0o600)
+	evil := filepath.Join(ws, "evil")
+	os.WriteFile(evil, []byte("\xcf\xfa\xed\xfe"), 0o755)
+	script := filepath.Join(ws, "run")
+	rc, err := resolve(Config{AllowedWritePaths: []string{ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		shebang string
+		granted bool
+	}{
+		{interp, true},
+		{secret, false}, // not executable: would make a secret readable
+		{evil, false},   // inside the write path: the process could replace it
+		{filepath.Join(ws, "missing"), false},
+	} {
+		if err := os.WriteFile(script, []byte("#!"+tc.shebang+" -x\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		paths := darwinPathRules(rc, script)
+		got := slices.ContainsFunc(paths, func(d darwinPath) bool { return strings.HasPrefix(d.Source, "interpreter of ") })
+		if got != tc.granted {
+			t.Errorf("#!%s: interpreter granted %v, want %v (%+v)", tc.shebang, got, tc.granted, paths)
+		}
+	}
+}
+
+// An exec-listed FIFO must not hang anything that reads "#!" lines:
+// darwinPathRules, SeatbeltProfile, PlanFor and WrapCommand's rules.
+func TestDarwinFIFOOnExecList(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no FIFOs on Windows")
+	}
+	dir := darwinSafeDir(t)
+	fifo := filepath.Join(dir, "fifo")
+	if err := mkfifo(fifo); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{AllowedExecPaths: []string{fifo}}
+	done := make(chan error, 1)
+	go func() {
+		rc, err := resolve(cfg)
+		if err != nil {
+			done <- err
+			return
+		}
+		darwinPathRules(rc, fifo)
+		darwinPlan(rc, true)
+		_, _, err = SeatbeltProfile(cfg)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("reading the exec list's \"#!\" lines hangs on a FIFO")
+	}
+}
+
+// Granting a shim grants what it executes, and the plan lists it.
+func TestDarwinShimGrants(t *testing.T) {
+	for _, tc := range []struct {
+		exec        ResolvedPath
+		wantProfile string
+		wantPath    string
+	}{
+		{ResolvedPath{Given: "/bin/sh", Resolved: "/bin/sh"}, `(literal "/private/var/select/sh")`, "/private/var/select/sh"},
+		{ResolvedPath{Given: "/bin", Resolved: "/bin", IsDir: true}, `(literal "/bin/bash")`, "/bin/bash"},
+		{ResolvedPath{Given: "/usr/bin/perl", Resolved: "/usr/bin/perl"}, `(regex #"^/usr/bin/perl5[.][0-9]+$")`, "/usr/bin/perl5.*"},
+		{ResolvedPath{Given: "/usr/bin/git", Resolved: "/usr/bin/git"}, `(subpath "/Library/Developer/CommandLineTools")`, "/Library/Developer/CommandLineTools"},
+		{ResolvedPath{Given: "/usr/bin/python3", Resolved: "/usr/bin/python3"}, `(literal "/private/var/db/xcode_select_link")`, "/private/var/db/xcode_select_link"},
+	} {
+		rc := &resolvedConfig{exec: []ResolvedPath{tc.exec}}
+		prof, err := darwinProfile(rc, []darwinPath{{tc.exec, darwinExec, "allowed_exec_paths"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(prof.Text, tc.wantProfile) {
+			t.Errorf("%s: profile lacks %s", tc.exec.Resolved, tc.wantProfile)
+		}
+		if !slices.ContainsFunc(darwinPlan(rc, true).Paths, func(r PathRule) bool { return r.Path == tc.wantPath }) {
+			t.Errorf("%s: plan paths lack %s", tc.exec.Resolved, tc.wantPath)
+		}
+	}
+	// No shim, no shim rules.
+	rc := &resolvedConfig{exec: []ResolvedPath{{Given: "/bin/ls", Resolved: "/bin/ls"}}}
+	prof, err := darwinProfile(rc, []darwinPath{{rc.exec[0], darwinExec, "allowed_exec_paths"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"/private/var/select/sh", "perl5", "CommandLineTools"} {
+		if strings.Contains(prof.Text, s) {
+			t.Errorf("/bin/ls alone: profile mentions %s", s)
+		}
+	}
+}
+
+// The camera and microphone rules appear exactly when the Config asks.
+func TestDarwinDevices(t *testing.T) {
+	for _, tc := range []struct{ camera, mic bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		rc := &resolvedConfig{cfg: Config{AllowCamera: tc.camera, AllowMicrophone: tc.mic}}
+		prof, err := darwinProfile(rc, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(prof.Text, "(allow device-camera)") != tc.camera || strings.Contains(prof.Text, "(allow device-microphone)") != tc.mic {
+			t.Errorf("camera %v microphone %v: device rules wrong in\n%s", tc.camera, tc.mic, prof.Text)
+		}
+		plan := darwinPlan(rc, true)
+		if (len(darwinFeatures(plan, FeatureCamera)) == 1) != tc.camera || (len(darwinFeatures(plan, FeatureMicrophone)) == 1) != tc.mic {
+			t.Errorf("camera %v microphone %v: plan %+v", tc.camera, tc.mic, plan.Features)
+		}
+	}
+}
+
+func TestDarwinTrialError(t *testing.T) {
+	exit := &exec.ExitError{}
+	if err := darwinTrialError(nil, ""); err != nil {
+		t.Errorf("success: %v", err)
+	}
+	for _, tc := range []struct{ stderr, want string }{
+		{"sandbox-exec: sandbox_apply: Operation not permitted\n", "already runs inside a Seatbelt sandbox"},
+		{"forbidden-sandbox-reinit", "already runs inside a Seatbelt sandbox"},
+		{"sandbox-exec: something else\n", "failed a trial run"},
+		{"", "failed a trial run"},
+	} {
+		err := darwinTrialError(exit, tc.stderr)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("stderr %q: %v, want %q", tc.stderr, err, tc.want)
+		}
+	}
+	if !slices.Equal(darwinTrialArgs[len(darwinTrialArgs)-2:], []string{"--", "/usr/bin/true"}) || !strings.HasPrefix(darwinTrialArgs[1], "(version 1)") {
+		t.Errorf("trial args %q", darwinTrialArgs)
+	}
+	st := darwinStatus(darwinTrialError(exit, "sandbox_apply: Operation not permitted"))
+	if st.Active || !strings.Contains(st.Reason, "forbidden-sandbox-reinit") {
+		t.Errorf("status inside a sandbox: %+v", st)
+	}
+	if !errors.Is(wrapDarwinCommand(exec.Command("/bin/true"), Config{}, darwinTrialError(exit, "forbidden-sandbox-reinit")), ErrUnavailable) {
+		t.Error("WrapCommand inside a sandbox: want ErrUnavailable")
+	}
+}
+
+func TestDarwinRunEnv(t *testing.T) {
+	const tmp = "/private/var/folders/x/T/sandbox-run-1"
+	got := darwinRunEnv(nil, tmp)
+	want := []string{"TMPDIR=" + tmp + "/", "HOME=" + tmp, "GIT_CONFIG_GLOBAL=" + tmp + "/.gitconfig"}
+	if !slices.Equal(got, want) {
+		t.Errorf("empty env: %q, want %q", got, want)
+	}
+	got = darwinRunEnv([]string{"HOME=/Users/dev", "PATH=/usr/bin"}, tmp)
+	want = []string{"HOME=/Users/dev", "PATH=/usr/bin", "TMPDIR=" + tmp + "/", "GIT_CONFIG_GLOBAL=" + tmp + "/.gitconfig"}
+	if !slices.Equal(got, want) {
+		t.Errorf("caller's HOME: %q, want %q (kept, and git kept away from it)", got, want)
+	}
+	in := []string{"TMPDIR=/x", "HOME=/y", "GIT_CONFIG_GLOBAL=/z"}
+	if got := darwinRunEnv(in, tmp); !slices.Equal(got, in) {
+		t.Errorf("all set: %q, want unchanged", got)
+	}
+}
+
+// The canary's read probe must not pick a file the endpoints made readable.
+func TestDarwinCanaryTargetsWithEndpoints(t *testing.T) {
+	ok := func(string) error { return nil }
+	if got, _ := pickDarwinTarget(connectRC(t, "localhost:80"), darwinReadTargets, ok, false); got != "/private/etc/passwd" {
+		t.Errorf("localhost endpoint: read target %q, want /private/etc/passwd (hosts is granted)", got)
+	}
+	if got, _ := pickDarwinTarget(connectRC(t, "127.0.0.1:80"), darwinReadTargets, ok, false); got != "/private/etc/hosts" {
+		t.Errorf("IP endpoint: read target %q, want /private/etc/hosts", got)
+	}
+	// "/" is granted as its names only: files below it are not granted.
+	if darwinGranted(&resolvedConfig{}, "/private/etc/passwd") || !darwinGranted(&resolvedConfig{}, "/") {
+		t.Error(`"/" must count as granted itself, and only itself`)
+	}
+	if darwinGranted(&resolvedConfig{}, "/private/tmp") || darwinGranted(&resolvedConfig{}, "/etc/passwd") {
+		t.Error("the root symlinks' metadata grant must not make what is below them a granted path")
+	}
+}

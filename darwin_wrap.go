@@ -1,0 +1,190 @@
+package sandbox
+
+// How WrapCommand rewrites a command to run under a macOS profile, and what
+// Probe and ApplySelf say on macOS. Pure apart from resolving the program.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/openparallax/sandbox/internal/seatbelt"
+)
+
+// darwinCommand rewrites cmd to run its program under the profile for rc
+// through /usr/bin/sandbox-exec: cmd.Path becomes seatbelt.SandboxExecPath and
+// cmd.Args become
+//
+//	sandbox-exec -p PROFILE -D NAME=VALUE … -- TARGET ARGS…
+//
+// where TARGET is cmd.Path made absolute (relative to cmd.Dir) with symlinks
+// resolved, and ARGS are cmd.Args[1:] verbatim. TARGET (and its "#!"
+// interpreter) joins the profile's exec allowlist. Nothing else in cmd is
+// touched. On any error cmd is left as it was. Whether sandbox-exec exists is
+// the caller's question (wrapDarwinCommand); Strict is checked here.
+func darwinCommand(cmd *exec.Cmd, rc *resolvedConfig) error {
+	if cmd == nil {
+		return errors.New("sandbox: WrapCommand: nil *exec.Cmd")
+	}
+	if cmd.Process != nil {
+		return errors.New("sandbox: WrapCommand: command already started")
+	}
+	if cmd.Err != nil {
+		return fmt.Errorf("sandbox: WrapCommand: %w", cmd.Err)
+	}
+	if rc.cfg.Strict {
+		if err := darwinPlan(rc, true).strictError(); err != nil {
+			return err
+		}
+	}
+	target, err := darwinTarget(cmd)
+	if err != nil {
+		return err
+	}
+	prof, err := darwinProfile(rc, darwinPathRules(rc, target))
+	if err != nil {
+		return err
+	}
+	var args []string
+	if len(cmd.Args) > 1 {
+		args = cmd.Args[1:]
+	}
+	argv := append([]string{seatbelt.SandboxExecPath}, prof.Args(target, args...)...)
+	cmd.Path, cmd.Args = seatbelt.SandboxExecPath, argv
+	return nil
+}
+
+// darwinTarget resolves the program cmd would run: cmd.Path, relative to
+// cmd.Dir when relative (as exec.Cmd does), absolute, symlinks resolved. It
+// must be an executable regular file, and not sandbox-exec itself (a command
+// wrapped twice: sandbox-exec cannot start inside a sandbox).
+func darwinTarget(cmd *exec.Cmd) (string, error) {
+	p := cmd.Path
+	if p == "" {
+		return "", errors.New("sandbox: WrapCommand: cmd.Path is empty")
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(cmd.Dir, p)
+	}
+	p, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("sandbox: WrapCommand: %w", err)
+	}
+	resolved, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", fmt.Errorf("sandbox: WrapCommand: program: %w", err)
+	}
+	fi, err := os.Stat(resolved)
+	if err != nil {
+		return "", fmt.Errorf("sandbox: WrapCommand: program: %w", err)
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return "", &fs.PathError{Op: "WrapCommand", Path: resolved, Err: errors.New("not an executable regular file")}
+	}
+	if resolved == seatbelt.SandboxExecPath {
+		return "", errors.New("sandbox: WrapCommand: the command already runs " + seatbelt.SandboxExecPath +
+			" (wrapped twice?); sandbox-exec cannot start inside a sandbox")
+	}
+	return resolved, nil
+}
+
+// wrapDarwinCommand is WrapCommand on macOS: cfg is validated first
+// (*ConfigError), then sandboxExec (the result of checkSandboxExec) must be
+// nil (ErrUnavailable), then cmd is rewritten by darwinCommand. cmd is left
+// as it was on any error.
+func wrapDarwinCommand(cmd *exec.Cmd, cfg Config, sandboxExec error) error {
+	rc, err := resolve(cfg)
+	if err != nil {
+		return err
+	}
+	if sandboxExec != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, sandboxExec)
+	}
+	return darwinCommand(cmd, rc)
+}
+
+// checkSandboxExec reports why path is not a usable sandbox-exec: missing,
+// not a regular file, or not executable. It only stats the file.
+func checkSandboxExec(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("%s not found: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", path)
+	}
+	if fi.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("%s is not executable", path)
+	}
+	return nil
+}
+
+// darwinTrialArgs are sandbox-exec's arguments for the trial run Probe
+// makes: a profile that allows everything, so that only applying a profile
+// at all can fail.
+var darwinTrialArgs = []string{"-p", "(version 1)\n(allow default)\n", "--", "/usr/bin/true"}
+
+// darwinTrialError turns the trial run's outcome (err from exec.Cmd.Run and
+// what sandbox-exec wrote to stderr) into nil or the reason no command can
+// be wrapped here.
+func darwinTrialError(err error, stderr string) error {
+	if err == nil {
+		return nil
+	}
+	msg := strings.TrimSpace(stderr)
+	if len(msg) > 300 {
+		msg = msg[:300] + "..."
+	}
+	if strings.Contains(msg, "forbidden-sandbox-reinit") || strings.Contains(msg, "sandbox_apply") && strings.Contains(msg, "Operation not permitted") {
+		return fmt.Errorf("%s cannot apply a profile: this process already runs inside a Seatbelt sandbox "+
+			"(forbidden-sandbox-reinit), where no command can be wrapped: %s", seatbelt.SandboxExecPath, msg)
+	}
+	if msg != "" {
+		return fmt.Errorf("%s failed a trial run with a trivial profile: %v: %s", seatbelt.SandboxExecPath, err, msg)
+	}
+	return fmt.Errorf("%s failed a trial run with a trivial profile: %v", seatbelt.SandboxExecPath, err)
+}
+
+// darwinStatus is Probe on macOS, given checkSandboxExec's answer.
+func darwinStatus(sandboxExec error) Status {
+	if sandboxExec != nil {
+		return Status{Mode: ModeSandboxExec, Reason: sandboxExec.Error() +
+			": sandbox-exec ships with every macOS release; nothing can be sandboxed without it"}
+	}
+	return Status{Active: true, Mode: ModeSandboxExec, Filesystem: true, Network: true,
+		Reason: darwinHostLimit + "; " + darwinNoApplySelf}
+}
+
+// darwinApplySelfError is ApplySelf's error on macOS.
+func darwinApplySelfError() error {
+	return fmt.Errorf("%w: %s (macOS offers no public API for a running process to apply a Seatbelt profile "+
+		"to itself, and this library does not use cgo)", ErrUnavailable, darwinNoApplySelf)
+}
+
+// darwinRunEnv is env for a program Run starts on macOS with the private
+// temporary directory tmp: TMPDIR and HOME are set to tmp, and
+// GIT_CONFIG_GLOBAL to tmp/.gitconfig (which does not exist), each only when
+// env does not set it already. Seatbelt answers a read outside the granted
+// paths with EPERM, and git aborts on EPERM for ~/.gitconfig (it ignores the
+// EACCES Linux gives); GIT_CONFIG_GLOBAL keeps git away from the real home
+// even when the caller passes HOME.
+func darwinRunEnv(env []string, tmp string) []string {
+	out := slices.Clone(env)
+	has := func(key string) bool {
+		return slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, key+"=") })
+	}
+	for _, kv := range [][2]string{{"TMPDIR", tmp + "/"}, {"HOME", tmp}, {"GIT_CONFIG_GLOBAL", tmp + "/.gitconfig"}} {
+		if !has(kv[0]) {
+			out = append(out, kv[0]+"="+kv[1])
+		}
+	}
+	if out == nil {
+		out = []string{} // never nil: nil would inherit the caller's
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+package sandbox
+
+// Which interpreter a granted program may bring with it. Shared by the
+// platforms' path rules: the macOS rules call it today, and the Linux rules
+// (interpretersOf in linux_policy.go, issue 13 item 8) are meant to call it
+// too, so that both grant interpreters by one rule.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// grantableInterpreter decides whether interp, the interpreter a granted
+// file names (its "#!" line, or an ELF PT_INTERP), may be granted with it,
+// and returns the path to grant: interp with symlinks resolved. The file
+// naming it may be one the confined process can rewrite, so interp is
+// untrusted text and is granted only when it is
+//
+//   - an absolute path that resolves outside every path in writeRoots
+//     (resolved write paths; compared without regard to case, which on a
+//     case-sensitive file system can only refuse more), so the confined
+//     process can neither replace the file nor redirect the path;
+//   - a regular file with an execute bit, by lstat of the resolved path,
+//     never following a symlink at the last step;
+//   - the same file when opened with O_NOFOLLOW|O_NONBLOCK (a FIFO or a
+//     device swapped in between is refused without blocking, and a symlink
+//     swapped in fails to open).
+//
+// Anything else is an error saying why, and nothing is granted: the script
+// then cannot run, which fails closed.
+func grantableInterpreter(interp string, writeRoots []string) (string, error) {
+	if !filepath.IsAbs(interp) {
+		return "", fmt.Errorf("interpreter %q is not an absolute path", interp)
+	}
+	resolved, err := filepath.EvalSymlinks(filepath.Clean(interp))
+	if err != nil {
+		return "", fmt.Errorf("interpreter %q: %w", interp, err)
+	}
+	for _, w := range writeRoots {
+		if isUnder(strings.ToLower(resolved), strings.ToLower(w)) {
+			return "", fmt.Errorf("interpreter %q resolves to %s, inside the write path %s: the confined process could replace it", interp, resolved, w)
+		}
+	}
+	fi, err := os.Lstat(resolved)
+	if err != nil {
+		return "", fmt.Errorf("interpreter %q: %w", interp, err)
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Errorf("interpreter %q (%s) is not an executable regular file", interp, resolved)
+	}
+	f, err := os.OpenFile(resolved, os.O_RDONLY|openNoFollow|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", fmt.Errorf("interpreter %q: %w", interp, err)
+	}
+	defer f.Close()
+	ofi, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("interpreter %q: %w", interp, err)
+	}
+	if !os.SameFile(fi, ofi) || !ofi.Mode().IsRegular() {
+		return "", errors.New("interpreter " + resolved + " changed while it was checked")
+	}
+	return resolved, nil
+}
+
+// isUnder reports whether p is root or inside it (byte-wise).
+func isUnder(p, root string) bool {
+	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
+}

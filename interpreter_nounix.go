@@ -1,0 +1,7 @@
+//go:build !unix
+
+package sandbox
+
+// openNoFollow is 0 where open has no O_NOFOLLOW (Windows): Lstat's answer
+// and the SameFile check after opening stand in for it.
+const openNoFollow = 0

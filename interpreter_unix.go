@@ -1,0 +1,8 @@
+//go:build unix
+
+package sandbox
+
+import "syscall"
+
+// openNoFollow makes open(2) fail on a symlink at the last step.
+const openNoFollow = syscall.O_NOFOLLOW
