@@ -19,6 +19,7 @@ type configFlags struct {
 	file                        string
 	ro, rw, exec, connect, bind []string
 	allowSpawn, strict          bool
+	allowCamera, allowMic       bool
 }
 
 func multi(fs *flag.FlagSet, dst *[]string, name, help string) {
@@ -33,6 +34,8 @@ func (c *configFlags) register(fs *flag.FlagSet) {
 	multi(fs, &c.connect, "connect", "grant TCP connect to `HOST:PORT` (repeatable; *:PORT for any host)")
 	multi(fs, &c.bind, "bind", "grant TCP bind on `PORT` (repeatable)")
 	fs.BoolVar(&c.allowSpawn, "allow-spawn", false, "let the program create processes")
+	fs.BoolVar(&c.allowCamera, "allow-camera", false, "let the program use the camera (macOS device-camera; not enforceable elsewhere)")
+	fs.BoolVar(&c.allowMic, "allow-microphone", false, "let the program use the microphone (macOS device-microphone; not enforceable elsewhere)")
 	fs.BoolVar(&c.strict, "strict", false, "refuse to run if any part of the Config cannot be enforced here")
 }
 
@@ -65,6 +68,8 @@ func (c *configFlags) config() (sandbox.Config, error) {
 		cfg.AllowedTCPBind = append(cfg.AllowedTCPBind, uint16(p))
 	}
 	cfg.AllowProcessSpawn = cfg.AllowProcessSpawn || c.allowSpawn
+	cfg.AllowCamera = cfg.AllowCamera || c.allowCamera
+	cfg.AllowMicrophone = cfg.AllowMicrophone || c.allowMic
 	cfg.Strict = cfg.Strict || c.strict
 	if err := cfg.Validate(); err != nil {
 		return cfg, configFlagError(err)
