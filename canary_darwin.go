@@ -13,6 +13,9 @@ package sandbox
 // creates exits before it executes anything and is reaped, sockets are
 // closed.
 //
+// process_info asks proc_pidpath(1) (launchd's path), which the profile's
+// (deny process-info* ...) must refuse with EPERM.
+//
 // Not probed here: the exec allowlist (no way to ask the kernel whether a
 // program would run without running it), UDP, unix sockets and signals.
 

@@ -112,6 +112,8 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 	if len(rc.exec) > 0 {
 		execDetail = "Seatbelt: process-exec only of the exec allowlist, the command WrapCommand starts and their \"#!\" interpreters"
 	}
+	execDetail += "; an interpreter only when it is an executable regular file outside every write path; " +
+		"with /bin/sh, /usr/bin/perl or an xcrun tool, also the programs that shim executes"
 	f(FeatureExec, true, execDetail, "")
 
 	if len(rules) == 0 {

@@ -44,7 +44,11 @@ import (
 //
 // Seatbelt filters hosts only as "localhost" or "*": any other host is
 // allowed as *:PORT and reported as tcp_connect_host not enforced by
-// [PlanFor] (Config.Strict makes that an error). UDP is never granted, even
+// [PlanFor] (Config.Strict makes that an error). Services the profile lets
+// the process reach act for it: mDNSResponder (for a DNS name or "*"; it
+// resolves any name, a DNS channel) and trustd (for a non-loopback endpoint;
+// it fetches URLs named in certificates) are reported as the channels
+// name_resolver and tls_trust_service, not enforced, whenever granted. UDP is never granted, even
 // with AllowUDP. File descriptors the command inherits (stdio, ExtraFiles)
 // work whatever the profile says, and its environment is passed through:
 // give it neither secrets nor descriptors it may not use. No resource limits.
@@ -106,8 +110,10 @@ func darwinGetPath(p string) string {
 	return p
 }
 
-// Available reports whether /usr/bin/sandbox-exec is there, that is whether
-// WrapCommand can work. ApplySelf never can on macOS.
+// Available reports whether /usr/bin/sandbox-exec is there and applied a
+// trivial profile in a trial run (it cannot inside another Seatbelt
+// sandbox), that is whether WrapCommand can work. ApplySelf never can on
+// macOS.
 func (darwinSandbox) Available() bool { return sandboxExec() == nil }
 
 func (darwinSandbox) Mode() string { return ModeSandboxExec }

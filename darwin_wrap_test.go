@@ -1,0 +1,244 @@
+package sandbox
+
+// WrapCommand's rewrite on macOS, Probe's status and ApplySelf's error, as
+// data on every OS.
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// darwinTool makes an executable file (not a script) and a symlink to it.
+func darwinTool(t *testing.T, dir string) (tool, link string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tool = filepath.Join(dir, "bin", "tool")
+	if err := os.WriteFile(tool, []byte("\xcf\xfa\xed\xfe not really Mach-O"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link = filepath.Join(dir, "tool-link")
+	if err := os.Symlink(tool, link); err != nil {
+		t.Fatal(err)
+	}
+	return tool, link
+}
+
+func TestDarwinCommand(t *testing.T) {
+	dir := darwinSafeDir(t)
+	ws := filepath.Join(dir, "ws")
+	if err := os.Mkdir(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tool, link := darwinTool(t, dir)
+	rc, err := resolve(Config{AllowedWritePaths: []string{ws}, AllowedTCPConnect: []string{"example.com:443"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	extra, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extra.Close()
+	var stdout bytes.Buffer
+	stdin := strings.NewReader("input")
+	sys := &syscall.SysProcAttr{}
+	cmd := exec.Command(link, "a", "b c", "--", "-p", "")
+	cmd.Dir, cmd.Env = ws, []string{"A=1"}
+	cmd.Stdin, cmd.Stdout, cmd.ExtraFiles, cmd.SysProcAttr = stdin, &stdout, []*os.File{extra}, sys
+
+	if err := darwinCommand(cmd, rc); err != nil {
+		t.Fatal(err)
+	}
+	if cmd.Path != "/usr/bin/sandbox-exec" {
+		t.Errorf("Path = %q", cmd.Path)
+	}
+	prof, err := darwinProfile(rc, darwinPathRules(rc, tool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/usr/bin/sandbox-exec", "-p", prof.Text}
+	for _, p := range prof.Params {
+		want = append(want, "-D", p.Name+"="+p.Value)
+	}
+	want = append(want, "--", tool, "a", "b c", "--", "-p", "")
+	if !slices.Equal(cmd.Args, want) {
+		t.Errorf("Args =\n%q\nwant\n%q", cmd.Args, want)
+	}
+	if !slices.Contains(cmd.Args, "X0="+tool) || !strings.Contains(cmd.Args[2], `(allow process-exec* (literal (param "X0")))`) {
+		t.Errorf("the resolved target is not on the exec allowlist: %q", cmd.Args[3:])
+	}
+	if !slices.Contains(cmd.Args, "W0="+ws) {
+		t.Errorf("workspace parameter missing: %q", cmd.Args[3:])
+	}
+	if cmd.Dir != ws || !slices.Equal(cmd.Env, []string{"A=1"}) || cmd.Stdin != stdin || cmd.Stdout != &stdout ||
+		len(cmd.ExtraFiles) != 1 || cmd.ExtraFiles[0] != extra || cmd.SysProcAttr != sys || cmd.Stderr != nil {
+		t.Error("Dir, Env, stdio, ExtraFiles or SysProcAttr changed")
+	}
+
+	// A relative Path is relative to Dir; no Args means no arguments.
+	cmd = &exec.Cmd{Path: filepath.Join("bin", "tool"), Dir: dir}
+	if err := darwinCommand(cmd, rc); err != nil {
+		t.Fatal(err)
+	}
+	if got := cmd.Args[len(cmd.Args)-2:]; !slices.Equal(got, []string{"--", tool}) {
+		t.Errorf("relative path: argv ends %q, want -- %s", got, tool)
+	}
+
+	// A target inside an exec directory needs no rule of its own.
+	rcDir, err := resolve(Config{AllowedExecPaths: []string{filepath.Join(dir, "bin")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range darwinPathRules(rcDir, tool) {
+		if p.Source == "WrapCommand target" {
+			t.Errorf("target covered by an exec directory got its own rule: %+v", p)
+		}
+	}
+}
+
+func TestDarwinCommandScriptInterpreter(t *testing.T) {
+	sh, err := filepath.EvalSymlinks("/bin/sh")
+	if err != nil || darwinPrivatePath(sh) != sh {
+		t.Skip("no /bin/sh usable in a profile here")
+	}
+	dir := darwinSafeDir(t)
+	script := filepath.Join(dir, "run.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh -e\necho hi\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	paths := darwinPathRules(&resolvedConfig{}, script)
+	if len(paths) != 2 || paths[0].Resolved != script || paths[1].Resolved != sh ||
+		paths[1].Access != darwinExec || paths[1].Source != "interpreter of "+script {
+		t.Errorf("script rules: %+v, want the script and %s as its interpreter", paths, sh)
+	}
+	// A script inside an exec directory: no rule of its own, but its
+	// interpreter is still granted.
+	rcDir, err := resolve(Config{AllowedExecPaths: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths = darwinPathRules(rcDir, script)
+	if len(paths) != 2 || paths[0].Resolved != dir || paths[1].Resolved != sh {
+		t.Errorf("script in an exec directory: %+v, want the directory and %s", paths, sh)
+	}
+	cmd := exec.Command(script)
+	if err := darwinCommand(cmd, &resolvedConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(cmd.Args, "X1="+sh) {
+		t.Errorf("interpreter not passed as an exec parameter: %q", cmd.Args[3:])
+	}
+}
+
+func TestDarwinCommandErrorsLeaveCmd(t *testing.T) {
+	dir := darwinSafeDir(t)
+	_, link := darwinTool(t, dir)
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good := Config{AllowedReadPaths: []string{dir}}
+	started := exec.Command(link)
+	started.Process, _ = os.FindProcess(os.Getpid())
+	cases := []struct {
+		name    string
+		cmd     *exec.Cmd
+		cfg     Config
+		sbxErr  error
+		wantErr error
+	}{
+		{"bad config", exec.Command(link), Config{AllowedReadPaths: []string{"relative"}}, nil, ErrInvalidConfig},
+		{"missing path", exec.Command(link), Config{AllowedReadPaths: []string{filepath.Join(dir, "nope")}}, nil, ErrInvalidConfig},
+		{"no sandbox-exec", exec.Command(link), good, errors.New("/usr/bin/sandbox-exec not found"), ErrUnavailable},
+		{"strict named host", exec.Command(link), Config{Strict: true, AllowedTCPConnect: []string{"example.com:443"}}, nil, ErrNotEnforced},
+		{"lookup failed", exec.Command("no-such-command-for-sandbox-tests"), good, nil, exec.ErrNotFound},
+		{"started", started, good, nil, nil},
+		{"directory", &exec.Cmd{Path: dir, Args: []string{"x"}}, good, nil, nil},
+		{"not executable", &exec.Cmd{Path: plain, Args: []string{"plain"}}, good, nil, nil},
+		{"missing program", &exec.Cmd{Path: filepath.Join(dir, "nope"), Args: []string{"nope"}}, good, nil, fs.ErrNotExist},
+		{"empty path", &exec.Cmd{}, good, nil, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path, args := c.cmd.Path, slices.Clone(c.cmd.Args)
+			err := wrapDarwinCommand(c.cmd, c.cfg, c.sbxErr)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if c.wantErr != nil && !errors.Is(err, c.wantErr) {
+				t.Errorf("error %v, want %v", err, c.wantErr)
+			}
+			if c.cmd.Path != path || !slices.Equal(c.cmd.Args, args) {
+				t.Errorf("cmd changed on error: %q %q", c.cmd.Path, c.cmd.Args)
+			}
+		})
+	}
+	if err := wrapDarwinCommand(nil, good, nil); err == nil {
+		t.Error("nil cmd: no error")
+	}
+	// Strict with hosts Seatbelt can express works.
+	cmd := exec.Command(link)
+	if err := wrapDarwinCommand(cmd, Config{Strict: true, AllowedTCPConnect: []string{"127.0.0.1:443", "localhost:80"}}, nil); err != nil {
+		t.Errorf("strict with enforceable hosts: %v", err)
+	}
+}
+
+func TestDarwinStatus(t *testing.T) {
+	st := darwinStatus(nil)
+	want := Status{Active: true, Mode: "sandbox-exec", Filesystem: true, Network: true,
+		Reason: `Seatbelt network rules take only "localhost" or "*" as host: a TCP endpoint with any other host is enforced by port only (as *:PORT); ` +
+			`ApplySelf is not available on macOS: start the process with WrapCommand (sandbox-exec) and verify it with VerifyCanaryFor`}
+	if st != want {
+		t.Errorf("active status\n%+v\nwant\n%+v", st, want)
+	}
+	st = darwinStatus(errors.New("/usr/bin/sandbox-exec not found: no such file"))
+	if st.Active || st.Filesystem || st.Network || st.Mode != ModeSandboxExec || !strings.HasPrefix(st.Reason, "/usr/bin/sandbox-exec not found") {
+		t.Errorf("inactive status %+v", st)
+	}
+
+}
+
+func TestCheckSandboxExec(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no execute permission bits on Windows to check sandbox-exec's against")
+	}
+	dir := t.TempDir()
+	exe, plain := filepath.Join(dir, "exe"), filepath.Join(dir, "plain")
+	os.WriteFile(exe, nil, 0o755)
+	os.WriteFile(plain, nil, 0o644)
+	for path, want := range map[string]string{
+		filepath.Join(dir, "missing"): "not found",
+		dir:                           "not a regular file",
+		plain:                         "not executable",
+		exe:                           "",
+	} {
+		err := checkSandboxExec(path)
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("checkSandboxExec(%s) = %v, want %q", path, err, want)
+		}
+	}
+}
+
+func TestDarwinApplySelfError(t *testing.T) {
+	err := darwinApplySelfError()
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("%v does not match ErrUnavailable", err)
+	}
+	for _, s := range []string{"WrapCommand", "sandbox-exec", "VerifyCanaryFor"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("%q does not mention %s", err, s)
+		}
+	}
+}
