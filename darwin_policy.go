@@ -10,6 +10,9 @@ package sandbox
 import (
 	"fmt"
 	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/openparallax/sandbox/internal/seatbelt"
 )
@@ -118,6 +121,41 @@ type darwinPath struct {
 // keeps. Elsewhere, and when p cannot be opened, p itself. Set by
 // sandbox_darwin.go.
 var canonicalPath = func(p string) string { return p }
+
+// canonicalAlias reports whether got, the kernel's name for the file opened
+// as p, is p spelled as the kernel spells it: the same but for ASCII case,
+// the Unicode form of non-ASCII characters, or the /System/Volumes/Data
+// firmlink prefix. Anything else means the path led elsewhere when it was
+// opened (a directory on it replaced by a symlink since it was resolved),
+// and canonicalPath keeps p rather than grant where the symlink points.
+func canonicalAlias(p, got string) bool {
+	return aliasFold(p) == aliasFold(got)
+}
+
+// aliasFold lower-cases ASCII, drops the firmlink prefix, and folds each run
+// of non-ASCII runes (with the ASCII letter a combining mark follows) to one
+// marker, so that NFC "é" and NFD "e"+U+0301 fold alike while "ws" and
+// "wsé" do not.
+func aliasFold(s string) string {
+	if rest, ok := strings.CutPrefix(s, "/System/Volumes/Data/"); ok {
+		s = "/" + rest
+	}
+	const marker = utf8.MaxRune
+	out := make([]rune, 0, len(s))
+	for _, r := range s {
+		if r < utf8.RuneSelf {
+			out = append(out, unicode.ToLower(r))
+			continue
+		}
+		if n := len(out); unicode.Is(unicode.Mn, r) && n > 0 && out[n-1] != '/' && out[n-1] != marker {
+			out = out[:n-1] // the base letter of a decomposed character
+		}
+		if n := len(out); n == 0 || out[n-1] != marker {
+			out = append(out, marker)
+		}
+	}
+	return string(out)
+}
 
 // darwinPathRules lists the path rules for rc plus the files in targets (the
 // resolved program WrapCommand starts): the Config's read, write and exec

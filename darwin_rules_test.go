@@ -295,3 +295,30 @@ func TestDarwinCanaryTargetsWithEndpoints(t *testing.T) {
 		t.Error("the root symlinks' metadata grant must not make what is below them a granted path")
 	}
 }
+
+// F_GETPATH's answer is taken only as another spelling of the resolved
+// path, never as a different place.
+func TestCanonicalAlias(t *testing.T) {
+	for _, tc := range []struct {
+		p, got string
+		ok     bool
+	}{
+		{"/Users/dev/ws", "/Users/dev/ws", true},
+		{"/users/DEV/ws", "/Users/dev/ws", true},
+		{"/Users/dev/ws", "/System/Volumes/Data/Users/dev/ws", true},
+		{"/Users/dev/caf\u00e9", "/Users/dev/cafe\u0301", true},
+		{"/Users/dev/cafe\u0301/x", "/Users/dev/caf\u00e9/x", true},
+		{"/Users/dev/ws/ro", "/Users/dev/.ssh", false},
+		{"/Users/dev/ws/ro/x", "/Users/dev/.ssh/x", false},
+		{"/Users/dev/ws", "/Users/dev/ws/x", false},
+		{"/Users/dev/a/b", "/Users/dev/ab", false},
+		{"/private/tmp/x", "/System/Volumes/Data/private/var/x", false},
+		{"/Users/dev/ws/ro", "/Users/dev/ws\u00e9/ro", false},
+		{"/Users/dev/\u00e9\u00e9", "/Users/dev/e\u0301e\u0301", true},
+		{"/Users/dev/\u00e9", "/Users/dev/\u00fc", true}, // not told apart: both one non-ASCII run
+	} {
+		if got := canonicalAlias(tc.p, tc.got); got != tc.ok {
+			t.Errorf("canonicalAlias(%q, %q) = %v, want %v", tc.p, tc.got, got, tc.ok)
+		}
+	}
+}

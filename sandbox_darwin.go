@@ -87,7 +87,8 @@ func init() { canonicalPath = darwinGetPath }
 // darwinGetPath is canonicalPath on macOS: the path fcntl(F_GETPATH) reports
 // for p opened with O_EVTONLY (no read permission needed), O_NOFOLLOW and
 // O_NONBLOCK (an exec-listed FIFO does not block). p itself when it cannot
-// be opened or the answer is not a clean absolute path.
+// be opened, or the answer is not a clean absolute path that canonicalAlias
+// accepts as another spelling of p.
 func darwinGetPath(p string) string {
 	fd, err := unix.Open(p, unix.O_EVTONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -104,7 +105,7 @@ func darwinGetPath(p string) string {
 	if n <= 0 {
 		return p
 	}
-	if got := string(buf[:n]); filepath.IsAbs(got) && filepath.Clean(got) == got {
+	if got := string(buf[:n]); filepath.IsAbs(got) && filepath.Clean(got) == got && canonicalAlias(p, got) {
 		return got
 	}
 	return p
