@@ -26,9 +26,10 @@ import (
 	"strconv"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/openparallax/sandbox/internal/rawsys"
 )
 
 const darwinProbeTimeout = 200 * time.Millisecond
@@ -148,16 +149,8 @@ func darwinProbeSpawn(rc *resolvedConfig) ProbeResult {
 // other processes (their paths, and with other flavours their arguments and
 // open files).
 func darwinProbeProcInfo() ProbeResult {
-	const (
-		procInfoCallPIDInfo = 2
-		procPIDPathInfo     = 11
-		pathMax             = 4 * 1024 // PROC_PIDPATHINFO_MAXSIZE
-	)
-	buf := make([]byte, pathMax)
-	_, _, errno := unix.Syscall6(unix.SYS_PROC_INFO, procInfoCallPIDInfo, 1, procPIDPathInfo, 0,
-		uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
 	var err error
-	if errno != 0 {
+	if _, errno := rawsys.ProcPidpath(1); errno != 0 {
 		err = errOp("proc_pidpath(1)", errno)
 	}
 	return outcome("process_info", "pid 1", err, syscall.EPERM)

@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/openparallax/sandbox/internal/rawsys"
 	"github.com/openparallax/sandbox/internal/seatbelt"
 )
 
@@ -95,17 +95,8 @@ func darwinGetPath(p string) string {
 		return p
 	}
 	defer unix.Close(fd)
-	// x/sys has no FcntlGetpath: F_GETPATH fills a MAXPATHLEN buffer.
-	buf := make([]byte, 1024)
-	_, _, errno := unix.Syscall(unix.SYS_FCNTL, uintptr(fd), unix.F_GETPATH, uintptr(unsafe.Pointer(&buf[0])))
-	if errno != 0 {
-		return p
-	}
-	n := bytes.IndexByte(buf, 0)
-	if n <= 0 {
-		return p
-	}
-	if got := string(buf[:n]); filepath.IsAbs(got) && filepath.Clean(got) == got && canonicalAlias(p, got) {
+	got, errno := rawsys.FcntlGetpath(fd)
+	if errno == 0 && filepath.IsAbs(got) && filepath.Clean(got) == got && canonicalAlias(p, got) {
 		return got
 	}
 	return p

@@ -28,21 +28,20 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/rawsys"
 )
 
 // procPidpath1 is proc_pidpath(1) through proc_info(2).
 func procPidpath1() (string, error) {
-	buf := make([]byte, 4096)
-	_, _, errno := unix.Syscall6(unix.SYS_PROC_INFO, 2, 1, 11, 0, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+	p, errno := rawsys.ProcPidpath(1)
 	if errno != 0 {
 		return "", errno
 	}
-	return unix.ByteSliceToString(buf), nil
+	return p, nil
 }
 
 // darwinProgramHelper runs the helper modes of this file inside the
