@@ -252,7 +252,7 @@ func TestDarwinTrialError(t *testing.T) {
 		t.Errorf("trial args %q", darwinTrialArgs)
 	}
 	st := darwinStatus(darwinTrialError(exit, "sandbox_apply: Operation not permitted"))
-	if st.Active || !strings.Contains(st.Reason, "forbidden-sandbox-reinit") {
+	if st.Active || !strings.Contains(st.Reason, "forbidden-sandbox-reinit") || strings.Contains(st.Reason, "ships with every macOS") {
 		t.Errorf("status inside a sandbox: %+v", st)
 	}
 	if !errors.Is(wrapDarwinCommand(exec.Command("/bin/true"), Config{}, darwinTrialError(exit, "forbidden-sandbox-reinit")), ErrUnavailable) {
@@ -263,16 +263,16 @@ func TestDarwinTrialError(t *testing.T) {
 func TestDarwinRunEnv(t *testing.T) {
 	const tmp = "/private/var/folders/x/T/sandbox-run-1"
 	got := darwinRunEnv(nil, tmp)
-	want := []string{"TMPDIR=" + tmp + "/", "HOME=" + tmp, "GIT_CONFIG_GLOBAL=" + tmp + "/.gitconfig"}
+	want := []string{"TMPDIR=" + tmp + "/", "HOME=" + tmp, "GIT_CONFIG_GLOBAL=" + tmp + "/.gitconfig", "GIT_CONFIG_NOSYSTEM=1"}
 	if !slices.Equal(got, want) {
 		t.Errorf("empty env: %q, want %q", got, want)
 	}
 	got = darwinRunEnv([]string{"HOME=/Users/dev", "PATH=/usr/bin"}, tmp)
-	want = []string{"HOME=/Users/dev", "PATH=/usr/bin", "TMPDIR=" + tmp + "/", "GIT_CONFIG_GLOBAL=" + tmp + "/.gitconfig"}
+	want = []string{"HOME=/Users/dev", "PATH=/usr/bin", "TMPDIR=" + tmp + "/", "GIT_CONFIG_GLOBAL=" + tmp + "/.gitconfig", "GIT_CONFIG_NOSYSTEM=1"}
 	if !slices.Equal(got, want) {
 		t.Errorf("caller's HOME: %q, want %q (kept, and git kept away from it)", got, want)
 	}
-	in := []string{"TMPDIR=/x", "HOME=/y", "GIT_CONFIG_GLOBAL=/z"}
+	in := []string{"TMPDIR=/x", "HOME=/y", "GIT_CONFIG_GLOBAL=/z", "GIT_CONFIG_NOSYSTEM=0"}
 	if got := darwinRunEnv(in, tmp); !slices.Equal(got, in) {
 		t.Errorf("all set: %q, want unchanged", got)
 	}

@@ -129,6 +129,12 @@ func checkSandboxExec(path string) error {
 // at all can fail.
 var darwinTrialArgs = []string{"-p", "(version 1)\n(allow default)\n", "--", "/usr/bin/true"}
 
+// darwinTrialFailure is the error of a trial run that failed: sandbox-exec
+// is there but cannot apply a profile.
+type darwinTrialFailure struct{ msg string }
+
+func (e *darwinTrialFailure) Error() string { return e.msg }
+
 // darwinTrialError turns the trial run's outcome (err from exec.Cmd.Run and
 // what sandbox-exec wrote to stderr) into nil or the reason no command can
 // be wrapped here.
@@ -141,17 +147,21 @@ func darwinTrialError(err error, stderr string) error {
 		msg = msg[:300] + "..."
 	}
 	if strings.Contains(msg, "forbidden-sandbox-reinit") || strings.Contains(msg, "sandbox_apply") && strings.Contains(msg, "Operation not permitted") {
-		return fmt.Errorf("%s cannot apply a profile: this process already runs inside a Seatbelt sandbox "+
-			"(forbidden-sandbox-reinit), where no command can be wrapped: %s", seatbelt.SandboxExecPath, msg)
+		return &darwinTrialFailure{fmt.Sprintf("%s cannot apply a profile: this process already runs inside a Seatbelt sandbox "+
+			"(forbidden-sandbox-reinit), where no command can be wrapped: %s", seatbelt.SandboxExecPath, msg)}
 	}
 	if msg != "" {
-		return fmt.Errorf("%s failed a trial run with a trivial profile: %v: %s", seatbelt.SandboxExecPath, err, msg)
+		return &darwinTrialFailure{fmt.Sprintf("%s failed a trial run with a trivial profile: %v: %s", seatbelt.SandboxExecPath, err, msg)}
 	}
-	return fmt.Errorf("%s failed a trial run with a trivial profile: %v", seatbelt.SandboxExecPath, err)
+	return &darwinTrialFailure{fmt.Sprintf("%s failed a trial run with a trivial profile: %v", seatbelt.SandboxExecPath, err)}
 }
 
 // darwinStatus is Probe on macOS, given checkSandboxExec's answer.
 func darwinStatus(sandboxExec error) Status {
+	var trial *darwinTrialFailure
+	if errors.As(sandboxExec, &trial) {
+		return Status{Mode: ModeSandboxExec, Reason: sandboxExec.Error()}
+	}
 	if sandboxExec != nil {
 		return Status{Mode: ModeSandboxExec, Reason: sandboxExec.Error() +
 			": sandbox-exec ships with every macOS release; nothing can be sandboxed without it"}
@@ -167,18 +177,20 @@ func darwinApplySelfError() error {
 }
 
 // darwinRunEnv is env for a program Run starts on macOS with the private
-// temporary directory tmp: TMPDIR and HOME are set to tmp, and
-// GIT_CONFIG_GLOBAL to tmp/.gitconfig (which does not exist), each only when
-// env does not set it already. Seatbelt answers a read outside the granted
-// paths with EPERM, and git aborts on EPERM for ~/.gitconfig (it ignores the
-// EACCES Linux gives); GIT_CONFIG_GLOBAL keeps git away from the real home
-// even when the caller passes HOME.
+// temporary directory tmp: TMPDIR and HOME are set to tmp,
+// GIT_CONFIG_GLOBAL to tmp/.gitconfig (which does not exist) and
+// GIT_CONFIG_NOSYSTEM to 1, each only when env does not set it already.
+// Seatbelt answers even access(2) outside the granted paths with EPERM, and
+// git dies on any error but ENOENT, ENOTDIR (and, for some files, EACCES,
+// which is what Linux gives) when it looks for ~/.gitconfig or
+// /etc/gitconfig; GIT_CONFIG_GLOBAL keeps git away from the real home even
+// when the caller passes HOME.
 func darwinRunEnv(env []string, tmp string) []string {
 	out := slices.Clone(env)
 	has := func(key string) bool {
 		return slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, key+"=") })
 	}
-	for _, kv := range [][2]string{{"TMPDIR", tmp + "/"}, {"HOME", tmp}, {"GIT_CONFIG_GLOBAL", tmp + "/.gitconfig"}} {
+	for _, kv := range [][2]string{{"TMPDIR", tmp + "/"}, {"HOME", tmp}, {"GIT_CONFIG_GLOBAL", tmp + "/.gitconfig"}, {"GIT_CONFIG_NOSYSTEM", "1"}} {
 		if !has(kv[0]) {
 			out = append(out, kv[0]+"="+kv[1])
 		}
