@@ -56,7 +56,7 @@ var darwinBaseline = []darwinSystemPath{
 	{Path: "/System/Library/dyld", Access: "read, map-executable", Reason: "dyld shared cache (macOS 11 and 12)"},
 	{Path: "/System/Volumes/Preboot/Cryptexes/OS", Access: "read, map-executable", Reason: "dyld shared cache (macOS 13 and later)"},
 	{Path: "/System/Cryptexes/OS", Access: "read, map-executable", Reason: "the OS cryptex through its mount point"},
-	{Path: "/", Access: "read-data (the names in /, nothing below)", Reason: "dyld on macOS 26 reads the root directory", Exact: true},
+	{Path: "/", Access: "read (the names in / and its attributes, nothing below)", Reason: "dyld on macOS 26 reads the root directory", Exact: true},
 	{Path: "/usr/share", Access: darwinRead, Reason: "read-only system data: locale, terminfo, ICU, file(1)'s magic"},
 	{Path: "/System/Library/Perl", Access: "read, map-executable", Reason: "the system Perl's modules"},
 	{Path: "/Library/Apple/usr/libexec/oah", Access: "read, map-executable", Reason: "Rosetta 2 runtime (x86_64 programs on Apple silicon)"},

@@ -57,8 +57,10 @@
 //     after (deny default): (deny default) is reported to leave those three
 //     allowed, and Chromium's renderer profile denies them explicitly
 //     (crbug.com/799149);
-//   - file-read-data of "/" itself (its names, nothing below): dyld on
-//     macOS 26 reads it at launch, and Apple's dyld-support.sb grants it;
+//   - file-read* of "/" itself, as a literal (its names and attributes,
+//     nothing below): dyld on macOS 26 reads it at launch and aborts the
+//     program without it (reproduced with plain sandbox-exec by others, and
+//     fixed with this same literal rule; Apple's dyld-support.sb grants it);
 //   - read of the system's read-only data: /usr/share (locale, terminfo,
 //     ICU, file(1)'s magic), /System/Library/Perl (also map-executable, for
 //     compiled modules), SystemVersionCompat.plist, and the Rosetta 2 runtime

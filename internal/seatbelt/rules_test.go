@@ -36,7 +36,7 @@ func TestDenyInfoRightAfterDefault(t *testing.T) {
 func TestBaselineSystemData(t *testing.T) {
 	prof, a := mustCheck(t, Policy{})
 	for _, rule := range []string{
-		`(allow file-read-data (literal "/"))`,
+		`(allow file-read* (literal "/"))`,
 		`(allow file-read* (subpath "/usr/share"))`,
 		`(allow file-read* file-map-executable (subpath "/System/Library/Perl"))`,
 		`(allow file-read* file-map-executable (subpath "/Library/Apple/usr/libexec/oah") (subpath "/usr/libexec/rosetta") (subpath "/private/var/db/oah"))`,
@@ -48,9 +48,9 @@ func TestBaselineSystemData(t *testing.T) {
 			t.Errorf("baseline lacks %s", rule)
 		}
 	}
-	// "/" is readable as data only (its names), never recursively.
-	if strings.Contains(prof.Text, `(subpath "/")`) || strings.Contains(prof.Text, `file-read* (literal "/")`) {
-		t.Error("the root directory is granted beyond file-read-data")
+	// "/" is readable as itself only, never recursively, never writable.
+	if strings.Contains(prof.Text, `(subpath "/")`) || strings.Count(prof.Text, `(literal "/")`) != 1 {
+		t.Error(`the root directory is granted beyond (allow file-read* (literal "/"))`)
 	}
 	// None of the network helpers without a TCPConnect that needs them.
 	for _, s := range []string{"mDNSResponder", "SystemConfiguration", "net.routetable", "/private/etc/hosts", "trustd"} {

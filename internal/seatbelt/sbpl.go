@@ -183,8 +183,8 @@ func writeBaseline(b *builder) {
 	for _, m := range mapped {
 		b.rule(m.why, "(allow file-read* file-map-executable (subpath "+q(m.path)+"))")
 	}
-	b.rule("macOS 26 dyld reads the root directory itself at launch (Apple's dyld-support.sb grants it); "+
-		"this lists the names in /, nothing below", "(allow file-read-data (literal "+q("/")+"))")
+	b.rule("macOS 26 dyld reads the root directory itself at launch and aborts without it (Apple's dyld-support.sb "+
+		"grants it); a literal: the names in / and its attributes, nothing below", "(allow file-read* (literal "+q("/")+"))")
 	b.rule("read-only system data: locale, terminfo, ICU, zoneinfo, file(1)'s magic (sealed system volume)",
 		"(allow file-read* (subpath "+q("/usr/share")+"))")
 	b.rule("the system Perl's modules and their compiled extensions (sealed system volume)",

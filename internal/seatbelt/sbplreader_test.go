@@ -200,7 +200,6 @@ func (r *reader) literal(start int, raw bool) (string, error) {
 var allowedOps = map[string][]string{
 	"file-read*":          {"subpath", "literal", "regex"},
 	"file-write*":         {"subpath", "literal"},
-	"file-read-data":      {"literal"},
 	"file-write-data":     {"literal", "subpath"},
 	"file-read-metadata":  {"path-ancestors", "literal"},
 	"file-map-executable": {"subpath", "literal", "regex"},
@@ -263,11 +262,11 @@ var allowedConstPaths = map[string]bool{
 	"/var": true,
 }
 
-// constOnlyFor restricts constant paths to one operation: the root
-// directory is readable only as data (its names, for dyld), the root
-// symlinks only as metadata.
+// constOnlyFor restricts constant paths to one operation, always as a
+// literal: the root directory only as itself (its names and attributes, for
+// dyld; never a subpath), the root symlinks only as metadata.
 var constOnlyFor = map[string]string{
-	"/": "file-read-data", "/etc": "file-read-metadata", "/tmp": "file-read-metadata", "/var": "file-read-metadata",
+	"/": "file-read*", "/etc": "file-read-metadata", "/tmp": "file-read-metadata", "/var": "file-read-metadata",
 }
 
 // writableConsts are the only constant paths file-write-data may name:
