@@ -91,6 +91,7 @@ var darwinShimPaths = map[string][]darwinSystemPath{
 	},
 	"perl": {
 		{Path: "/usr/bin/perl5.*", Access: darwinExec, Reason: "the versioned perl /usr/bin/perl executes"},
+		{Path: "/Library/Perl", Access: "read, map-executable", Reason: "site modules, early in the system perl's @INC"},
 	},
 	"xcrun": {
 		{Path: "/private/var/db/xcode_select_link", Access: darwinRead, Reason: "the active developer directory, read by the xcrun shims"},

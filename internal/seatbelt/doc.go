@@ -78,7 +78,8 @@
 // With Policy.ShellShim, PerlShim and XcrunShim (set them from [Shims],
 // which looks for the shims in ExecPaths) the profile also grants, as fixed
 // text: /private/var/select/sh and executing /bin/bash, /bin/dash and
-// /bin/zsh; executing /usr/bin/perl5.N; /private/var/db/xcode_select_link,
+// /bin/zsh; executing /usr/bin/perl5.N and reading /Library/Perl;
+// /private/var/db/xcode_select_link,
 // /usr/bin/xcrun and executing anything in /Library/Developer/CommandLineTools.
 // A developer directory inside Xcode.app must be granted by the caller.
 //

@@ -107,6 +107,7 @@ func TestShims(t *testing.T) {
 		"perl": {
 			`(allow process-exec* (regex #"^/usr/bin/perl5[.][0-9]+$"))`,
 			`(allow file-read* file-map-executable (regex #"^/usr/bin/perl5[.][0-9]+$"))`,
+			`(allow file-read* file-map-executable (subpath "/Library/Perl"))`,
 		},
 		"xcrun": {
 			`(allow file-read* (literal "/private/var/db/xcode_select_link"))`,

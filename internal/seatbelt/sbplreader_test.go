@@ -255,6 +255,7 @@ var allowedConstPaths = map[string]bool{
 	"/private/var/db/xcode_select_link":                      true,
 	"/usr/bin/xcrun":                                         true,
 	"/Library/Developer/CommandLineTools":                    true,
+	"/Library/Perl":                                          true,
 	// Only with the operation named in constOnlyFor.
 	"/":    true,
 	"/etc": true,

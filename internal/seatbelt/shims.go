@@ -25,8 +25,12 @@ var (
 // /System/Library/Perl, which the baseline grants.
 const PerlShim = "/usr/bin/perl"
 
-// perlTargets matches the versioned perls the shim executes.
-const perlTargets = `^/usr/bin/perl5[.][0-9]+$`
+// perlTargets matches the versioned perls the shim executes; perlSite holds
+// the modules an administrator installed, first in the system perl's @INC.
+const (
+	perlTargets = `^/usr/bin/perl5[.][0-9]+$`
+	perlSite    = "/Library/Perl"
+)
 
 // XcrunShims are the /usr/bin programs that libxcselect forwards to the
 // active developer directory (the Command Line Tools or Xcode): they read
@@ -95,6 +99,8 @@ func writeShims(b *builder, p Policy) {
 	if p.PerlShim {
 		b.rule("PerlShim: the versioned perl the shim executes", "(allow process-exec* (regex "+b.regex(perlTargets)+"))")
 		b.rule("PerlShim: dyld loads it", "(allow file-read* file-map-executable (regex "+b.regex(perlTargets)+"))")
+		b.rule("PerlShim: the site module directories early in the system perl's @INC (perl may die on EPERM there)",
+			"(allow file-read* file-map-executable (subpath "+q(perlSite)+"))")
 	}
 	if p.XcrunShim {
 		b.rule("XcrunShim: the active developer directory, a symlink the shims read", "(allow file-read* (literal "+q(xcrunSelect)+"))")
