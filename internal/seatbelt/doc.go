@@ -83,10 +83,11 @@
 // /usr/bin/xcrun and executing anything in /Library/Developer/CommandLineTools.
 // A developer directory inside Xcode.app must be granted by the caller.
 //
-// /Library/Apple is not granted: it holds Apple software installed outside
-// the sealed volume (Rosetta's runtime, XProtect data), and a native arm64 or
-// x86_64 command does not need it. Nothing is executable unless listed in
-// ExecPaths, and that includes the command sandbox-exec is asked to start.
+// The rest of /Library/Apple is not granted: it holds Apple software
+// installed outside the sealed volume (XProtect data and the like), and only
+// Rosetta's runtime there is needed, by x86_64 programs on Apple silicon.
+// Nothing is executable unless listed in ExecPaths (or brought by a shim),
+// and that includes the command sandbox-exec is asked to start.
 //
 // # Paths
 //
