@@ -95,7 +95,7 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 		}
 		plan.Features = append(plan.Features, Enforcement{Feature: feature, Enforced: enforced, Detail: detail, Hint: hint})
 	}
-	paths := darwinPathRules(rc)
+	paths, refused := darwinPathRulesWhy(rc)
 	nt := darwinConnects(rc)
 	rules, resolver := nt.rules, nt.resolver
 
@@ -114,6 +114,9 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 	}
 	execDetail += "; an interpreter only when it is an executable regular file outside every write path; " +
 		"with /bin/sh, /usr/bin/perl or an xcrun tool, also the programs that shim executes"
+	for _, r := range refused {
+		execDetail += "; not granted, so that script cannot run: " + r
+	}
 	f(FeatureExec, true, execDetail, "")
 
 	if len(rules) == 0 {

@@ -176,7 +176,13 @@ func aliasFold(s string) string {
 // system already has outside its reach. Scripts inside an exec directory get
 // none (they cannot be known in advance): grant their interpreter too.
 func darwinPathRules(rc *resolvedConfig, targets ...string) []darwinPath {
-	var out []darwinPath
+	out, _ := darwinPathRulesWhy(rc, targets...)
+	return out
+}
+
+// darwinPathRulesWhy is darwinPathRules that also says, one line each, which
+// "#!" interpreters were not granted and why (for the Plan).
+func darwinPathRulesWhy(rc *resolvedConfig, targets ...string) (out []darwinPath, refused []string) {
 	canon := func(rp ResolvedPath) ResolvedPath {
 		rp.Resolved = canonicalPath(rp.Resolved)
 		return rp
@@ -218,6 +224,7 @@ func darwinPathRules(rc *resolvedConfig, targets ...string) []darwinPath {
 		}
 		r, err := grantableInterpreter(in, writeRoots)
 		if err != nil {
+			refused = append(refused, file+": "+err.Error())
 			continue // not granted: the script cannot run, closed
 		}
 		if r = canonicalPath(r); covered(r) {
@@ -225,7 +232,7 @@ func darwinPathRules(rc *resolvedConfig, targets ...string) []darwinPath {
 		}
 		out = append(out, darwinPath{ResolvedPath{Given: in, Resolved: r}, darwinExec, "interpreter of " + file})
 	}
-	return out
+	return out, refused
 }
 
 // darwinPolicy is the Seatbelt policy for rc with the path rules paths (from

@@ -139,6 +139,13 @@ func TestDarwinInterpreterFromWritePath(t *testing.T) {
 		if got != tc.granted {
 			t.Errorf("#!%s: interpreter granted %v, want %v (%+v)", tc.shebang, got, tc.granted, paths)
 		}
+		// The plan says so for an exec-listed script.
+		rcx := *rc
+		rcx.exec = []ResolvedPath{{Given: script, Resolved: script}}
+		detail := darwinFeatures(darwinPlan(&rcx, true), FeatureExec)[0].Detail
+		if said := strings.Contains(detail, "not granted, so that script cannot run: "+script); said == tc.granted {
+			t.Errorf("#!%s: plan mentions the refusal %v, granted %v: %s", tc.shebang, said, tc.granted, detail)
+		}
 	}
 }
 
