@@ -184,7 +184,7 @@ func TestDarwinProcPidpath(t *testing.T) {
 	}
 }
 
-func TestDarwinFIFOOnExecList(t *testing.T) {
+func TestDarwinWrapFIFOOnExecList(t *testing.T) {
 	requireSandboxExec(t)
 	ws := realTempDir(t)
 	fifo := filepath.Join(ws, "fifo")
