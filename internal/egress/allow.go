@@ -1,0 +1,233 @@
+package egress
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// Rule is one allowlist entry: the Host and Port of a sandbox.Endpoint, as
+// sandbox.ParseEndpoint makes it from Config.AllowedTCPConnect ("*" for any
+// host, "localhost", a canonical IP literal, or a lower-cased DNS name), or
+// a wildcard "*.example.com" (see [NewAllowlist]).
+type Rule struct {
+	Host string
+	Port uint16
+}
+
+// Match is what [Allowlist.Match] found for a requested host and port.
+type Match struct {
+	Host string // the requested host, canonical: lower case, no final dot, IP literals unmapped
+	Port uint16
+	// Addrs are the only addresses the proxy may connect to when the rule
+	// pins them: the literal for an IP rule, 127.0.0.1 and ::1 for
+	// "localhost". Nil for a DNS name: the caller resolves Host and filters
+	// the answer through [Allowlist.AddrAllowed].
+	Addrs []netip.Addr
+	Rule  Rule // the rule that matched
+}
+
+// Allowlist decides which host:port requests the proxy serves. It is
+// immutable once made and safe for concurrent use.
+type Allowlist struct {
+	names     map[Rule]bool           // exact DNS names
+	wild      []Rule                  // Host is the suffix after "*", e.g. ".example.com"
+	addrs     map[netip.AddrPort]bool // IP literal rules
+	localhost map[uint16]bool         // ports of "localhost" rules
+	portOnly  []uint16                // ports of "*" rules, sorted
+}
+
+// NewAllowlist compiles rules.
+//
+// Hosts are matched exactly, after canonicalisation (lower case, no final
+// dot, IPv4-mapped IPv6 unmapped). A DNS name never matches an IP literal or
+// another name, however they resolve.
+//
+// A wildcard "*.example.com" matches every name with at least one more
+// label that ends in ".example.com" ("a.example.com", "a.b.example.com"),
+// never "example.com" itself; the suffix needs at least two labels ("*.com"
+// is refused), which guards against a typo, not against public suffixes such
+// as "*.co.uk". The "*" may only stand as the whole first label.
+// sandbox.ParseEndpoint refuses wildcards today, because no backend could
+// honour them; only the proxy can, so letting them into a Config is a
+// decision for the integration that routes host entries through the proxy
+// (it must also keep refusing them, or report them not enforced, where the
+// proxy is not in force).
+//
+// Rules whose host is "*" (any host, a port rule) are not the proxy's
+// business: Landlock's port filter enforces them without a namespace. They
+// are not matched; [Allowlist.PortOnly] lists their ports so that the caller
+// can decide what a Config mixing both kinds means.
+func NewAllowlist(rules []Rule) (*Allowlist, error) {
+	a := &Allowlist{
+		names:     map[Rule]bool{},
+		addrs:     map[netip.AddrPort]bool{},
+		localhost: map[uint16]bool{},
+	}
+	for _, r := range rules {
+		if r.Port == 0 {
+			return nil, fmt.Errorf("egress: rule %q: port 0 is not a destination", r.Host)
+		}
+		switch h := r.Host; {
+		case h == "*" || h == "":
+			if !slices.Contains(a.portOnly, r.Port) {
+				a.portOnly = append(a.portOnly, r.Port)
+			}
+		case strings.HasPrefix(h, "*."):
+			suffix := h[1:]
+			name, err := canonicalName(h[2:])
+			if err != nil {
+				return nil, fmt.Errorf("egress: rule %q: %w", h, err)
+			}
+			if !strings.Contains(name, ".") {
+				return nil, fmt.Errorf("egress: rule %q: a wildcard needs at least two labels after \"*.\"", h)
+			}
+			if "."+name != suffix {
+				return nil, fmt.Errorf("egress: rule %q: not canonical (want %q)", h, "*."+name)
+			}
+			a.wild = append(a.wild, Rule{Host: suffix, Port: r.Port})
+		default:
+			host, addr, err := canonicalHost(h)
+			if err != nil {
+				return nil, fmt.Errorf("egress: rule %q: %w", h, err)
+			}
+			switch {
+			case host != h:
+				return nil, fmt.Errorf("egress: rule %q: not canonical (want %q)", h, host)
+			case addr.IsValid():
+				a.addrs[netip.AddrPortFrom(addr, r.Port)] = true
+			case host == "localhost":
+				a.localhost[r.Port] = true
+			default:
+				a.names[Rule{Host: host, Port: r.Port}] = true
+			}
+		}
+	}
+	slices.Sort(a.portOnly)
+	return a, nil
+}
+
+// PortOnly returns the ports of the rules whose host is "*", sorted.
+func (a *Allowlist) PortOnly() []uint16 { return slices.Clone(a.portOnly) }
+
+// Empty reports whether no request can match: the list has no host rule.
+func (a *Allowlist) Empty() bool {
+	return len(a.names) == 0 && len(a.wild) == 0 && len(a.addrs) == 0 && len(a.localhost) == 0
+}
+
+var (
+	loopback4 = netip.MustParseAddr("127.0.0.1")
+	loopback6 = netip.IPv6Loopback()
+)
+
+// Match checks a requested host and port by name. It returns a [Denial]
+// reason ([ReasonNotAllowed] or [ReasonMalformed]) and a detail when the
+// request is refused. An allowed DNS name still has to pass
+// [Allowlist.AddrAllowed] for every address it resolves to.
+func (a *Allowlist) Match(host string, port uint16) (m Match, reason, detail string) {
+	h, addr, err := canonicalHost(host)
+	if err != nil {
+		return Match{}, ReasonMalformed, err.Error()
+	}
+	if port == 0 {
+		return Match{}, ReasonMalformed, "port 0 is not a destination"
+	}
+	m = Match{Host: h, Port: port}
+	switch {
+	case addr.IsValid():
+		if a.addrs[netip.AddrPortFrom(addr, port)] {
+			m.Addrs, m.Rule = []netip.Addr{addr}, Rule{Host: h, Port: port}
+			return m, "", ""
+		}
+		// "localhost" names the loopback addresses (RFC 6761): a client
+		// that resolved it itself asks for 127.0.0.1 or ::1.
+		if (addr == loopback4 || addr == loopback6) && a.localhost[port] {
+			m.Addrs, m.Rule = []netip.Addr{addr}, Rule{Host: "localhost", Port: port}
+			return m, "", ""
+		}
+	case h == "localhost":
+		if a.localhost[port] {
+			m.Addrs, m.Rule = []netip.Addr{loopback4, loopback6}, Rule{Host: h, Port: port}
+			return m, "", ""
+		}
+	default:
+		if a.names[Rule{Host: h, Port: port}] {
+			m.Rule = Rule{Host: h, Port: port}
+			return m, "", ""
+		}
+		for _, w := range a.wild {
+			if w.Port == port && strings.HasSuffix(h, w.Host) {
+				m.Rule = Rule{Host: "*" + w.Host, Port: port}
+				return m, "", ""
+			}
+		}
+	}
+	return Match{}, ReasonNotAllowed, fmt.Sprintf("%s is not on this sandbox's allowlist", joinHostPort(h, port))
+}
+
+// AddrAllowed reports whether the proxy may connect to addr on port. Every
+// public address may be connected to (the name was checked by Match); an
+// address for which [Public] is false (loopback, private, link-local...)
+// only when a rule names it: an IP literal rule for exactly that address
+// and port, or a "localhost" rule on that port for 127.0.0.1 and ::1. So an
+// allowed name that resolves to 127.0.0.1 or 10.0.0.1 (DNS rebinding) does
+// not reach the caller's own or internal services.
+func (a *Allowlist) AddrAllowed(addr netip.Addr, port uint16) (ok bool, why string) {
+	addr = addr.Unmap()
+	if class := Class(addr); class != "" {
+		if a.addrs[netip.AddrPortFrom(addr, port)] {
+			return true, ""
+		}
+		if (addr == loopback4 || addr == loopback6) && a.localhost[port] {
+			return true, ""
+		}
+		return false, fmt.Sprintf("%s is a %s address no rule names", addr, class)
+	}
+	return true, ""
+}
+
+// canonicalHost returns the canonical form of a requested or configured
+// host and, for an IP literal, the address. IPv6 literals may come in
+// brackets; zones are refused.
+func canonicalHost(h string) (string, netip.Addr, error) {
+	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		h = h[1 : len(h)-1]
+	}
+	if addr, err := netip.ParseAddr(h); err == nil {
+		if addr.Zone() != "" {
+			return "", netip.Addr{}, errors.New("IPv6 zones are not supported")
+		}
+		addr = addr.Unmap()
+		return addr.String(), addr, nil
+	}
+	name, err := canonicalName(h)
+	return name, netip.Addr{}, err
+}
+
+// canonicalName checks a DNS name and returns it lower-cased without a
+// final dot. A name whose last label starts with a digit is refused: no
+// top-level domain does, and resolvers read "127.1" or "0x7f000001" as
+// addresses.
+func canonicalName(h string) (string, error) {
+	n := strings.ToLower(strings.TrimSuffix(h, "."))
+	if n == "" || len(n) > 253 {
+		return "", fmt.Errorf("host %q is not a DNS name", h)
+	}
+	labels := strings.Split(n, ".")
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return "", fmt.Errorf("host %q is not a DNS name", h)
+		}
+		for _, c := range l {
+			if !(c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
+				return "", fmt.Errorf("host %q is not a DNS name", h)
+			}
+		}
+	}
+	if last := labels[len(labels)-1]; last[0] >= '0' && last[0] <= '9' {
+		return "", fmt.Errorf("host %q looks like a numeric address, not a DNS name", h)
+	}
+	return n, nil
+}

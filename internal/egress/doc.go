@@ -1,0 +1,2 @@
+// Package egress is the network egress proxy a sandbox's caller serves.
+package egress
