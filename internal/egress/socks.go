@@ -1,0 +1,139 @@
+package egress
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// SOCKS5 reply codes (RFC 1928 §6).
+const (
+	socksOK              = 0x00
+	socksFailure         = 0x01
+	socksNotAllowed      = 0x02 // connection not allowed by ruleset
+	socksNetUnreachable  = 0x03
+	socksHostUnreachable = 0x04
+	socksRefused         = 0x05
+	socksCmdUnsupported  = 0x07
+	socksAddrUnsupported = 0x08
+)
+
+// serveSOCKS serves one SOCKS5 CONNECT (RFC 1928) without authentication.
+// Host names (ATYP 3) are resolved by the proxy, so "socks5h://" clients
+// never need DNS inside the sandbox. BIND and UDP ASSOCIATE are refused.
+func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader) {
+	var hdr [2]byte
+	if _, err := io.ReadFull(br, hdr[:]); err != nil {
+		return
+	}
+	methods := make([]byte, hdr[1])
+	if _, err := io.ReadFull(br, methods); err != nil {
+		return
+	}
+	if !slices.Contains(methods, 0x00) {
+		p.deny(Denial{Protocol: "socks5", Reason: ReasonUnsupported, Detail: "SOCKS5 client offers no \"no authentication\" method"})
+		c.Write([]byte{5, 0xff})
+		return
+	}
+	if _, err := c.Write([]byte{5, 0}); err != nil {
+		return
+	}
+
+	var req [4]byte // VER CMD RSV ATYP
+	if _, err := io.ReadFull(br, req[:]); err != nil {
+		return
+	}
+	if req[0] != 5 {
+		p.deny(Denial{Protocol: "socks5", Reason: ReasonMalformed, Detail: fmt.Sprintf("SOCKS request version %d", req[0])})
+		return
+	}
+	var host string
+	switch req[3] {
+	case 1, 4:
+		b := make([]byte, 4)
+		if req[3] == 4 {
+			b = make([]byte, 16)
+		}
+		if _, err := io.ReadFull(br, b); err != nil {
+			return
+		}
+		a, _ := netip.AddrFromSlice(b)
+		host = a.Unmap().String()
+	case 3:
+		n, err := br.ReadByte()
+		if err != nil {
+			return
+		}
+		b := make([]byte, n)
+		if _, err := io.ReadFull(br, b); err != nil {
+			return
+		}
+		host = string(b)
+	default:
+		p.deny(Denial{Protocol: "socks5", Reason: ReasonMalformed, Detail: fmt.Sprintf("SOCKS address type %d", req[3])})
+		socksReply(c, socksAddrUnsupported)
+		return
+	}
+	var pb [2]byte
+	if _, err := io.ReadFull(br, pb[:]); err != nil {
+		return
+	}
+	port := binary.BigEndian.Uint16(pb[:])
+	if req[1] != 1 {
+		p.deny(Denial{Protocol: "socks5", Host: host, Port: port, Reason: ReasonUnsupported,
+			Detail: fmt.Sprintf("SOCKS command %d: only CONNECT is served", req[1])})
+		socksReply(c, socksCmdUnsupported)
+		return
+	}
+	c.SetReadDeadline(time.Time{})
+
+	u, d, err := p.dialChecked(p.ctx, "socks5", host, port)
+	if d != nil {
+		socksReply(c, socksNotAllowed)
+		return
+	}
+	if err != nil {
+		socksReply(c, socksCode(err))
+		return
+	}
+	defer p.untrack(u)
+	if socksReply(c, socksOK) != nil {
+		return
+	}
+	if n := br.Buffered(); n > 0 {
+		b, _ := br.Peek(n)
+		if _, err := u.Write(b); err != nil {
+			return
+		}
+	}
+	relay(c, u)
+}
+
+// socksReply answers with code and a bound address of 0.0.0.0:0: the
+// caller's own address is none of the sandbox's business, and clients do
+// not use it for CONNECT.
+func socksReply(c net.Conn, code byte) error {
+	_, err := c.Write([]byte{5, code, 0, 1, 0, 0, 0, 0, 0, 0})
+	return err
+}
+
+func socksCode(err error) byte {
+	var dnsErr *net.DNSError
+	switch {
+	case errors.As(err, &dnsErr), errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, os.ErrDeadlineExceeded):
+		return socksHostUnreachable
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return socksRefused
+	case errors.Is(err, syscall.ENETUNREACH):
+		return socksNetUnreachable
+	}
+	return socksFailure
+}
