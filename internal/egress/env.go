@@ -1,0 +1,50 @@
+package egress
+
+import (
+	"net/netip"
+	"strings"
+)
+
+// Env returns the environment variables that point a sandboxed program at
+// its proxy, listening on addr inside the program's network namespace:
+// HTTP_PROXY and HTTPS_PROXY as http://addr, ALL_PROXY as socks5h://addr
+// (the "h": the proxy resolves names, there is no DNS inside), each also in
+// lower case (libcurl reads only http_proxy in lower case), and NO_PROXY.
+//
+// NO_PROXY lists the namespace's own loopback (localhost, 127.0.0.1, ::1),
+// so that a program talking to a server it started itself is not sent to
+// the proxy. When the allowlist names localhost or a loopback address, the
+// entry means the caller's loopback, which the program reaches only through
+// the proxy: NO_PROXY is then empty, and such a program's own servers are
+// reached through the proxy too (and refused unless allowed). Go programs
+// never use a proxy for localhost or loopback addresses, whatever NO_PROXY
+// says: they cannot reach the caller's loopback this way.
+func Env(addr netip.AddrPort, allow *Allowlist) []string {
+	http := "http://" + addr.String()
+	socks := "socks5h://" + addr.String()
+	noProxy := "localhost,127.0.0.1,::1"
+	if allow != nil && allow.namesLoopback() {
+		noProxy = ""
+	}
+	var env []string
+	for _, kv := range [][2]string{
+		{"HTTP_PROXY", http}, {"HTTPS_PROXY", http}, {"ALL_PROXY", socks}, {"NO_PROXY", noProxy},
+	} {
+		env = append(env, kv[0]+"="+kv[1], strings.ToLower(kv[0])+"="+kv[1])
+	}
+	return env
+}
+
+// namesLoopback reports whether a rule names localhost or a loopback
+// address.
+func (a *Allowlist) namesLoopback() bool {
+	if len(a.localhost) > 0 {
+		return true
+	}
+	for ap := range a.addrs {
+		if ap.Addr().IsLoopback() {
+			return true
+		}
+	}
+	return false
+}
