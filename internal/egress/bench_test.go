@@ -1,0 +1,182 @@
+package egress
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+)
+
+const benchSize = 100 << 20 // the 100 MB download of issue 19
+
+var benchChunk = make([]byte, 1<<20)
+
+// bulkTCPServer writes benchSize bytes to every connection once it has
+// read one line, then closes it.
+func bulkTCPServer(b *testing.B) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				if _, err := bufio.NewReader(c).ReadString('\n'); err != nil {
+					return
+				}
+				for i := 0; i < benchSize/len(benchChunk); i++ {
+					if _, err := c.Write(benchChunk); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+func bulkHTTPServer(b *testing.B) *httptest.Server {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(benchSize))
+		for i := 0; i < benchSize/len(benchChunk); i++ {
+			if _, err := w.Write(benchChunk); err != nil {
+				return
+			}
+		}
+	}))
+	b.Cleanup(s.Close)
+	return s
+}
+
+// fetchTCP reads the whole download from c after asking for it.
+func fetchTCP(b *testing.B, c net.Conn) {
+	defer c.Close()
+	io.WriteString(c, "go\n")
+	n, err := io.Copy(io.Discard, c)
+	if err != nil || n != benchSize {
+		b.Fatalf("read %d bytes, %v; want %d", n, err, benchSize)
+	}
+}
+
+func dialConnect(b *testing.B, paddr, target string) net.Conn {
+	c, err := net.Dial("tcp", paddr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\n\r\n", target)
+	// Read the 200 byte by byte so nothing of the download is buffered here.
+	var hdr []byte
+	one := make([]byte, 1)
+	for len(hdr) < 4 || string(hdr[len(hdr)-4:]) != "\r\n\r\n" {
+		if _, err := c.Read(one); err != nil {
+			b.Fatal(err)
+		}
+		hdr = append(hdr, one[0])
+	}
+	if string(hdr[:12]) != "HTTP/1.1 200" {
+		b.Fatalf("CONNECT: %q", hdr)
+	}
+	return c
+}
+
+func dialSOCKS(b *testing.B, paddr, host string, port uint16) net.Conn {
+	c, err := net.Dial("tcp", paddr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	msg := append([]byte{5, 1, 0, 5, 1, 0, 3, byte(len(host))}, host...)
+	c.Write(binary.BigEndian.AppendUint16(msg, port))
+	reply := make([]byte, 12)
+	if _, err := io.ReadFull(c, reply); err != nil || reply[3] != 0 {
+		b.Fatalf("SOCKS5: %x %v", reply, err)
+	}
+	return c
+}
+
+func httpGet(b *testing.B, c *http.Client, url string) {
+	resp, err := c.Get(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil || n != benchSize {
+		b.Fatalf("read %d bytes, %v; want %d", n, err, benchSize)
+	}
+}
+
+// BenchmarkDownload100MB downloads 100 MB from a loopback server directly
+// and through the proxy (CONNECT relay, SOCKS5 relay, absolute-URI HTTP
+// forwarding), in the same run; compare the MB/s columns.
+func BenchmarkDownload100MB(b *testing.B) {
+	f := newFakeNet(b)
+	tcpAddr := bulkTCPServer(b)
+	hs := bulkHTTPServer(b)
+	tport := f.host("bulk.example.test", tcpAddr)
+	hport := f.host("web.example.test", hs.Listener.Addr().String())
+	_, paddr := startProxy(b, f, Rule{"bulk.example.test", tport}, Rule{"web.example.test", hport})
+	target := fmt.Sprintf("bulk.example.test:%d", tport)
+	webURL := fmt.Sprintf("http://web.example.test:%d/", hport)
+
+	run := func(name string, once func()) {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(benchSize)
+			for b.Loop() {
+				once()
+			}
+		})
+	}
+	run("tcp-direct", func() {
+		c, err := net.Dial("tcp", tcpAddr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fetchTCP(b, c)
+	})
+	run("tcp-connect", func() { fetchTCP(b, dialConnect(b, paddr, target)) })
+	run("tcp-socks5", func() { fetchTCP(b, dialSOCKS(b, paddr, "bulk.example.test", tport)) })
+	direct := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	run("http-direct", func() { httpGet(b, direct, hs.URL+"/") })
+	proxied := proxyClient(paddr)
+	proxied.Timeout = time.Minute
+	run("http-proxy", func() { httpGet(b, proxied, webURL) })
+}
+
+// BenchmarkProxyOverDirect times, in each iteration, one 100 MB download
+// straight from the server and one through a CONNECT relay, and reports
+// the ratio of their throughputs (issue 19's target: ≥ 0.8).
+func BenchmarkProxyOverDirect(b *testing.B) {
+	f := newFakeNet(b)
+	tcpAddr := bulkTCPServer(b)
+	tport := f.host("bulk.example.test", tcpAddr)
+	_, paddr := startProxy(b, f, Rule{"bulk.example.test", tport})
+	target := fmt.Sprintf("bulk.example.test:%d", tport)
+	var direct, proxied time.Duration
+	for b.Loop() {
+		start := time.Now()
+		c, err := net.Dial("tcp", tcpAddr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fetchTCP(b, c)
+		direct += time.Since(start)
+		start = time.Now()
+		fetchTCP(b, dialConnect(b, paddr, target))
+		proxied += time.Since(start)
+	}
+	b.ReportMetric(float64(direct)/float64(proxied), "proxy/direct")
+	b.ReportMetric(float64(benchSize)*float64(b.N)/direct.Seconds()/1e6, "direct-MB/s")
+	b.ReportMetric(float64(benchSize)*float64(b.N)/proxied.Seconds()/1e6, "proxy-MB/s")
+}
