@@ -1,2 +1,137 @@
-// Package egress is the network egress proxy a sandbox's caller serves.
+// Package egress is the network egress proxy a sandbox's caller serves, so
+// that Config.AllowedTCPConnect can name hosts and not only ports (issue
+// 19). Landlock filters TCP ports, not hosts: "github.com:443" alone lets a
+// program reach every host on port 443. With this package the program runs
+// in a network namespace of its own, with nothing but a loopback interface,
+// and reaches the outside only through a proxy that listens inside that
+// namespace but is served by the caller, outside the sandbox, where each
+// requested host:port is checked against the allowlist.
+//
+// Status: groundwork. Nothing here is wired into WrapCommand or Run yet;
+// that needs the new child half of WrapCommand (the small static spawn
+// helper), which must do the namespace steps below before the target
+// starts. Until then PlanFor's report that host names are not enforced on
+// Linux stays true.
+//
+// # What the proxy enforces
+//
+// One [Proxy] per sandbox, each with its own [Allowlist], serving one or
+// more listeners ([Proxy.Serve]). It speaks:
+//
+//   - HTTP CONNECT host:port (https, and any TCP protocol a client tunnels);
+//   - absolute-URI HTTP requests (GET http://host/..., any method, bodies,
+//     chunked, keep-alive between requests; the Host header is the checked
+//     URI's, so a client cannot ask an allowed server for another virtual
+//     host); https:// absolute URIs are refused: they would make the proxy
+//     the TLS client;
+//   - SOCKS5 without authentication, CONNECT only, with host names (ATYP 3,
+//     resolved by the proxy: clients use socks5h://), IPv4 and IPv6.
+//
+// A request is allowed when its host and port match a rule exactly (see
+// [NewAllowlist] for names, "*.example.com" wildcards, IP literals and
+// "localhost"). The proxy then resolves an allowed name itself, in the
+// caller's network, keeps only the addresses [Allowlist.AddrAllowed] allows
+// (a name never reaches a loopback, private, CGNAT, link-local or
+// unspecified address unless a rule names that address or localhost: no
+// DNS rebinding to the caller's own or internal services), connects to the
+// checked address (never to the name again), and relays both ways with
+// half-close.
+//
+// Everything else is refused: HTTP 403 (400 for requests that are not
+// proxy requests) with the reason in the [DeniedHeader] header
+// ("X-Sandbox-Denied: not-allowed"), SOCKS5 reply 0x02 (connection not
+// allowed by ruleset; 0x07 for BIND and UDP ASSOCIATE), and every refusal
+// recorded with host, port, reason and time: [Proxy.Denied], or
+// Options.OnDeny as it happens. An allowed destination that cannot be
+// resolved or reached gets 502 or the matching SOCKS code and is not a
+// refusal.
+//
+// What it does not enforce: the content of a CONNECT tunnel is opaque (TLS
+// to an allowed host may carry a different SNI or Host inside, so a CDN
+// that serves many sites behind one allowed name can be fronted through);
+// UDP does not pass at all (no DNS inside the namespace: names are resolved
+// by the proxy; no QUIC/HTTP/3); a program that ignores the proxy variables
+// cannot connect anywhere, which is safe but may surprise.
+//
+// Resource bounds, since the program inside is hostile: at most
+// Options.MaxConns connections at once (the caller pays two descriptors for
+// each), a handshake timeout for requests, at most Options.MaxDenials
+// refusals kept. [Proxy.Close] stops the listeners, ends every connection
+// and relay, and returns when every goroutine it started has returned
+// (tested by counting goroutines and socket descriptors).
+//
+// # Which programs use the proxy
+//
+// [Env] makes the variables the target gets: HTTP_PROXY and HTTPS_PROXY
+// (http://127.0.0.1:PORT), ALL_PROXY (socks5h://), NO_PROXY, each in both
+// cases, and NODE_USE_ENV_PROXY=1.
+//
+//   - curl and everything on libcurl: http_proxy (lower case only),
+//     HTTPS_PROXY, ALL_PROXY (socks5h:// included), NO_PROXY.
+//   - git over http(s): libcurl's variables, or http.proxy. git over ssh or
+//     git:// does not use them (ssh has no proxy variable): it cannot
+//     connect.
+//   - pip, Python requests and urllib: HTTP_PROXY, HTTPS_PROXY, NO_PROXY in
+//     either case; https goes through CONNECT. SOCKS in requests needs
+//     PySocks, which is why HTTPS_PROXY is an http:// URL.
+//   - npm: HTTP_PROXY, HTTPS_PROXY, NO_PROXY (its proxy settings default to
+//     them).
+//   - go (module downloads) and Go programs on net/http's default
+//     transport: HTTP_PROXY, HTTPS_PROXY, NO_PROXY, not ALL_PROXY; Go never
+//     proxies requests to localhost or loopback addresses.
+//   - Node.js: built-in fetch (and, in newer releases, http/https) only
+//     with NODE_USE_ENV_PROXY=1 or --use-env-proxy; older releases ignore the
+//     variables.
+//   - wget: http_proxy, https_proxy, no_proxy.
+//
+// A program that ignores them (raw sockets, ssh, most databases' clients, a
+// Go program that dials directly) finds an empty namespace: connecting to
+// any address outside it fails (ENETUNREACH), and 127.0.0.1 is the
+// namespace's own loopback, where nothing of the caller's listens.
+//
+// # The namespace, and what the child half must do
+//
+// The pieces here ([LoopbackUp], [SocketPair], [SendListener],
+// [ReceiveListener]) are prototyped in Go by this package's tests (a
+// re-executed child born in the namespaces); the child half does the same
+// in C, in this order, before anything of the target runs:
+//
+//  1. Parent: SocketPair; pass the child's end as an inherited descriptor;
+//     choose the proxy port (fixed, so that the target's environment,
+//     made from [Env] before the start, can name it).
+//  2. Child: enter a new network namespace: unshare(CLONE_NEWNET) as root,
+//     or CLONE_NEWUSER|CLONE_NEWNET with a uid/gid map (setgroups "deny")
+//     unprivileged; the user namespace must own the network namespace, and
+//     the child must be uid 0 in it, for step 3.
+//  3. Child: bring lo up (LoopbackUp: SIOCGIFFLAGS, SIOCSIFFLAGS |IFF_UP on
+//     an AF_INET datagram socket). A new namespace has lo down.
+//  4. Child: socket(AF_INET, SOCK_STREAM|SOCK_CLOEXEC), bind 127.0.0.1:PORT,
+//     listen. (The same for [::1]:PORT where IPv6 is up, optionally.)
+//  5. Child: sendmsg the listener with SCM_RIGHTS (SendListener: one data
+//     byte 'L', one descriptor), then close the listener and its end of the
+//     socket pair. The target must not hold either.
+//  6. Child: no acknowledgement is needed: connections queue in the
+//     listener's backlog from listen() on, whether the parent accepts yet or
+//     not. Continue with the rest of the sandbox (Landlock, which must grant
+//     connect to PORT; seccomp, which must allow AF_INET TCP sockets), then
+//     execve the target with the [Env] variables.
+//  7. Parent: close the child's end after start; ReceiveListener (it
+//     refuses anything but one listening TCP socket bound to loopback, and
+//     returns when the child dies before sending); Serve; Close when the
+//     process tree has exited. The namespace lives as long as the listener
+//     does, so Close also ends it.
+//
+// Nothing of ours runs inside after the target starts: the listener is a
+// kernel object in the namespace; everything behind it runs in the caller.
+//
+// # For the integration
+//
+// Rules come from sandbox.ParseEndpoint's Endpoints ({Host, Port}); port
+// rules ("*:443") are Landlock's business and do not reach the proxy
+// ([Allowlist.PortOnly] lists them): a Config that mixes them with host
+// entries must decide whether the namespace is used (a "*:443" rule cannot
+// be honoured inside it except by letting the proxy serve any host on 443).
+// A "localhost" or loopback rule means the caller's loopback, reached
+// through the proxy (Env leaves NO_PROXY empty then). Wildcards are
+// accepted here but still refused by ParseEndpoint.
 package egress

@@ -9,7 +9,8 @@ import (
 // its proxy, listening on addr inside the program's network namespace:
 // HTTP_PROXY and HTTPS_PROXY as http://addr, ALL_PROXY as socks5h://addr
 // (the "h": the proxy resolves names, there is no DNS inside), each also in
-// lower case (libcurl reads only http_proxy in lower case), and NO_PROXY.
+// lower case (libcurl reads only http_proxy in lower case), NO_PROXY, and
+// NODE_USE_ENV_PROXY=1.
 //
 // NO_PROXY lists the namespace's own loopback (localhost, 127.0.0.1, ::1),
 // so that a program talking to a server it started itself is not sent to
@@ -32,7 +33,9 @@ func Env(addr netip.AddrPort, allow *Allowlist) []string {
 	} {
 		env = append(env, kv[0]+"="+kv[1], strings.ToLower(kv[0])+"="+kv[1])
 	}
-	return env
+	// Node.js reads the variables only when asked to (recent releases;
+	// older ones ignore this and cannot connect anywhere).
+	return append(env, "NODE_USE_ENV_PROXY=1")
 }
 
 // namesLoopback reports whether a rule names localhost or a loopback

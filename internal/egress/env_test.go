@@ -14,13 +14,14 @@ func TestEnv(t *testing.T) {
 		"HTTPS_PROXY=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",
 		"ALL_PROXY=socks5h://127.0.0.1:3128", "all_proxy=socks5h://127.0.0.1:3128",
 		"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1",
+		"NODE_USE_ENV_PROXY=1",
 	} {
 		if !slices.Contains(env, want) {
 			t.Errorf("Env lacks %s: %v", want, env)
 		}
 	}
-	if len(env) != 8 {
-		t.Errorf("Env = %v, want 8 variables", env)
+	if len(env) != 9 {
+		t.Errorf("Env = %v, want 9 variables", env)
 	}
 	for _, r := range []Rule{{"localhost", 8080}, {"127.0.0.1", 8080}, {"::1", 8080}} {
 		env := Env(addr, mustAllow(t, Rule{"github.com", 443}, r))

@@ -92,6 +92,15 @@ func TestHTTPKeepAlive(t *testing.T) {
 			t.Errorf("response %d: %q close=%v, want %q on a kept-alive connection", i, body, resp.Close, want)
 		}
 	}
+	// The Host header does not pick the destination's virtual host: the
+	// checked URI does (RFC 9112 §3.2.2), so an allowed address cannot be
+	// asked for another site it also serves.
+	fmt.Fprintf(c, "GET http://api.example.test:%d/vhost HTTP/1.1\r\nHost: evil.example.test\r\n\r\n", port)
+	if resp, err := http.ReadResponse(br, nil); err != nil {
+		t.Fatal(err)
+	} else if body, _ := io.ReadAll(resp.Body); string(body) != fmt.Sprintf("GET api.example.test:%d /vhost ", port) {
+		t.Errorf("Host header override: the destination saw %q", body)
+	}
 	// An HTTP/1.0 request without keep-alive: the proxy answers and closes.
 	fmt.Fprintf(c, "GET http://api.example.test:%d/old HTTP/1.0\r\n\r\n", port)
 	rest, err := io.ReadAll(br)
