@@ -8,9 +8,11 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // Options configure a [Proxy].
@@ -128,7 +130,23 @@ func (p *Proxy) Dropped() int {
 
 func (p *Proxy) deny(d Denial) {
 	d.Time = time.Now()
+	d.Host, d.Detail = printable(d.Host, 255), printable(d.Detail, 1024)
 	p.denials.add(d)
+}
+
+// printable makes text from a confined program safe to log or print on a
+// terminal (sandbox run --explain): control characters and invalid UTF-8
+// become '?', and the text is cut at max bytes.
+func printable(s string, max int) string {
+	if len(s) > max {
+		s = s[:max]
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError {
+			return '?'
+		}
+		return r
+	}, strings.ToValidUTF8(s, "?"))
 }
 
 // Serve accepts connections on l and serves each until it ends or the

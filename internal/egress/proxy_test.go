@@ -292,6 +292,13 @@ func TestSOCKS5Refusals(t *testing.T) {
 	if n := upstream.n.Load(); n != 0 {
 		t.Errorf("the server was reached %d times by refused requests", n)
 	}
+	// What a confined program sends is recorded printable only: a name
+	// with terminal escapes cannot reach the caller's terminal.
+	socksRequest(t, paddr, 2, 3, []byte("a\x1b[2J\xff.example.test"), port)
+	d := p.Denied()
+	if h := d[len(d)-1].Host; h != "a?[2J?.example.test" {
+		t.Errorf("recorded host %q, want control characters and invalid UTF-8 replaced", h)
+	}
 }
 
 func TestHTTPRefusals(t *testing.T) {
