@@ -193,6 +193,10 @@ func (a *Allowlist) AddrAllowed(addr netip.Addr, port uint16) (ok bool, why stri
 // brackets; zones are refused.
 func canonicalHost(h string) (string, netip.Addr, error) {
 	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		addr, err := netip.ParseAddr(h[1 : len(h)-1])
+		if err != nil || !addr.Is6() {
+			return "", netip.Addr{}, fmt.Errorf("host %q: brackets hold an IPv6 address only", h)
+		}
 		h = h[1 : len(h)-1]
 	}
 	if addr, err := netip.ParseAddr(h); err == nil {

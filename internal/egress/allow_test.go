@@ -84,6 +84,8 @@ func TestAllowlistMatch(t *testing.T) {
 		{"127.0.0.1", 8080, ok("localhost", "127.0.0.1")},
 		{"::1", 8080, ok("localhost", "::1")},
 		{"[::1]", 8080, ok("localhost", "::1")},
+		{"[127.0.0.1]", 8080, want{reason: ReasonMalformed}},
+		{"[github.com]", 443, want{reason: ReasonMalformed}},
 		{"127.0.0.3", 8080, want{reason: ReasonNotAllowed}}, // localhost names 127.0.0.1 and ::1 only
 		{"localhost", 8081, want{reason: ReasonNotAllowed}},
 		{"127.0.0.2", 9000, ok("127.0.0.2", "127.0.0.2")},
