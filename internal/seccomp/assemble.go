@@ -202,24 +202,43 @@ func assembleLink(name string, clauses []seccompbpf.ArgumentConditions, action u
 	return prog, nil
 }
 
-// low32Link assembles, with go-seccomp-bpf's assembler, the link "RET
-// action when the low 32 bits of argument m.arg are one of m.vals, else
-// ALLOW": a load of the argument's low word (the library picks its offset
-// for the byte order) and a compare per value. The library's own conditions
-// can only say "the low word equals v" one bit at a time, 4 to 60
-// instructions per value. The link need not check the architecture or the
-// number: the prelude and the search did before they jumped to its chain.
+// low32Link assembles the link "RET action when the low 32 bits of
+// argument m.arg are one of m.vals, or equal m.masked[i].val under
+// m.masked[i].mask, else ALLOW": a load of the argument's low word (placed
+// by go-seccomp-bpf's assembler, which picks its offset for the byte
+// order), a compare per value, and per range a reload, an AND and a
+// compare. The library's own conditions can only say "the low word equals
+// v" one bit at a time, 4 to 60 instructions per value. The link need not
+// check the architecture or the number: the prelude and the search did
+// before they jumped to its chain.
 func low32Link(m *low32In, action uint32) ([]bpf.Instruction, error) {
 	p := seccompbpf.NewProgram()
-	match := p.NewLabel()
 	p.LdLo(m.arg)
-	for _, v := range m.vals {
-		p.JmpIfTrue(bpf.JumpEqual, v, match)
+	ld, err := p.Assemble()
+	if err != nil {
+		return nil, err
 	}
-	p.Ret(seccompbpf.ActionAllow)
-	p.SetLabel(match)
-	p.Ret(seccompbpf.Action(action))
-	return p.Assemble()
+	if len(ld) != 1 {
+		return nil, fmt.Errorf("go-seccomp-bpf's LdLo assembled %d instructions, want 1", len(ld))
+	}
+	load := ld[0]
+	// Layout: load, len(vals) compares, then 3 instructions per range,
+	// RET ALLOW, RET action. Every compare jumps forward to the last.
+	n := 1 + len(m.vals) + 3*len(m.masked) + 2
+	if n > maxLibraryProgram {
+		return nil, fmt.Errorf("%d values and %d ranges make a link of %d instructions, more than %d", len(m.vals), len(m.masked), n, maxLibraryProgram)
+	}
+	match := n - 1
+	prog := []bpf.Instruction{load}
+	for _, v := range m.vals {
+		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: v, SkipTrue: uint8(match - len(prog) - 1)})
+	}
+	for _, r := range m.masked {
+		prog = append(prog, load, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: r.mask})
+		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: r.val, SkipTrue: uint8(match - len(prog) - 1)})
+	}
+	prog = append(prog, bpf.RetConstant{Val: retAllow}, bpf.RetConstant{Val: action})
+	return prog, nil
 }
 
 // assemble builds the program for specs (see the top of this file) and

@@ -71,12 +71,36 @@ func low32NoneSet(arg uint32, mask uint32) seccompbpf.Condition {
 // the low word, and each bit of v is set (the library's BitsSet means "any
 // bit of the mask", so every bit of v needs its own condition).
 func low32Equals(arg uint32, v uint32) seccompbpf.ArgumentConditions {
+	return low32MaskedEquals(arg, 0xffffffff, v)
+}
+
+// low32MaskedEquals returns conditions that hold exactly when
+// uint32(arg)&mask == v (v must lie within mask), whatever the upper 32
+// bits are: no bit of mask outside v is set, and each bit of v is set.
+func low32MaskedEquals(arg uint32, mask, v uint32) seccompbpf.ArgumentConditions {
+	if v&^mask != 0 {
+		panic("seccomp: low32MaskedEquals with a value outside its mask never holds")
+	}
 	conds := make(seccompbpf.ArgumentConditions, 0, 1+bits.OnesCount32(v))
-	if ^v != 0 {
-		conds = append(conds, low32NoneSet(arg, ^v))
+	if mask&^v != 0 {
+		conds = append(conds, low32NoneSet(arg, mask&^v))
 	}
 	for rest := v; rest != 0; rest &= rest - 1 {
 		conds = append(conds, low32AnySet(arg, rest&-rest))
 	}
 	return conds
+}
+
+// low32NotEqual returns clauses (any of which holds) that hold exactly
+// when uint32(arg) != v: some bit outside v is set, or some bit of v is
+// clear. A deny rule lists them among its clauses.
+func low32NotEqual(arg uint32, v uint32) []seccompbpf.ArgumentConditions {
+	var out []seccompbpf.ArgumentConditions
+	if ^v != 0 {
+		out = append(out, seccompbpf.ArgumentConditions{low32AnySet(arg, ^v)})
+	}
+	for rest := v; rest != 0; rest &= rest - 1 {
+		out = append(out, seccompbpf.ArgumentConditions{low32NoneSet(arg, rest&-rest)})
+	}
+	return out
 }

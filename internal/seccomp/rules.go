@@ -2,6 +2,7 @@ package seccomp
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	seccompbpf "github.com/elastic/go-seccomp-bpf"
@@ -34,6 +35,36 @@ const (
 
 	msgFastopen = 0x20000000
 
+	cloneParent = 0x00008000
+
+	// Mode bits that make a program run with its file's owner or group.
+	sISUID = 0o4000
+	sISGID = 0o2000
+	// Open flags under which open(2) and openat(2) use their mode
+	// argument (build_open_flags in fs/open.c).
+	oCreat   = 0x40
+	oTmpfile = 0x400000 // __O_TMPFILE; O_TMPFILE adds O_DIRECTORY
+
+	mfdNoexecSeal = 0x8 // MFD_NOEXEC_SEAL (Linux 6.3)
+
+	fSetlease = 1024 // fcntl F_SETLEASE
+
+	prSetPdeathsig = 1
+	sigKill        = 9
+
+	ioprioWhoProcess = 1
+
+	// Scheduling policies that take the CPU from every other process
+	// (SCHED_FIFO, SCHED_RR, SCHED_DEADLINE), compared with the flag
+	// SCHED_RESET_ON_FORK masked out of sched_setscheduler's policy.
+	schedFIFO        = 1
+	schedRR          = 2
+	schedDeadline    = 6
+	schedResetOnFork = 0x40000000
+	sysSetxattrat    = 463
+	sysRemovexattrat = 466
+	sysFileSetattr   = 469
+
 	cloneNewNS     = 0x00020000
 	cloneThread    = 0x00010000
 	cloneNewCgroup = 0x02000000
@@ -62,6 +93,112 @@ const (
 	sysOpenTreeAttr = 467
 )
 
+// Terminal ioctls that change a terminal for every process using it, not
+// only for the caller. A sandboxed program can only hold a terminal it
+// was given (its caller's) or /dev/tty (its controlling terminal, again
+// its caller's): /dev/ptmx and /dev/pts are not default paths, so these
+// are refused whatever the descriptor is. From drivers/tty/tty_io.c
+// (tty_ioctl) and drivers/tty/tty_jobctrl.c:
+//
+//	TIOCSTI, TIOCLINUX   push input / paste a selection: run commands as the caller
+//	TIOCSCTTY            take the terminal as controlling terminal (with force: steal it)
+//	TIOCSPGRP            tcsetpgrp: move the foreground; the caller's shell gets SIGTTIN/SIGTTOU
+//	TIOCNOTTY            give up the controlling terminal; a session leader hangs up its foreground group
+//	TIOCVHANGUP          hang the terminal up for everyone (CAP_SYS_ADMIN; refused anyway)
+//	TIOCCONS             redirect the system console (kernel messages) to this terminal
+//	TIOCSETD             change the line discipline: the caller's terminal stops working
+//	TIOCEXCL             exclusive mode: every later open(2) of the terminal fails with EBUSY
+//	TIOCSWINSZ           set the window size: sends SIGWINCH to the foreground group; only the
+//	                     terminal's owner (emulator, pty master) has a reason to set it
+//	TIOCSLCKTRMIOS       lock termios fields for everyone (CAP_SYS_ADMIN)
+//	TIOCSSERIAL          serial line configuration (divisors, IRQs; partly CAP_SYS_ADMIN)
+//	KD* (0x4Bxx), VT_* (0x56xx)  virtual console keyboard mode, fonts, VT switching: a
+//	                     program on a VT console would change the console for the machine
+//
+// Allowed, each harmful at most to the terminal's current state, which the
+// caller restores: TCSETS/TCSETSW/TCSETSF/TCSETS2 and the TCSETA forms
+// (raw mode, echo: what every interactive program does on its own
+// terminal; from a background process the kernel stops the caller with
+// SIGTTOU, it does not signal others), TCFLSH, TCXONC, TCSBRK and
+// TIOCSBRK/TIOCCBRK, TIOCMSET/TIOCMBIS/TIOCMBIC (modem lines; no-ops on a
+// pty), TIOCNXCL, TIOCPKT, TIOCSPTLCK, TIOCSIG and TIOCGPTPEER (pty master
+// side only: a pty the program opened itself), FIONBIO, FIOASYNC, and every
+// TIOCG* query.
+var ttyIoctls = []uint32{
+	tiocsti, tioclinux,
+	0x540e, // TIOCSCTTY
+	0x5410, // TIOCSPGRP
+	0x5422, // TIOCNOTTY
+	0x5437, // TIOCVHANGUP
+	0x541d, // TIOCCONS
+	0x5423, // TIOCSETD
+	0x540c, // TIOCEXCL
+	0x5414, // TIOCSWINSZ
+	0x5457, // TIOCSLCKTRMIOS
+	0x541f, // TIOCSSERIAL
+}
+
+// netdevIoctls change network devices, routes, ARP and bridges
+// (include/uapi/linux/sockios.h): every SIOCS*, SIOCADD*/SIOCDEL*, and the
+// ones that both read and write (SIOCETHTOOL, SIOCWANDEV). They work
+// through any socket, including a socketpair(AF_UNIX) one: sock_ioctl
+// hands them to the network stack whatever the family. The kernel checks
+// CAP_NET_ADMIN for each, so they matter for a root process; they are
+// refused whatever the capabilities. The queries (SIOCGIF*, SIOCGSTAMP,
+// SIOCATMARK, ...) and SIOCSPGRP/FIOSETOWN (the socket's own SIGIO owner,
+// scoped by Landlock) stay allowed.
+var netdevIoctls = []uint32{
+	0x890b, 0x890c, 0x890d, // SIOCADDRT, SIOCDELRT, SIOCRTMSG
+	0x8911, 0x8914, 0x8916, 0x8918, 0x891a, 0x891c, 0x891e, 0x8920, // SIOCSIFLINK, FLAGS, ADDR, DSTADDR, BRDADDR, NETMASK, METRIC, MEM
+	0x8922, 0x8923, 0x8924, 0x8926, 0x8930, // SIOCSIFMTU, NAME, HWADDR, ENCAP, SLAVE
+	0x8931, 0x8932, 0x8934, 0x8936, 0x8937, // SIOCADDMULTI, SIOCDELMULTI, SIOCSIFPFLAGS, SIOCDIFADDR, SIOCSIFHWBROADCAST
+	0x8941, 0x8943, 0x8946, 0x8949, 0x894a, // SIOCSIFBR, SIOCSIFTXQLEN, SIOCETHTOOL, SIOCSMIIREG, SIOCWANDEV
+	0x8953, 0x8955, 0x8960, 0x8962, 0x8971, // SIOCDARP, SIOCSARP, SIOCDRARP, SIOCSRARP, SIOCSIFMAP
+	0x8980, 0x8981, 0x8983, // SIOCADDDLCI, SIOCDELDLCI, SIOCSIFVLAN
+	0x8990, 0x8991, 0x8992, 0x8995, // SIOCBONDENSLAVE, RELEASE, SETHWADDR, CHANGEACTIVE
+	0x89a0, 0x89a1, 0x89a2, 0x89a3, // SIOCBRADDBR, SIOCBRDELBR, SIOCBRADDIF, SIOCBRDELIF
+	0x89b0, // SIOCSHWTSTAMP
+}
+
+// fsIoctls change a whole filesystem, or a file's flags, through any
+// descriptor of it, a read-only one included (the kernel checks
+// capabilities or file ownership, not the descriptor's mode):
+//
+//	FIFREEZE, FITHAW       freeze every write to the filesystem (CAP_SYS_ADMIN)
+//	FS_IOC_SHUTDOWN        (= EXT4_IOC_SHUTDOWN, XFS_IOC_GOINGDOWN, F2FS_IOC_SHUTDOWN): the filesystem
+//	                       returns EIO to everyone until remounted (CAP_SYS_ADMIN)
+//	FS_IOC_SETFSLABEL      rename the filesystem (CAP_SYS_ADMIN)
+//	FS_IOC_SETFSUUID, EXT4_IOC_SETFSUUID  change its UUID (CAP_SYS_ADMIN)
+//	FS_IOC_SETFLAGS (and its 32-bit form), FS_IOC_FSSETXATTR  chattr: immutable and
+//	                       append-only (CAP_LINUX_IMMUTABLE), nodump, noatime, nocow, ... on any file
+//	                       the user owns that the sandbox may merely read, outside the write paths
+//	FS_IOC_SETVERSION      the inode generation of a file the user owns
+//
+// Programs set file flags rarely (a database asking for nocow on btrfs
+// treats a failure as "not supported"), so they are refused everywhere,
+// inside write paths too: seccomp cannot tell where the file is.
+var fsIoctls = []uint32{
+	0xc0045877, // FIFREEZE
+	0xc0045878, // FITHAW
+	0x8004587d, // FS_IOC_SHUTDOWN
+	0x41009432, // FS_IOC_SETFSLABEL
+	0x40111501, // FS_IOC_SETFSUUID
+	0x4008662c, // EXT4_IOC_SETFSUUID
+	0x40086602, // FS_IOC_SETFLAGS
+	0x40046602, // FS_IOC32_SETFLAGS
+	0x401c5820, // FS_IOC_FSSETXATTR
+	0x40087602, // FS_IOC_SETVERSION
+}
+
+// maskedIoctls are ioctl request ranges, refused when the low 32 bits of
+// the request, masked, equal the value.
+var maskedIoctls = []masked{
+	{mask: 0xffffff00, val: 0x4b00}, // KD*: console keyboard, fonts, modes
+	{mask: 0xffffff00, val: 0x5600}, // VT_*: virtual terminal switching and setup
+	{mask: 0xffffffe0, val: 0x89e0}, // SIOCPROTOPRIVATE, SIOCDEVPRIVATE: protocol and driver private (tunnels, SLIP, bonding...)
+	{mask: 0xffffff01, val: 0x8b00}, // SIOCSIW*: wireless extensions, setters (even numbers of 0x8b00-0x8bff)
+}
+
 // System call argument positions (the same on amd64 and arm64).
 const (
 	argPersona     = 0 // personality(persona)
@@ -73,6 +210,12 @@ const (
 	argFamily      = 0 // socket(family, type, protocol), socketpair(family, ...)
 	argType        = 1
 	argProtocol    = 2
+	argFcntlCmd    = 1 // fcntl(fd, cmd, arg)
+	argMemfdFlags  = 1 // memfd_create(name, flags)
+	argPrctlOption = 0 // prctl(option, arg2, ...)
+	argPrctlArg2   = 1
+	// utimensat(dirfd, pathname, times, flags)
+	argUtimensatPath = 1
 )
 
 // filterSpec is a named group of rules that share one errno. The names
@@ -101,11 +244,16 @@ type rule struct {
 	why   string // for an unconditional rule: Summary's desc is names and why
 }
 
-// low32In holds when uint32(argument arg) is one of vals.
+// low32In holds when uint32(argument arg) is one of vals, or when
+// uint32(argument arg)&m.mask == m.val for one of masked.
 type low32In struct {
-	arg  uint32
-	vals []uint32
+	arg    uint32
+	vals   []uint32
+	masked []masked
 }
+
+// masked is a range of values: those whose bits under mask equal val.
+type masked struct{ mask, val uint32 }
 
 // low32Rule denies name when the low 32 bits of argument arg equal one of
 // vals, whatever the upper 32 bits are.
@@ -113,6 +261,17 @@ func low32Rule(name string, arg uint32, desc string, vals ...uint32) rule {
 	r := rule{names: []string{name}, low32: &low32In{arg: arg, vals: vals}, desc: desc}
 	for _, v := range vals {
 		r.clauses = append(r.clauses, low32Equals(arg, v))
+	}
+	return r
+}
+
+// low32MaskedRule is low32Rule with ranges: it also denies name when the
+// low 32 bits of argument arg, masked, equal one of ranges.
+func low32MaskedRule(name string, arg uint32, desc string, vals []uint32, ranges []masked) rule {
+	r := low32Rule(name, arg, desc, vals...)
+	r.low32.masked = ranges
+	for _, m := range ranges {
+		r.clauses = append(r.clauses, low32MaskedEquals(arg, m.mask, m.val))
 	}
 	return r
 }
@@ -146,6 +305,18 @@ var absentSyscalls = map[string]map[string]string{
 		"iopl":   "x86-only (I/O port privilege level)",
 		"ioperm": "x86-only (I/O port permissions)",
 		"uselib": "not in the asm-generic system call table",
+		// The asm-generic table has only the *at forms of these; libc
+		// implements the old names with them.
+		"open":       "asm-generic has only openat",
+		"creat":      "asm-generic has only openat",
+		"mknod":      "asm-generic has only mknodat",
+		"chmod":      "asm-generic has only fchmodat",
+		"chown":      "asm-generic has only fchownat",
+		"lchown":     "asm-generic has only fchownat",
+		"utime":      "asm-generic has only utimensat",
+		"utimes":     "asm-generic has only utimensat",
+		"futimesat":  "asm-generic has only utimensat",
+		"modify_ldt": "x86-only (local descriptor table)",
 	},
 }
 
@@ -182,9 +353,26 @@ func filterSpecs(p Policy) []filterSpec {
 		unconditional("system administration and legacy interfaces",
 			"iopl", "ioperm", "swapon", "swapoff", "reboot", "acct", "quotactl", "quotactl_fd",
 			"lookup_dcookie", "uselib"),
+		// vhangup hangs up the caller's terminal (CAP_SYS_TTY_CONFIG);
+		// fanotify watches, and with permission events blocks, file
+		// access on whole mounts (CAP_SYS_ADMIN; without it, inotify-like
+		// name events on granted files only, which inotify gives anyway);
+		// modify_ldt installs 16-bit and call-gate segments, an old source
+		// of kernel bugs no agent needs; memfd_secret memory is hidden from
+		// the kernel itself, and counts against no one's memory but locked
+		// memory.
+		unconditional("the caller's terminal, whole-mount file watches, x86 segment tables and memory hidden from the kernel",
+			"vhangup", "fanotify_init", "modify_ldt", "memfd_secret"),
+		// sched_setattr carries its policy in memory, where seccomp
+		// cannot see a real-time or deadline class.
+		unconditional("its scheduling policy (real-time, deadline) is in a struct seccomp cannot read; sched_setscheduler is checked instead",
+			"sched_setattr"),
 	}, byNumber: []numberedSyscall{{
 		name: "open_tree_attr", nr: sysOpenTreeAttr,
 		why: "Linux 6.15 open_tree with mount attributes; newer than go-seccomp-bpf's table",
+	}, {
+		name: "file_setattr", nr: sysFileSetattr,
+		why: "Linux 6.17 chattr by path (FS_IOC_FSSETXATTR without a descriptor); newer than go-seccomp-bpf's table",
 	}}}
 	if !p.AllowSpawn {
 		deny.rules = append(deny.rules, unconditional("Policy.AllowSpawn is false", "fork", "vfork"))
@@ -195,13 +383,29 @@ func filterSpecs(p Policy) []filterSpec {
 	if p.DenySetsid {
 		deny.rules = append(deny.rules, unconditional("Policy.DenySetsid: the process and its children stay in their session", "setsid"))
 	}
+	if !p.AllowSysVIPC {
+		deny.rules = append(deny.rules, unconditional("System V IPC lives in the host's IPC namespace (Policy.AllowSysVIPC is false)",
+			"shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl"))
+	}
+	if p.DenyPathMetadata {
+		deny.rules = append(deny.rules, unconditional("Policy.DenyPathMetadata: Landlock does not check mode or time changes by path",
+			"chmod", "fchmodat", "fchmodat2", "utime", "utimes", "futimesat"))
+	}
+	if p.DenyPathMetadata || p.DenyChownXattr {
+		deny.rules = append(deny.rules, unconditional("Landlock does not check owner or extended attribute changes by path",
+			"chown", "lchown", "fchownat", "setxattr", "lsetxattr", "removexattr", "lremovexattr"))
+		deny.byNumber = append(deny.byNumber,
+			numberedSyscall{name: "setxattrat", nr: sysSetxattrat, why: "Linux 6.13 setxattr relative to a directory; newer than go-seccomp-bpf's table"},
+			numberedSyscall{name: "removexattrat", nr: sysRemovexattrat, why: "Linux 6.13 removexattr relative to a directory; newer than go-seccomp-bpf's table"})
+	}
 	// clone is the one system call with argument conditions in "deny".
 	cloneRule := rule{
 		names: []string{"clone"},
 		clauses: []seccompbpf.ArgumentConditions{
-			{low32AnySet(argCloneFlags, cloneNewNamespaces)},
+			{low32AnySet(argCloneFlags, cloneNewNamespaces|cloneParent)},
 		},
-		desc: "clone with any CLONE_NEW* flag (NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET) in the low 32 bits of flags",
+		desc: "clone with any CLONE_NEW* flag (NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET) or CLONE_PARENT " +
+			"(a child of the caller's parent, which the caller would have to reap) in the low 32 bits of flags",
 	}
 	if !p.AllowSpawn {
 		cloneRule.clauses = append(cloneRule.clauses,
@@ -210,7 +414,7 @@ func filterSpecs(p Policy) []filterSpec {
 	}
 	deny.rules = append(deny.rules, cloneRule)
 
-	return []filterSpec{
+	specs := []filterSpec{
 		deny,
 		{name: "personality", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{{
 			names: []string{"personality"},
@@ -220,33 +424,142 @@ func filterSpecs(p Policy) []filterSpec {
 			desc: "personality unless persona is exactly 0x0, 0x8, 0x20000, 0x20008 or 0xffffffff (query); " +
 				"blocks ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, MMAP_PAGE_ZERO and the like",
 		}}},
-		{name: "ioctl-tty", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{
-			low32Rule("ioctl", argIoctlReq,
-				"ioctl when the low 32 bits of request are TIOCSTI (0x5412) or TIOCLINUX (0x541c): injecting input into a terminal",
-				tiocsti, tioclinux),
+		{name: "ioctl", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{
+			low32MaskedRule("ioctl", argIoctlReq,
+				"ioctl when the low 32 bits of request are a terminal request that acts on others "+
+					"(TIOCSTI, TIOCLINUX, TIOCSCTTY, TIOCSPGRP, TIOCNOTTY, TIOCVHANGUP, TIOCCONS, TIOCSETD, TIOCEXCL, TIOCSWINSZ, "+
+					"TIOCSLCKTRMIOS, TIOCSSERIAL, KD*, VT_*), a network device request (SIOCS*, SIOCADD*/SIOCDEL* "+
+					"routes, ARP, multicast, bridges, bonding, SIOCETHTOOL, SIOCWANDEV, the private ranges, wireless setters) "+
+					"or a filesystem-wide or file flag request (FIFREEZE, FITHAW, FS_IOC_SHUTDOWN, FS_IOC_SETFSLABEL, "+
+					"FS_IOC_SETFSUUID, FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR, FS_IOC_SETVERSION), whatever the descriptor",
+				slices.Concat(ttyIoctls, netdevIoctls, fsIoctls), maskedIoctls),
 		}},
+		{name: "fcntl-lease", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{
+			low32Rule("fcntl", argFcntlCmd,
+				"fcntl F_SETLEASE (1024): a lease on a file the sandbox may only read blocks other processes' opens for writing",
+				fSetlease),
+		}},
+		setidSpec(),
+		{name: "other-process", errno: errnoEPERM, errnoName: "EPERM", rules: otherProcessRules()},
+	}
+	if p.DenyPathMetadata {
+		specs = append(specs, filterSpec{name: "utimensat-path", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{{
+			names:   []string{"utimensat"},
+			clauses: []seccompbpf.ArgumentConditions{{argNotEqual(argUtimensatPath, 0)}},
+			desc:    "utimensat with a path (any of the 64 bits of the pointer set); utimensat(fd, NULL, ...), which is futimens, stays allowed",
+		}}})
+	}
+	if p.DenyPdeathsigChange {
+		specs = append(specs, filterSpec{name: "prctl-pdeathsig", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{{
+			names: []string{"prctl"},
+			clauses: []seccompbpf.ArgumentConditions{
+				append(low32Equals(argPrctlOption, prSetPdeathsig), argNotEqual(argPrctlArg2, sigKill)),
+			},
+			desc: "prctl(PR_SET_PDEATHSIG, sig) unless sig is exactly SIGKILL (Policy.DenyPdeathsigChange): " +
+				"the parent-death signal cannot be cleared or made catchable",
+		}}})
+	}
+	specs = append(specs,
 		fastOpenSpec("sendto", argSendtoFlags),
 		fastOpenSpec("sendmsg", argSendmsgFlag),
 		fastOpenSpec("sendmmsg", argMmsgFlags),
 		// Before "socket", which refuses the same calls with EPERM: the
 		// first rule that matches decides.
-		{name: "mptcp", errno: errnoEPROTONOSUPPORT, errnoName: "EPROTONOSUPPORT", rules: []rule{
+		filterSpec{name: "mptcp", errno: errnoEPROTONOSUPPORT, errnoName: "EPROTONOSUPPORT", rules: []rule{
 			low32Rule("socket", argProtocol,
 				"socket when the low 32 bits of protocol are IPPROTO_MPTCP (262): Landlock does not restrict MPTCP, "+
 					"and on this errno Go and other clients fall back to plain TCP",
 				ipprotoMPTCP),
 		}},
 		socketSpec(p),
-		{name: "socketpair", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{{
+		filterSpec{name: "socketpair", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{{
 			names:   []string{"socketpair"},
 			clauses: []seccompbpf.ArgumentConditions{noneOf(argFamily, afUnix)},
 			desc:    "socketpair unless family is exactly AF_UNIX (other families could only load protocol modules or reach AF_TIPC)",
 		}}},
-		{name: "clone3-enosys", errno: errnoENOSYS, errnoName: "ENOSYS", rules: []rule{
-			unconditional("its flags are in a struct seccomp cannot read; ENOSYS makes libc fall back to clone, whose flags are checked",
-				"clone3"),
-		}},
+		enosysSpec(p),
+	)
+	return specs
+}
+
+// setidSpec refuses the set-user-ID and set-group-ID bits in every mode
+// argument that can give a file its mode, inside write paths too: a file
+// made set-user-ID by a sandboxed root process would be a root program for
+// every local user. mode_t arguments are read by the kernel as umode_t
+// (16 bits), open's flags as int: both are within the low 32 bits.
+func setidSpec() filterSpec {
+	setid := uint32(sISUID | sISGID)
+	mode := func(name string, arg uint32) rule {
+		return rule{names: []string{name}, clauses: []seccompbpf.ArgumentConditions{{low32AnySet(arg, setid)}},
+			desc: fmt.Sprintf("%s with S_ISUID or S_ISGID in its mode (argument %d)", name, arg)}
 	}
+	open := func(name string, flags, modeArg uint32) rule {
+		return rule{names: []string{name}, clauses: []seccompbpf.ArgumentConditions{{
+			low32AnySet(flags, oCreat|oTmpfile), low32AnySet(modeArg, setid),
+		}}, desc: fmt.Sprintf("%s with O_CREAT or O_TMPFILE and S_ISUID or S_ISGID in its mode", name)}
+	}
+	return filterSpec{name: "setid-mode", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{
+		mode("chmod", 1), mode("fchmod", 1), mode("fchmodat", 2), mode("fchmodat2", 2),
+		mode("creat", 1), mode("mknod", 1), mode("mknodat", 2),
+		open("open", 1, 2), open("openat", 2, 3),
+	}}
+}
+
+// otherProcessRules refuse the calls that change another process's
+// limits, priority, CPU set, scheduling or memory placement: they are
+// allowed only on the caller itself, pid (or who) 0, compared on the 32
+// bits the kernel reads (pid_t and int). The kernel lets a process do all
+// of them to every process of its user (prlimit64 on the parent with
+// RLIMIT_CPU has the kernel kill it); Landlock has no hook for them. A
+// thread ID is refused too, so pthread_setaffinity_np and per-thread nice
+// values fail with EPERM.
+func otherProcessRules() []rule {
+	notSelf := func(name string, arg uint32) rule {
+		return rule{names: []string{name}, clauses: []seccompbpf.ArgumentConditions{{low32AnySet(arg, 0xffffffff)}},
+			desc: fmt.Sprintf("%s unless its pid (argument %d) is 0, the caller", name, arg)}
+	}
+	setpriority := rule{names: []string{"setpriority"}, clauses: []seccompbpf.ArgumentConditions{
+		{low32AnySet(0, 0xffffffff)}, // which != PRIO_PROCESS
+		{low32AnySet(1, 0xffffffff)}, // who != 0
+		{low32AnySet(2, 0x80000000)}, // a negative nice value
+	}, desc: "setpriority unless which is PRIO_PROCESS and who is 0 (PRIO_PGRP and PRIO_USER reach other processes), " +
+		"or with a negative nice value"}
+	ioprio := rule{names: []string{"ioprio_set"},
+		clauses: append(low32NotEqual(0, ioprioWhoProcess), seccompbpf.ArgumentConditions{low32AnySet(1, 0xffffffff)}),
+		desc:    "ioprio_set unless which is IOPRIO_WHO_PROCESS and who is 0"}
+	sched := rule{names: []string{"sched_setscheduler"}, clauses: []seccompbpf.ArgumentConditions{
+		{low32AnySet(0, 0xffffffff)},
+		low32MaskedEquals(1, ^uint32(schedResetOnFork), schedFIFO),
+		low32MaskedEquals(1, ^uint32(schedResetOnFork), schedRR),
+		low32MaskedEquals(1, ^uint32(schedResetOnFork), schedDeadline),
+	}, desc: "sched_setscheduler unless pid is 0, or with SCHED_FIFO, SCHED_RR or SCHED_DEADLINE (with or without SCHED_RESET_ON_FORK)"}
+	return []rule{
+		notSelf("prlimit64", 0), setpriority, ioprio,
+		notSelf("sched_setaffinity", 0), notSelf("sched_setparam", 0), sched,
+		notSelf("migrate_pages", 0), notSelf("move_pages", 0),
+	}
+}
+
+// enosysSpec holds the compatibility answers: calls refused with the
+// errno a kernel without them gives, on which programs fall back to
+// something the filter can check.
+func enosysSpec(p Policy) filterSpec {
+	spec := filterSpec{name: "enosys", errno: errnoENOSYS, errnoName: "ENOSYS", rules: []rule{
+		unconditional("its flags are in a struct seccomp cannot read; ENOSYS makes libc fall back to clone, whose flags are checked",
+			"clone3"),
+		unconditional("its mode is in a struct seccomp cannot read; on ENOSYS callers (systemd, Rust's cap-std and rustix users) use openat, whose mode is checked",
+			"openat2"),
+	}}
+	if p.AllowExec {
+		spec.rules = append(spec.rules, rule{
+			names:   []string{"memfd_create"},
+			clauses: []seccompbpf.ArgumentConditions{{low32NoneSet(argMemfdFlags, mfdNoexecSeal)}},
+			desc: "memfd_create without MFD_NOEXEC_SEAL (0x8) when exec is allowed: Landlock does not check execute on a memfd, " +
+				"so an executable one would run any code; ENOSYS is what libc stubs and kernels before 3.17 answer, on which " +
+				"programs fall back to a file in /dev/shm, /tmp or $XDG_RUNTIME_DIR (Landlock-checked)",
+		})
+	}
+	return spec
 }
 
 // fastOpenSpec denies MSG_FASTOPEN in the flags argument of a send call.

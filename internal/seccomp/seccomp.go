@@ -111,6 +111,40 @@ type Policy struct {
 	// children cannot leave their session (sandbox.Run kills the session
 	// on timeout).
 	DenySetsid bool
+
+	// DenyPathMetadata refuses, with EPERM, every system call that changes
+	// a file's mode, owner, times or extended attributes by path: chmod,
+	// fchmodat, fchmodat2, chown, lchown, fchownat, utime, utimes,
+	// futimesat, utimensat with a path, setxattr, lsetxattr, removexattr,
+	// lremovexattr, setxattrat, removexattrat and file_setattr. Landlock
+	// does not mediate any of them, so they would reach files outside
+	// every grant. (The AT_EMPTY_PATH forms on an O_PATH descriptor are
+	// the same system calls, refused with them.) The descriptor forms
+	// (fchmod, fchown, futimens, i.e. utimensat with a NULL path,
+	// fsetxattr, fremovexattr) stay allowed: they need a file Landlock let
+	// the process open, and refuse O_PATH descriptors (EBADF).
+	DenyPathMetadata bool
+
+	// DenyChownXattr refuses, with EPERM, changing owners by path (chown,
+	// lchown, fchownat) and writing extended attributes by path (setxattr,
+	// lsetxattr, removexattr, lremovexattr, setxattrat, removexattrat),
+	// without refusing chmod and utimes as DenyPathMetadata does.
+	DenyChownXattr bool
+
+	// AllowSysVIPC allows System V shared memory, message queues and
+	// semaphores. Without it shmget, shmat, shmctl, shmdt, msgget, msgsnd,
+	// msgrcv, msgctl, semget, semop, semtimedop and semctl fail with
+	// EPERM: the IPC namespace is the host's, so SHM_STAT lists and
+	// shmat maps every segment the user may access, other programs'
+	// included.
+	AllowSysVIPC bool
+
+	// DenyPdeathsigChange refuses prctl(PR_SET_PDEATHSIG, sig) for every
+	// sig but SIGKILL, so that a program started with a parent-death
+	// signal (sandbox.Run) cannot clear it, nor replace it with a signal
+	// it ignores or catches (anything but SIGKILL can be caught), and
+	// outlive a killed caller.
+	DenyPdeathsigChange bool
 }
 
 // Filter is one assembled seccomp program.

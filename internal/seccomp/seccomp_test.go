@@ -28,13 +28,44 @@ var alwaysDenied = []string{
 	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
 	"iopl", "ioperm", "swapon", "swapoff", "reboot", "acct", "quotactl", "quotactl_fd",
 	"lookup_dcookie", "uselib",
+	"vhangup", "fanotify_init", "modify_ldt", "memfd_secret", "sched_setattr",
+}
+
+// Denied under some Policy fields only, whatever the arguments.
+var (
+	sysvSyscalls = []string{"shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl",
+		"semget", "semop", "semtimedop", "semctl"} // unless AllowSysVIPC
+	pathModeSyscalls   = []string{"chmod", "fchmodat", "fchmodat2", "utime", "utimes", "futimesat"} // DenyPathMetadata
+	chownXattrSyscalls = []string{"chown", "lchown", "fchownat", "setxattr", "lsetxattr", "removexattr",
+		"lremovexattr"} // DenyPathMetadata or DenyChownXattr
+	// Checked on their arguments under some Policy fields only.
+	policyConditional = map[string]func(Policy) bool{
+		"utimensat":    func(p Policy) bool { return p.DenyPathMetadata },
+		"prctl":        func(p Policy) bool { return p.DenyPdeathsigChange },
+		"memfd_create": func(p Policy) bool { return p.AllowExec },
+	}
+)
+
+// byNumberDenied returns the system calls p denies by number (not in
+// go-seccomp-bpf's table): open_tree_attr (467) and file_setattr (469)
+// always, setxattrat (463) and removexattrat (466) with the chown and
+// xattr rules.
+func byNumberDenied(p Policy) []int32 {
+	nrs := []int32{467, 469}
+	if p.DenyPathMetadata || p.DenyChownXattr {
+		nrs = append(nrs, 463, 466)
+	}
+	return nrs
 }
 
 var (
 	spawnSyscalls = []string{"fork", "vfork"}      // denied unless AllowSpawn
 	execSyscalls  = []string{"execve", "execveat"} // denied unless AllowExec
 	// conditional are denied for some arguments only.
-	conditional = []string{"clone", "personality", "ioctl", "sendto", "sendmsg", "sendmmsg", "socket", "socketpair"}
+	conditional = []string{"clone", "personality", "ioctl", "sendto", "sendmsg", "sendmmsg", "socket", "socketpair",
+		"fcntl", "fchmod", "creat", "mknod", "mknodat", "open", "openat",
+		"prlimit64", "setpriority", "ioprio_set", "sched_setaffinity", "sched_setparam", "sched_setscheduler",
+		"migrate_pages", "move_pages"}
 )
 
 // Values from the Linux UAPI, typed again here so that a typo in rules.go
@@ -402,7 +433,7 @@ func TestIoctl(t *testing.T) {
 			{tTIOCGWINSZ, allow},
 			{tFIONBIO, allow},
 			{tTIOCSTI | 0x10000, allow},
-			{tTIOCSTI &^ 0x2, allow},
+			{tTIOCSTI &^ 0x2, eperm}, // TIOCSPGRP
 			{tTIOCSTI | tTIOCLINUX, allow},
 			{high, allow},
 			{0, allow},
@@ -472,8 +503,11 @@ func TestPersonality(t *testing.T) {
 // nr and arch: the kernel's action cache then skips the filters for it.
 func TestAllowedWithoutArgumentLoads(t *testing.T) {
 	requireAMD64(t)
-	filtered := map[string]bool{"clone3": true, "setsid": true}
-	for _, list := range [][]string{alwaysDenied, spawnSyscalls, execSyscalls, conditional} {
+	filtered := map[string]bool{"clone3": true, "openat2": true, "setsid": true}
+	for n := range policyConditional {
+		filtered[n] = true
+	}
+	for _, list := range [][]string{alwaysDenied, spawnSyscalls, execSyscalls, conditional, sysvSyscalls, pathModeSyscalls, chownXattrSyscalls} {
 		for _, n := range list {
 			filtered[n] = true
 		}
@@ -581,14 +615,19 @@ func TestEveryRuleReachable(t *testing.T) {
 	}{
 		"deny":              {call(t, "ptrace"), eperm},
 		"personality":       {call(t, "personality", 0x0040000), eperm},
-		"ioctl-tty":         {call(t, "ioctl", 0, high|tTIOCLINUX), eperm},
+		"ioctl":             {call(t, "ioctl", 0, high|tTIOCLINUX), eperm},
+		"fcntl-lease":       {call(t, "fcntl", 3, 1024, 1), eperm},
+		"setid-mode":        {call(t, "fchmod", 3, 0o4755), eperm},
+		"other-process":     {call(t, "prlimit64", 1, 0, 0x1000, 0), eperm},
+		"utimensat-path":    {call(t, "utimensat", 3, 0x7ffd1000, 0, 0), eperm},
+		"prctl-pdeathsig":   {call(t, "prctl", 1, 0), eperm},
 		"sendto-fastopen":   {call(t, "sendto", 3, 0, 1, tMsgFastopen), eperm},
 		"sendmsg-fastopen":  {call(t, "sendmsg", 3, 0, tMsgFastopen), eperm},
 		"sendmmsg-fastopen": {call(t, "sendmmsg", 3, 0, 1, tMsgFastopen), eperm},
 		"mptcp":             {call(t, "socket", tAFInet, tStream, tMPTCP), eprotonosupport},
 		"socket":            {call(t, "socket", tAFPacket, tRaw, 0), eperm},
 		"socketpair":        {call(t, "socketpair", tAFInet, tStream, 0), eperm},
-		"clone3-enosys":     {call(t, "clone3"), enosys},
+		"enosys":            {call(t, "clone3"), enosys},
 	}
 	for _, p := range allPolicies() {
 		for _, s := range filterSpecs(p) {
@@ -622,7 +661,9 @@ func TestMatchesRulesOneByOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
-	special := []uint64{0, 1, 2, 3, 6, 10, 17, tMPTCP, tStream | tCloexec, tDgram | tNonblock, tTIOCSTI, tTIOCLINUX,
+	special := []uint64{0, 1, 2, 3, 6, 8, 9, 10, 17, 1024, 0o4755, 0o2755, 0o755, 0x40, 0x400000, 0x40000001, tMPTCP,
+		0x540e, 0x5414, 0x8922, 0x8914, 0x89f3, 0x8b04, 0x8b05, 0x4b3a, 0x5606, 0xc0045877, 0x8004587d, 0x40086602,
+		tStream | tCloexec, tDgram | tNonblock, tTIOCSTI, tTIOCLINUX,
 		tMsgFastopen, tSIGCHLD, goThreadFlags, tCloneNewUser | tSIGCHLD, 0x0040000, 0xffffffff, high, high | tMPTCP, high | tTIOCSTI}
 	var argSets [][6]uint64
 	for range 24 {
@@ -669,7 +710,7 @@ func TestMatchesRulesOneByOne(t *testing.T) {
 						break
 					}
 				}
-				if nr == sysOpenTreeAttr {
+				if slices.Contains(byNumberDenied(p), int32(nr)) {
 					want = eperm // by number: not in the library's table
 				}
 				if got := linked.run(t, d); got != want {

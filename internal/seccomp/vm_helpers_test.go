@@ -235,18 +235,32 @@ func constRun(prog []bpf.RawInstruction, nr, auditArch uint32) (steps int, ret u
 	return steps, 0, fmt.Errorf("fell off the end")
 }
 
-// allPolicies returns every Policy.
+// allPolicies returns every combination of the first six fields, each
+// with the later fields all off, all on, and in a pattern that varies
+// with the combination (every Policy would be 2^10, too many for the VM
+// grids).
 func allPolicies() []Policy {
 	var ps []Policy
+	seen := map[Policy]bool{}
 	for i := range 64 {
-		ps = append(ps, Policy{
-			AllowSpawn:       i&1 != 0,
-			AllowExec:        i&2 != 0,
-			AllowUnixSockets: i&4 != 0,
-			AllowTCP:         i&8 != 0,
-			AllowUDP:         i&16 != 0,
-			DenySetsid:       i&32 != 0,
-		})
+		for _, j := range []int{0, 15, i % 16, (i / 4) % 16} {
+			p := Policy{
+				AllowSpawn:          i&1 != 0,
+				AllowExec:           i&2 != 0,
+				AllowUnixSockets:    i&4 != 0,
+				AllowTCP:            i&8 != 0,
+				AllowUDP:            i&16 != 0,
+				DenySetsid:          i&32 != 0,
+				DenyPathMetadata:    j&1 != 0,
+				DenyChownXattr:      j&2 != 0,
+				AllowSysVIPC:        j&4 != 0,
+				DenyPdeathsigChange: j&8 != 0,
+			}
+			if !seen[p] {
+				seen[p] = true
+				ps = append(ps, p)
+			}
+		}
 	}
 	return ps
 }
