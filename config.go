@@ -69,6 +69,25 @@ type Config struct {
 	// example for DNS). UDP destinations are not restricted by this library.
 	AllowUDP bool `json:"allow_udp,omitempty"`
 
+	// AllowChown lets the program change file owners by path (chown,
+	// lchown, fchownat) and write extended attributes by path (setxattr,
+	// lsetxattr, removexattr, lremovexattr, setxattrat, removexattrat).
+	// Without it these fail with EPERM: Landlock does not mediate them, so
+	// they would reach files outside every grant (security.capability on a
+	// program, a home directory handed to another user). fchown and
+	// fsetxattr on a descriptor stay allowed either way: they need a file
+	// Landlock let the process open. Tools that restore owners (tar and
+	// cp -a as root, package managers) need it.
+	AllowChown bool `json:"allow_chown,omitempty"`
+
+	// AllowSysVIPC permits System V shared memory, message queues and
+	// semaphores (shmget, msgget, semget and their operations). It is off
+	// by default because on Linux they live in the host's IPC namespace:
+	// with it, the program can list, attach to and change every segment,
+	// queue and semaphore set the user may access, other programs'
+	// included. PostgreSQL and some X11 and audio programs need it.
+	AllowSysVIPC bool `json:"allow_sysv_ipc,omitempty"`
+
 	// DenyWritePaths stay read-only even inside AllowedWritePaths: writes,
 	// creates, deletes, renames and truncation in them fail. A path need not
 	// exist yet: a protected path must not become creatable. Landlock only

@@ -9,4 +9,4 @@ require (
 	golang.org/x/sys v0.49.0
 )
 
-require kernel.org/pub/linux/libs/security/libcap/psx v1.2.77 // indirect
+require kernel.org/pub/linux/libs/security/libcap/psx v1.2.77

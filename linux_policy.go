@@ -230,7 +230,23 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 		AllowUnixSockets: cfg.AllowUnixSockets,
 		AllowTCP:         len(rc.connect) > 0 || len(rc.bind) > 0,
 		AllowUDP:         cfg.AllowUDP,
+		DenyChownXattr:   !cfg.AllowChown,
+		AllowSysVIPC:     cfg.AllowSysVIPC,
+		// DenyPathMetadata is ApplySelf's: it breaks chmod(2) for every
+		// program, a price only a process that confines itself chooses
+		// (see forSelf).
 	}
+	return p
+}
+
+// forSelf returns p as ApplySelf applies it: chmod, utimes and the other
+// metadata calls by path refused too (Policy.DenyPathMetadata). A process
+// that confines itself cannot use the mount-namespace layer (it is
+// multi-threaded), so seccomp is the only way to keep these calls off the
+// files outside its grants. WrapCommand and Run leave them to that layer
+// and, where it is missing, report them (see linuxPlan).
+func (p linuxPolicy) forSelf() linuxPolicy {
+	p.Seccomp.DenyPathMetadata = true
 	return p
 }
 
@@ -485,9 +501,44 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 	}
 	f(FeatureSpawn, true, pick(cfg.AllowProcessSpawn, "granted: children inherit the sandbox",
 		"seccomp: fork, vfork and clone of a process denied"), "")
+	mdEnforced, mdDetail, mdHint := metadataPlan(cfg, p.Seccomp)
+	f(FeatureMetadata, mdEnforced, mdDetail, mdHint)
+	if cfg.AllowSysVIPC {
+		f(FeatureSysVIPC, true, "granted: System V IPC in the host's IPC namespace: every segment, queue and semaphore set the user may access is reachable", "")
+	} else {
+		f(FeatureSysVIPC, true, "seccomp: System V shared memory, message queues and semaphores denied", "")
+	}
 	f(FeatureSyscalls, true, "seccomp on every thread: dangerous syscalls, i386 and x32 entry denied", "")
 	plan.Features = append(plan.Features, layerFeatures(rc, true)...)
 	return plan
+}
+
+// metadataPlan says what keeps a program off the mode, owner, times and
+// extended attributes of files outside its grants, which Landlock does not
+// mediate. ApplySelf's policy (DenyPathMetadata; also PlanFor's, which
+// describes ApplySelf and names the difference) refuses every by-path
+// form; WrapCommand's and Run's refuse chown and xattr writes by path, and leave chmod and
+// utimes by path of the user's own files (dropped capabilities keep root
+// to its own files too) to the mount-namespace layer, which this version
+// does not have. Everywhere, no set-user-ID or set-group-ID bit can be set.
+func metadataPlan(cfg Config, sp seccomp.Policy) (enforced bool, detail, hint string) {
+	const setid = "; no set-user-ID or set-group-ID bit can be set anywhere"
+	chown := "chown and extended attribute writes by path refused"
+	if cfg.AllowChown {
+		chown = "allow_chown: chown and extended attribute writes by path reach files outside the grants"
+	}
+	if sp.DenyPathMetadata {
+		if cfg.AllowChown {
+			return false, "ApplySelf: chmod and utimes by path refused; " + chown + setid, "leave allow_chown off"
+		}
+		return true, "ApplySelf: seccomp refuses chmod, chown, utimes and extended attribute writes by path; their descriptor forms " +
+			"(fchmod, fchown, futimens, fsetxattr) work only on files Landlock let the process open" + setid +
+			". Under WrapCommand and Run (no read-only mount layer in this version) chmod and utimes by path of files the user " +
+			"owns outside the grants are NOT restricted: their plan reports file_metadata as not enforced and Strict refuses there", ""
+	}
+	return false, "WrapCommand and Run: chmod and utimes by path of files the user owns outside the grants are not restricted " +
+		"(Landlock has no hook for them, and this version has no read-only mount layer); " + chown + setid +
+		"; ApplySelf refuses all of them by path", "confine the program with ApplySelf, or grant it nothing the user owns that matters"
 }
 
 // withArtefacts adds to plan the rules p makes, for PlanFor and the CLI's

@@ -112,7 +112,7 @@ func TestLinuxPlanDegrades(t *testing.T) {
 		{7, true, true, true, true},
 	}
 	for _, c := range cases {
-		plan := linuxPlan(rc, buildLinuxPolicy(rc, c.abi, "/proc/self", nil), true, "")
+		plan := linuxPlan(rc, buildLinuxPolicy(rc, c.abi, "/proc/self", nil).forSelf(), true, "")
 		check := func(name string, want bool) {
 			f, ok := feature(plan, name)
 			if !ok || f.Enforced != want || (!want && f.Detail == "") {

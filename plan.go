@@ -20,6 +20,8 @@ const (
 	FeatureScopeUnix   = "scope_abstract_unix" // connect to abstract unix sockets outside the sandbox
 	FeatureScopeSignal = "scope_signal"        // signals to processes outside the sandbox
 	FeatureSpawn       = "process_spawn"       // creating processes
+	FeatureMetadata    = "file_metadata"       // mode, owner, times, xattrs of files outside the grants
+	FeatureSysVIPC     = "sysv_ipc"            // System V shared memory, queues, semaphores
 	FeatureSyscalls    = "syscall_filter"      // dangerous syscalls, foreign architectures
 	FeatureDenyWrite   = "deny_write_paths"    // read-only paths inside write grants
 	FeatureDenyRead    = "deny_read_paths"     // hidden paths inside grants
@@ -93,6 +95,11 @@ func (p Plan) strictError() error {
 // PlanFor validates cfg and reports, without applying anything, what the
 // sandbox on this system would enforce of it and what it would not, with the
 // rules it would make. The error is a *ConfigError for a refused Config.
+//
+// On Linux the plan is ApplySelf's. WrapCommand and Run check a plan that
+// differs in one feature: file_metadata is not enforced there (chmod and
+// utimes by path of the user's own files outside the grants; see the
+// feature's detail), so Strict refuses WrapCommand and Run.
 func PlanFor(cfg Config) (Plan, error) {
 	rc, err := resolve(cfg)
 	if err != nil {

@@ -40,7 +40,7 @@ func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: Run: %w", err)
 	}
-	if err := wrapLinux(cmd, cfg, wrapOptions{failurePipe: w, denySetsid: true}); err != nil {
+	if err := wrapLinux(cmd, cfg, wrapOptions{failurePipe: w, denySetsid: true, denyPdeathsigChange: true}); err != nil {
 		r.Close()
 		w.Close()
 		return nil, err

@@ -74,7 +74,7 @@ func probePlatform() Status {
 	k := kernel()
 	rc := &resolvedConfig{cfg: Config{AllowedTCPConnect: []string{"*:1"}}}
 	rc.connect = []Endpoint{{Host: "*", Port: 1}}
-	plan := linuxPlan(rc, buildLinuxPolicy(rc, k.abi, "/proc/self", nil), k.seccomp, k.abiReason)
+	plan := linuxPlan(rc, buildLinuxPolicy(rc, k.abi, "/proc/self", nil).forSelf(), k.seccomp, k.abiReason)
 	st := Status{Active: plan.Available, Mode: ModeLandlock, Version: k.abi, Filesystem: plan.Available}
 	var notes []string
 	if !plan.Available {
@@ -97,7 +97,9 @@ func probePlatform() Status {
 
 func planPlatform(rc *resolvedConfig) Plan {
 	k := kernel()
-	pol := buildLinuxPolicy(rc, k.abi, "/proc/self", nil)
+	// PlanFor describes ApplySelf; WrapCommand's plan differs in
+	// file_metadata (see metadataPlan), which this plan's detail names.
+	pol := buildLinuxPolicy(rc, k.abi, "/proc/self", nil).forSelf()
 	return withArtefacts(linuxPlan(rc, pol, k.seccomp, k.abiReason), pol)
 }
 
@@ -115,7 +117,7 @@ func (linuxSandbox) ApplySelf(cfg Config) error {
 	}
 	k := kernel()
 	procSelf := "/proc/" + strconv.Itoa(os.Getpid())
-	pol := buildLinuxPolicy(rc, k.abi, procSelf, nil)
+	pol := buildLinuxPolicy(rc, k.abi, procSelf, nil).forSelf()
 	if err := checkApplicable(linuxPlan(rc, pol, k.seccomp, k.abiReason), cfg); err != nil {
 		return err
 	}
@@ -137,6 +139,7 @@ func (linuxSandbox) ApplySelf(cfg Config) error {
 //     LANDLOCK_RESTRICT_SELF_TSYNC from ABI 8, before that through
 //     go-landlock's psx-based AllThreadsLandlockRestrictSelf, which makes
 //     each thread make the call.
+//  4. Empty every capability set of every thread (dropCapabilities).
 //
 // go-landlock's Config.Restrict would do the Landlock half in one call, but
 // it adds the rules in the same call that enforces them, so a rule error
@@ -160,6 +163,9 @@ func applyLinux(pol linuxPolicy) error {
 	}
 	if err := enforceRuleset(ruleset, pol.ABI); err != nil {
 		return fmt.Errorf("%w: seccomp applied, landlock failed: %w", ErrPartiallyApplied, err)
+	}
+	if err := dropCapabilities(); err != nil {
+		return fmt.Errorf("%w: seccomp and landlock applied, capabilities kept: %w", ErrPartiallyApplied, err)
 	}
 	return nil
 }

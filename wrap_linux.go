@@ -51,6 +51,10 @@ type wrapOptions struct {
 	// denySetsid makes the seccomp filter refuse setsid(2), so that every
 	// process of the tree stays in the session Run kills.
 	denySetsid bool
+	// denyPdeathsigChange makes the filter refuse PR_SET_PDEATHSIG with
+	// anything but SIGKILL, so that the target keeps the parent-death
+	// signal Run gives it.
+	denyPdeathsigChange bool
 }
 
 // WrapCommand prepares cmd so that cmd.Start runs its program already
@@ -171,6 +175,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 	}
 	sp := pol.Seccomp
 	sp.DenySetsid = opts.denySetsid
+	sp.DenyPdeathsigChange = opts.denyPdeathsigChange
 	filter, err := trampolineFilter(sp)
 	if err != nil {
 		return err
