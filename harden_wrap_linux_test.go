@@ -1,0 +1,202 @@
+//go:build linux
+
+package sandbox_test
+
+// Issue 13 and 14 classes under WrapCommand and Run: memfd execution, the
+// parent-death signal, capabilities of the target.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/rawsys"
+)
+
+// Registered in a variable initialiser, which runs before every init
+// function, so that wrap_linux_test.go's init finds the modes.
+var _ = registerHardenHelpers()
+
+func registerHardenHelpers() bool {
+	benchHelpers["memfd-exec"] = memfdExecHelper
+	benchHelpers["pdeathsig"] = pdeathsigHelper
+	benchHelpers["caps"] = capsHelper
+	return true
+}
+
+// memfdExecHelper ROUTE ELF: copies the ELF file into a memfd and runs it
+// as "ELF memfd ran" through ROUTE: "execveat" (execveat(fd, "",
+// AT_EMPTY_PATH)) or "proc" (execve("/proc/self/fd/N")). When a plain
+// memfd is refused it prints the errno, then tries the same with a memfd
+// made with MFD_NOEXEC_SEAL, and prints what fchmod(+x) and the exec say.
+func memfdExecHelper(args []string) int {
+	route, elf := args[0], args[1]
+	code, err := os.ReadFile(elf)
+	if err != nil {
+		fmt.Println("read", elf, err)
+		return 3
+	}
+	run := func(fd int) syscall.Errno {
+		argv := []string{elf, "memfd ran"}
+		switch route {
+		case "execveat":
+			return execveat(fd, argv)
+		default:
+			return errnoOfErr(unix.Exec(fmt.Sprintf("/proc/self/fd/%d", fd), argv, os.Environ()))
+		}
+	}
+	fd, err := unix.MemfdCreate("sandbox-test", 0)
+	fmt.Printf("memfd_create(0) %d\n", int(errnoOfErr(err)))
+	if err == nil {
+		unix.Write(fd, code)
+		unix.Fchmod(fd, 0o755)
+		fmt.Printf("exec %d\n", int(run(fd)))
+		return 0
+	}
+	fd, err = unix.MemfdCreate("sandbox-test", unix.MFD_NOEXEC_SEAL)
+	fmt.Printf("memfd_create(MFD_NOEXEC_SEAL) %d\n", int(errnoOfErr(err)))
+	if err != nil {
+		return 0
+	}
+	unix.Write(fd, code)
+	fmt.Printf("fchmod(0755) %d\n", int(errnoOfErr(unix.Fchmod(fd, 0o755))))
+	fmt.Printf("exec %d\n", int(run(fd)))
+	return 0
+}
+
+// execveat(fd, "", argv, environ, AT_EMPTY_PATH); returns only on failure.
+func execveat(fd int, argv []string) syscall.Errno {
+	argvp, err := syscall.SlicePtrFromStrings(argv)
+	if err != nil {
+		return syscall.EINVAL
+	}
+	envp, err := syscall.SlicePtrFromStrings(os.Environ())
+	if err != nil {
+		return syscall.EINVAL
+	}
+	empty, _ := syscall.BytePtrFromString("")
+	_, _, e := syscall.Syscall6(unix.SYS_EXECVEAT, uintptr(fd), uintptr(unsafe.Pointer(empty)),
+		uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])), unix.AT_EMPTY_PATH, 0)
+	return e
+}
+
+func errnoOfErr(err error) syscall.Errno {
+	return rawsys.Errno(err)
+}
+
+// TestWrapMemfdExec: under WrapCommand (exec is always possible there)
+// a memfd cannot be executed by either route. Unconfined, both routes run
+// the copy, so the test would fail without the rule.
+func TestWrapMemfdExec(t *testing.T) {
+	requireSandbox(t)
+	echo := need(t, "/bin/echo", "coreutils")
+	for _, route := range []string{"execveat", "proc"} {
+		t.Run(route, func(t *testing.T) {
+			cmd := exec.Command(self(t), helperArg, "memfd-exec", route, echo)
+			cmd.Env = []string{quickExit}
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "memfd ran") {
+				t.Fatalf("unconfined control: the %s route did not run the memfd (%v):\n%s", route, err, out)
+			}
+
+			cmd = exec.Command(self(t), helperArg, "memfd-exec", route, echo)
+			cmd.Env = []string{quickExit}
+			// Read access is all the attack needs: any readable ELF.
+			wrap(t, cmd, sandbox.Config{AllowedReadPaths: []string{echo}})
+			out, err = cmd.CombinedOutput()
+			got := string(out)
+			t.Logf("confined:\n%s", got)
+			if err != nil || strings.Contains(got, "memfd ran") {
+				t.Fatalf("confined (%v): the memfd ran or the helper failed:\n%s", err, got)
+			}
+			want := fmt.Sprintf("memfd_create(0) %d\nmemfd_create(MFD_NOEXEC_SEAL) 0\nfchmod(0755) %d\nexec %d\n",
+				int(syscall.ENOSYS), int(syscall.EPERM), int(syscall.EACCES))
+			if got != want {
+				t.Errorf("confined output %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// pdeathsigHelper prints the errno of prctl(PR_SET_PDEATHSIG, sig) for
+// 0, SIGCONT and SIGKILL, in that order.
+func pdeathsigHelper([]string) int {
+	for _, sig := range []uintptr{0, uintptr(syscall.SIGCONT), uintptr(syscall.SIGKILL)} {
+		_, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, sig, 0)
+		fmt.Printf("%d ", int(e))
+	}
+	fmt.Println()
+	return 0
+}
+
+// TestRunKeepsPdeathsig: a program under Run cannot clear its
+// parent-death signal or make it catchable; under WrapCommand (no
+// parent-death signal is set) it can.
+func TestRunKeepsPdeathsig(t *testing.T) {
+	requireSandbox(t)
+	res, err := sandbox.Run(context.Background(), sandbox.Config{}, self(t), []string{helperArg, "pdeathsig"},
+		sandbox.RunOptions{Env: []string{quickExit}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%d %d 0 \n", int(syscall.EPERM), int(syscall.EPERM)); string(res.Stdout) != want {
+		t.Errorf("under Run: %q, want %q (stderr %q)", res.Stdout, want, res.Stderr)
+	}
+	cmd := exec.Command(self(t), helperArg, "pdeathsig")
+	cmd.Env = []string{quickExit}
+	wrap(t, cmd, sandbox.Config{})
+	out, err := cmd.Output()
+	if err != nil || string(out) != "0 0 0 \n" {
+		t.Errorf("under WrapCommand: %q, %v; want every call allowed", out, err)
+	}
+}
+
+// capsHelper prints the Cap* lines of /proc/self/status.
+func capsHelper([]string) int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		fmt.Println(err)
+		return 3
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "Cap") {
+			fmt.Println(strings.ReplaceAll(l, "\t", " "))
+		}
+	}
+	return 0
+}
+
+// TestWrapDropsCapabilities: a root target holds no capability. Dropping
+// them in the child half of WrapCommand is the job of the C spawn helper
+// (branch "child"); until it lands this test skips, saying what it saw.
+func TestWrapDropsCapabilities(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("not root: the target has no capability to drop")
+	}
+	cmd := exec.Command(self(t), helperArg, "caps")
+	cmd.Env = []string{quickExit}
+	wrap(t, cmd, sandbox.Config{})
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var held []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if k, v, _ := strings.Cut(l, ": "); strings.TrimSpace(v) != "0000000000000000" {
+			held = append(held, k+"="+strings.TrimSpace(v))
+		}
+	}
+	if len(held) > 0 {
+		t.Skipf("KNOWN GAP, not yet fixed: a root target under WrapCommand still holds capabilities (%s); "+
+			"dropping them in the child is branch \"child\"'s work", strings.Join(held, " "))
+	}
+}
