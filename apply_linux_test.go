@@ -60,7 +60,7 @@ func TestInterpreterOfFIFO(t *testing.T) {
 		t.Skip("cannot make a FIFO here:", err)
 	}
 	done := make(chan []string, 1)
-	go func() { done <- interpretersOf(fifo, 0) }()
+	go func() { done <- interpretersOf(fifo, 0, nil) }()
 	select {
 	case got := <-done:
 		if len(got) != 0 {

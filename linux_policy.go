@@ -199,21 +199,26 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 	for _, e := range exec {
 		execPaths = append(execPaths, ResolvedPath{Given: e, Resolved: e})
 	}
+	writePaths := make([]string, len(rc.write))
+	for i, w := range rc.write {
+		writePaths[i] = w.Resolved
+	}
 	for _, rp := range execPaths {
 		add(rp.Resolved, pick(rp.IsDir, llExecDir, llExecFile), "allowed_exec_paths")
-		interps := interpretersOf(rp.Resolved, 0)
+		var interps []string
 		if rp.IsDir {
-			interps = elfInterpreters
+			for _, in := range elfInterpreters {
+				if r, err := grantableInterpreter(in, writePaths); err == nil {
+					interps = append(interps, r)
+				}
+			}
+		} else {
+			interps = interpretersOf(rp.Resolved, 0, writePaths)
 		}
 		for _, in := range interps {
-			// As for system paths, the rule is opened by path, which
-			// follows symlinks; one stat checks there is a file to run
-			// (in the child, the open does).
-			if procSelf == inChild {
-				add(in, llExecFile, "interpreter of "+rp.Resolved)
-			} else if fi, err := os.Stat(in); err == nil && fi.Mode().IsRegular() {
-				add(in, llExecFile, "interpreter of "+rp.Resolved)
-			}
+			// Each is a regular executable file outside the write paths,
+			// named by its resolved path (grantableInterpreter).
+			add(in, llExecFile, "interpreter of "+rp.Resolved)
 		}
 	}
 
@@ -293,20 +298,27 @@ func pick[T any](cond bool, a, b T) T {
 
 // interpretersOf returns what the kernel must also be allowed to execute to
 // run path: its ELF PT_INTERP, or a script's "#!" interpreter (and that
-// one's interpreters). Unreadable or unrecognised files have none.
-func interpretersOf(path string, depth int) []string {
+// one's interpreters), each with symlinks resolved. Unreadable or
+// unrecognised files have none. An interpreter is returned, and looked
+// into, only when grantableInterpreter (interpreter.go, the rule the macOS
+// policy uses too) allows it: a regular executable file outside every one
+// of writePaths (resolved). A path it refuses is never read by the host.
+func interpretersOf(path string, depth int, writePaths []string) []string {
 	if depth > 2 {
 		return nil
 	}
 	interp, script := interpreterOf(path)
-	switch {
-	case interp == "":
+	if interp == "" {
 		return nil
-	case script:
-		return append([]string{interp}, interpretersOf(interp, depth+1)...)
-	default:
-		return []string{interp}
 	}
+	resolved, err := grantableInterpreter(interp, writePaths)
+	if err != nil {
+		return nil
+	}
+	if script {
+		return append([]string{resolved}, interpretersOf(resolved, depth+1, writePaths)...)
+	}
+	return []string{resolved}
 }
 
 // fileVersion identifies a regular file's content (see versionOf).
@@ -341,7 +353,11 @@ const maxCachedInterpreters = 256
 func interpreterOf(path string) (interp string, script bool) {
 	// O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
 	// writer, for ever. (It changes nothing for a regular file.)
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	//
+	// O_NOFOLLOW: path is already resolved (by resolve, or by
+	// grantableInterpreter); a symlink here was put in since, and is not
+	// followed.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|openNoFollow, 0)
 	if err != nil {
 		return "", false
 	}
