@@ -1,8 +1,12 @@
 package seccomp
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
+
+	seccompbpf "github.com/elastic/go-seccomp-bpf"
+	"golang.org/x/net/bpf"
 )
 
 // The rules of issue 13 (capabilities' side doors, metadata, other
@@ -347,6 +351,88 @@ func TestCompatibilityENOSYS(t *testing.T) {
 				want = tc.withExec
 			}
 			expect(t, p, call(t, "memfd_create", 0x7ffd1000, tc.flags), want, "memfd_create")
+		}
+	}
+}
+
+// TestBitsLink compares bitsLink with go-seccomp-bpf's own assembly of the
+// same clauses on random clause sets and inputs chosen to hit their masks.
+func TestBitsLink(t *testing.T) {
+	requireAMD64(t)
+	rng := rand.New(rand.NewPCG(11, 12))
+	const action = retErrno | errnoEPERM
+	randMask := func() uint32 {
+		switch rng.IntN(4) {
+		case 0:
+			return 1 << rng.IntN(32)
+		case 1:
+			return 0xffffffff
+		default:
+			if m := rng.Uint32() & rng.Uint32(); m != 0 {
+				return m
+			}
+			return 0x80000000
+		}
+	}
+	for range 300 {
+		var clauses []seccompbpf.ArgumentConditions
+		var masks []uint32
+		for range 1 + rng.IntN(4) {
+			var c seccompbpf.ArgumentConditions
+			for range 1 + rng.IntN(4) {
+				m := randMask()
+				masks = append(masks, m)
+				if rng.IntN(2) == 0 {
+					c = append(c, low32AnySet(uint32(rng.IntN(6)), m))
+				} else {
+					c = append(c, low32NoneSet(uint32(rng.IntN(6)), m))
+				}
+			}
+			clauses = append(clauses, c)
+		}
+		if !lowBitsOnly(clauses) {
+			t.Fatalf("lowBitsOnly(%v) = false", clauses)
+		}
+		link, err := bitsLink(clauses, action)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vm, err := bpf.NewVM(link)
+		if err != nil {
+			t.Fatalf("bitsLink(%v): %v", clauses, err)
+		}
+		group := seccompbpf.SyscallGroup{Action: seccompbpf.Action(action)}
+		for _, c := range clauses {
+			group.NamesWithCondtions = append(group.NamesWithCondtions, seccompbpf.NameWithConditions{Name: "ioctl", Conditions: c})
+		}
+		lib := assembleLibrary(t, group)
+		for range 200 {
+			d := call(t, "ioctl")
+			for i := range d.args {
+				switch rng.IntN(3) {
+				case 0:
+					d.args[i] = rng.Uint64()
+				case 1:
+					d.args[i] = rng.Uint64() &^ 0xffffffff // upper bits only
+				default:
+					d.args[i] = rng.Uint64()&^0xffffffff | uint64(masks[rng.IntN(len(masks))]&rng.Uint32())
+				}
+			}
+			got, err := vm.Run(d.vmBytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := lib.run(t, d); uint32(got) != want {
+				t.Fatalf("clauses %v on %v: bitsLink %s, library %s", clauses, d, retName(uint32(got)), retName(want))
+			}
+		}
+	}
+	// What bitsLink must not take: 64-bit compares and upper-word masks.
+	for _, c := range [][]seccompbpf.ArgumentConditions{
+		{{argEqual(0, 1)}}, {{argNotEqual(1, 0)}}, {{low32AnySet(0, 1), {Argument: 1, Operation: seccompbpf.BitsSet, Value: 1 << 32}}}, nil,
+	} {
+		if lowBitsOnly(c) {
+			t.Errorf("lowBitsOnly(%v) = true", c)
 		}
 	}
 }
