@@ -135,6 +135,14 @@ func TestKernelEnforcement(t *testing.T) {
 	}
 }
 
+func errnoOf(err error) syscall.Errno {
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return 0
+}
+
 func runChild(mode string, env ...string) ([]byte, error) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKernelEnforcement$", "-test.count=1", "-test.v")
 	cmd.Env = append(append(os.Environ(), envChild+"="+mode), env...)
@@ -205,6 +213,12 @@ func enforcementChild(t *testing.T, mode string) {
 			return unix.EPERM
 		}
 		return otherwise
+	}
+
+	// A session of its own: no controlling terminal for vhangup or a
+	// terminal ioctl to reach if a rule were missing.
+	if _, err := syscall.Setsid(); err != nil {
+		t.Fatalf("setsid: %v", err)
 	}
 
 	// Allowed without arguments being read.
@@ -322,6 +336,60 @@ func enforcementChild(t *testing.T, mode string) {
 	check("ptrace(PEEKDATA, 1)", e, unix.EPERM)
 	_, _, e = unix.RawSyscall6(unix.SYS_OPEN_TREE_ATTR, ^uintptr(0), 0, 0, 0, 0, 0)
 	check("open_tree_attr(-1, NULL)", e, unix.EPERM)
+
+	// Issue 13 and 14 rules, each with arguments that fail without the
+	// filter with another errno (or succeed harmlessly), so that only the
+	// filter answers EPERM; the comments give the answer without it.
+	raw := func(nr uintptr, a ...uintptr) syscall.Errno {
+		var v [6]uintptr
+		copy(v[:], a)
+		r, _, e := unix.Syscall6(nr, v[0], v[1], v[2], v[3], v[4], v[5])
+		if e == 0 && (nr == unix.SYS_FANOTIFY_INIT || nr == unix.SYS_MEMFD_SECRET || nr == unix.SYS_MEMFD_CREATE) {
+			unix.Close(int(r))
+		}
+		return e
+	}
+	proc, err := os.Open("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proc.Close()
+	check("vhangup (no controlling terminal: 0)", raw(unix.SYS_VHANGUP), unix.EPERM)
+	check("fanotify_init(FAN_CLASS_NOTIF) (a descriptor)", raw(unix.SYS_FANOTIFY_INIT, 0, 0), unix.EPERM)
+	check("memfd_secret(0) (a descriptor or ENOSYS)", raw(unix.SYS_MEMFD_SECRET, 0), unix.EPERM)
+	check("sched_setattr(0, NULL) (EINVAL)", raw(unix.SYS_SCHED_SETATTR, 0, 0, 0), unix.EPERM)
+	check("fcntl(/proc file, F_SETLEASE) (EINVAL or EACCES)", raw(unix.SYS_FCNTL, proc.Fd(), unix.F_SETLEASE, unix.F_RDLCK), unix.EPERM)
+	for _, req := range []uintptr{0xc0045877 /* FIFREEZE */, 0x8004587d /* FS_IOC_SHUTDOWN */, 0x41009432 /* FS_IOC_SETFSLABEL */, unix.FS_IOC_SETFLAGS} {
+		// procfs has none of them: EOPNOTSUPP or ENOTTY after the
+		// capability check (EPERM for a process without CAP_SYS_ADMIN).
+		check(fmt.Sprintf("ioctl(/proc file, %#x)", req), raw(unix.SYS_IOCTL, proc.Fd(), req, uintptr(unsafe.Pointer(&[512]byte{}))), unix.EPERM)
+	}
+	ifr, _ := unix.NewIfreq("sbxnoif0")
+	check("ioctl(socketpair, SIOCSIFMTU, no such interface) (ENODEV as root)", errnoOf(unix.IoctlIfreq(int(pair[0]), unix.SIOCSIFMTU, ifr)), unix.EPERM)
+	check("ioctl(socketpair, SIOCGIFMTU, no such interface)", errnoOf(unix.IoctlIfreq(int(pair[0]), unix.SIOCGIFMTU, ifr)), unix.ENODEV)
+	for _, req := range []uintptr{unix.TIOCSCTTY, unix.TIOCSPGRP, unix.TIOCNOTTY, unix.TIOCCONS, unix.TIOCSETD, unix.TIOCEXCL, unix.TIOCSWINSZ, 0x4b33, 0x5603} {
+		check(fmt.Sprintf("ioctl(/dev/null, %#x) (ENOTTY)", req), ioctl(uint64(req)), unix.EPERM)
+	}
+	check("ioctl(/dev/null, TCSETS) (ENOTTY)", ioctl(unix.TCSETS), unix.ENOTTY)
+	check("clone(CLONE_PARENT|CLONE_SIGHAND) (EINVAL)", raw(unix.SYS_CLONE, unix.CLONE_PARENT|unix.CLONE_SIGHAND|uintptr(unix.SIGCHLD)), unix.EPERM)
+	check("prlimit64(parent, RLIMIT_NOFILE, NULL, &old) (0)", raw(unix.SYS_PRLIMIT64, uintptr(os.Getppid()), unix.RLIMIT_NOFILE, 0, uintptr(unsafe.Pointer(&unix.Rlimit{}))), unix.EPERM)
+	check("prlimit64(0, RLIMIT_NOFILE, NULL, &old)", raw(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_NOFILE, 0, uintptr(unsafe.Pointer(&unix.Rlimit{}))), 0)
+	check("shmget(IPC_PRIVATE, 0) (EINVAL)", raw(unix.SYS_SHMGET, 0, 0, 0o600), unix.EPERM)
+	check("openat2(AT_FDCWD, \"/\", NULL, 0) (EFAULT or EINVAL)", raw(unix.SYS_OPENAT2, ^uintptr(99), uintptr(unsafe.Pointer(&[]byte("/\x00")[0])), 0, 0), unix.ENOSYS)
+	if tmp, err := os.CreateTemp("", "seccomp-setid"); err != nil {
+		t.Error(err)
+	} else {
+		check("fchmod(own temporary file, 04644) (0)", raw(unix.SYS_FCHMOD, tmp.Fd(), 0o4644), unix.EPERM)
+		check("fchmod(own temporary file, 0644)", raw(unix.SYS_FCHMOD, tmp.Fd(), 0o644), 0)
+		tmp.Close()
+		os.Remove(tmp.Name())
+	}
+	if runtime.GOARCH == "amd64" {
+		check("modify_ldt(0, buf, 16) (0)", raw(154, 0, uintptr(unsafe.Pointer(&[16]byte{})), 16), unix.EPERM)
+	}
+	name := uintptr(unsafe.Pointer(&[]byte("sbx\x00")[0]))
+	check("memfd_create(MFD_CLOEXEC)", raw(unix.SYS_MEMFD_CREATE, name, unix.MFD_CLOEXEC), map[bool]syscall.Errno{true: unix.ENOSYS, false: 0}[p.AllowExec])
+	check("memfd_create(MFD_CLOEXEC|MFD_NOEXEC_SEAL)", raw(unix.SYS_MEMFD_CREATE, name, unix.MFD_CLOEXEC|unix.MFD_NOEXEC_SEAL), 0)
 
 	// Process creation and exec. A raw clone(SIGCHLD) that unexpectedly
 	// succeeds exits at once in the child.
