@@ -544,13 +544,13 @@ func metadataPlan(cfg Config, sp seccomp.Policy) (enforced bool, detail, hint st
 		chown = "allow_chown: chown and extended attribute writes by path reach files outside the grants"
 	}
 	if sp.DenyPathMetadata {
+		wrapped := ". Under WrapCommand and Run (no read-only mount layer in this version) chmod and utimes by path of files " +
+			"the user owns outside the grants are NOT restricted: their plan reports file_metadata as not enforced and Strict refuses there"
 		if cfg.AllowChown {
-			return false, "ApplySelf: chmod and utimes by path refused; " + chown + setid, "leave allow_chown off"
+			return false, "ApplySelf: chmod and utimes by path refused; " + chown + setid + wrapped, "leave allow_chown off"
 		}
 		return true, "ApplySelf: seccomp refuses chmod, chown, utimes and extended attribute writes by path; their descriptor forms " +
-			"(fchmod, fchown, futimens, fsetxattr) work only on files Landlock let the process open" + setid +
-			". Under WrapCommand and Run (no read-only mount layer in this version) chmod and utimes by path of files the user " +
-			"owns outside the grants are NOT restricted: their plan reports file_metadata as not enforced and Strict refuses there", ""
+			"(fchmod, fchown, futimens, fsetxattr) work only on files Landlock let the process open" + setid + wrapped, ""
 	}
 	return false, "WrapCommand and Run: chmod and utimes by path of files the user owns outside the grants are not restricted " +
 		"(Landlock has no hook for them, and this version has no read-only mount layer); " + chown + setid +
