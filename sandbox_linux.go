@@ -110,6 +110,19 @@ func planPlatform(rc *resolvedConfig) Plan {
 // Landlock ruleset is enforced on every thread. Only a failure in that last
 // step leaves the process partly restricted; it is reported as
 // ErrPartiallyApplied.
+//
+// Beyond what WrapCommand enforces, ApplySelf refuses (EPERM) every change
+// of a file's mode, owner, times or extended attributes by path (chmod,
+// fchmodat, chown, utimensat with a path, setxattr, ...), because Landlock
+// does not check them and a multi-threaded process cannot have the
+// read-only mounts that would: os.Chmod, os.Chown, os.Lchown and os.Chtimes
+// fail. Go code uses the descriptor forms instead, on a file Landlock lets
+// it open: (*os.File).Chmod, (*os.File).Chown, and for times the raw
+// utimensat(fd, NULL, times, 0) (glibc's futimens; golang.org/x/sys's
+// Futimes goes through the path /proc/self/fd/N and is refused, as is
+// UtimesNanoAt(fd, "", ..., AT_EMPTY_PATH)). It also empties every
+// capability set of
+// every thread, after Landlock, so a root process keeps none.
 func (linuxSandbox) ApplySelf(cfg Config) error {
 	rc, err := resolve(cfg)
 	if err != nil {
