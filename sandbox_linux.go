@@ -121,8 +121,8 @@ func planPlatform(rc *resolvedConfig) Plan {
 // utimensat(fd, NULL, times, 0) (glibc's futimens; golang.org/x/sys's
 // Futimes goes through the path /proc/self/fd/N and is refused, as is
 // UtimesNanoAt(fd, "", ..., AT_EMPTY_PATH)). It also empties every
-// capability set of
-// every thread, after Landlock, so a root process keeps none.
+// capability set of every thread, after Landlock, so a root process keeps
+// none.
 func (linuxSandbox) ApplySelf(cfg Config) error {
 	rc, err := resolve(cfg)
 	if err != nil {
