@@ -367,3 +367,40 @@ func itoa(n int) string {
 	}
 	return string(b)
 }
+
+// TestApplySelfMemfd: with an exec allowlist a memfd must not be
+// executable: memfd_create without MFD_NOEXEC_SEAL answers ENOSYS; without
+// one (execve refused outright) memfds are left alone.
+func TestApplySelfMemfd(t *testing.T) {
+	if kernel().abi == 0 || !kernel().seccomp {
+		t.Skip("needs Landlock and seccomp:", kernel().abiReason)
+	}
+	for _, withExec := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no-exec", true: "exec-allowlist"}[withExec], func(t *testing.T) {
+			childtest.Run(t, func(t *testing.T) {
+				cfg := Config{}
+				if withExec {
+					cfg.AllowedExecPaths = []string{"/bin/true"}
+				}
+				if err := New().ApplySelf(cfg); err != nil {
+					t.Fatal(err)
+				}
+				want := syscall.Errno(0)
+				if withExec {
+					want = unix.ENOSYS
+				}
+				fd, err := unix.MemfdCreate("sandbox-test", unix.MFD_CLOEXEC)
+				if err == nil {
+					unix.Close(fd)
+				}
+				wantErrno(t, "memfd_create(MFD_CLOEXEC)", errnoOf(err), want)
+				fd, err = unix.MemfdCreate("sandbox-test", unix.MFD_CLOEXEC|unix.MFD_NOEXEC_SEAL)
+				if err == nil {
+					wantErrno(t, "fchmod(sealed memfd, 0755)", errnoOf(unix.Fchmod(fd, 0o755)), unix.EPERM)
+					unix.Close(fd)
+				}
+				wantErrno(t, "memfd_create(MFD_CLOEXEC|MFD_NOEXEC_SEAL)", errnoOf(err), 0)
+			})
+		})
+	}
+}
