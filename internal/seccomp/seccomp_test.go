@@ -902,7 +902,26 @@ func TestSummary(t *testing.T) {
 		lines := Summary(p)
 		mustHave := append(slices.Clone(alwaysDenied), "open_tree_attr", "clone", "clone3", "personality", "ioctl",
 			"TIOCSTI", "TIOCLINUX", "sendto", "sendmsg", "sendmmsg", "MSG_FASTOPEN", "socket", "socketpair",
-			"IPPROTO_MPTCP", "EPERM", "ENOSYS", "EPROTONOSUPPORT", "x32", "int $0x80")
+			"IPPROTO_MPTCP", "EPERM", "ENOSYS", "EPROTONOSUPPORT", "x32", "int $0x80",
+			"openat2", "CLONE_PARENT", "TIOCSCTTY", "TIOCSWINSZ", "SIOCETHTOOL", "FIFREEZE", "FS_IOC_SETFLAGS", "F_SETLEASE",
+			"S_ISUID", "prlimit64", "setpriority", "ioprio_set", "sched_setscheduler", "file_setattr")
+		if p.AllowExec {
+			mustHave = append(mustHave, "memfd_create", "MFD_NOEXEC_SEAL")
+		}
+		if !p.AllowSysVIPC {
+			mustHave = append(mustHave, sysvSyscalls...)
+		}
+		if p.DenyPathMetadata {
+			mustHave = append(mustHave, pathModeSyscalls...)
+			mustHave = append(mustHave, "utimensat")
+		}
+		if p.DenyPathMetadata || p.DenyChownXattr {
+			mustHave = append(mustHave, chownXattrSyscalls...)
+			mustHave = append(mustHave, "setxattrat", "removexattrat")
+		}
+		if p.DenyPdeathsigChange {
+			mustHave = append(mustHave, "PR_SET_PDEATHSIG")
+		}
 		if !p.AllowSpawn {
 			mustHave = append(mustHave, spawnSyscalls...)
 			mustHave = append(mustHave, "CLONE_THREAD")
