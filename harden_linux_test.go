@@ -380,7 +380,11 @@ func TestApplySelfMemfd(t *testing.T) {
 			childtest.Run(t, func(t *testing.T) {
 				cfg := Config{}
 				if withExec {
-					cfg.AllowedExecPaths = []string{"/bin/true"}
+					exe, err := os.Executable()
+					if err != nil {
+						t.Fatal(err)
+					}
+					cfg.AllowedExecPaths = []string{exe}
 				}
 				// MFD_NOEXEC_SEAL is Linux 6.3+; before, the kernel says EINVAL.
 				sealWant := syscall.Errno(0)
