@@ -1,9 +1,9 @@
 package sandbox
 
 // Which interpreter a granted program may bring with it. Shared by the
-// platforms' path rules: the macOS rules call it today, and the Linux rules
-// (interpretersOf in linux_policy.go, issue 13 item 8) are meant to call it
-// too, so that both grant interpreters by one rule.
+// platforms' path rules: the macOS rules and the Linux rules
+// (interpretersOf in linux_policy.go, issue 13 item 8) call it, so that
+// both grant interpreters by one rule.
 
 import (
 	"errors"
