@@ -11,7 +11,8 @@
 // cache (Linux 5.11+) can skip the filter for it entirely. Denials are
 // SECCOMP_RET_ERRNO, never kill or trap, so the caller sees an ordinary
 // errno and can classify it: EPERM means "denied by the sandbox" except for
-// the two documented compatibility answers, ENOSYS for clone3 and
+// the documented compatibility answers: ENOSYS for clone3, openat2 and (when
+// exec is allowed) memfd_create without MFD_NOEXEC_SEAL, and
 // EPROTONOSUPPORT for socket(..., IPPROTO_MPTCP).
 //
 // # Structure
@@ -20,24 +21,38 @@
 // described in assemble.go). Its rules, in order, with the first rule that
 // matches a call deciding:
 //
-//	deny               EPERM  unconditional deny list; fork, vfork, execve,
-//	                          execveat as the Policy says; setsid if
-//	                          DenySetsid; clone with a namespace flag (and
-//	                          without CLONE_THREAD unless AllowSpawn);
-//	                          open_tree_attr by number
+//	deny               EPERM  unconditional deny list (incl. vhangup, fanotify_init,
+//	                          modify_ldt, memfd_secret, sched_setattr, file_setattr);
+//	                          fork, vfork, execve, execveat as the Policy says;
+//	                          setsid if DenySetsid; SysV IPC unless AllowSysVIPC;
+//	                          metadata calls by path (DenyPathMetadata,
+//	                          DenyChownXattr); clone with a namespace flag or
+//	                          CLONE_PARENT (and without CLONE_THREAD unless
+//	                          AllowSpawn); open_tree_attr and the *xattrat calls
+//	                          by number
 //	personality        EPERM  personality(2) except harmless personas
-//	ioctl-tty          EPERM  ioctl TIOCSTI and TIOCLINUX
+//	ioctl              EPERM  terminal requests that act on others, network-device
+//	                          requests, filesystem freeze/shutdown/label/flags requests
+//	fcntl-lease        EPERM  fcntl F_SETLEASE
+//	setid-mode         EPERM  S_ISUID or S_ISGID in any mode argument
+//	other-process      EPERM  limits, priority, affinity, scheduling, I/O priority
+//	                          and memory placement of anyone but the caller
+//	utimensat-path     EPERM  utimensat with a path (DenyPathMetadata)
+//	prctl-pdeathsig    EPERM  PR_SET_PDEATHSIG other than SIGKILL (DenyPdeathsigChange)
 //	sendto-fastopen    EPERM  sendto with MSG_FASTOPEN
 //	sendmsg-fastopen   EPERM  sendmsg with MSG_FASTOPEN
 //	sendmmsg-fastopen  EPERM  sendmmsg with MSG_FASTOPEN
 //	mptcp              EPROTONOSUPPORT  socket(2) with IPPROTO_MPTCP
 //	socket             EPERM  socket(2) outside what the Policy grants
 //	socketpair         EPERM  socketpair(2) other than AF_UNIX
-//	clone3-enosys      ENOSYS clone3
+//	enosys             ENOSYS clone3, openat2, and memfd_create without
+//	                          MFD_NOEXEC_SEAL when AllowExec
 //
-// Only "mptcp" and "socket" name the same system call; "mptcp" comes first
-// so that IPPROTO_MPTCP gets EPROTONOSUPPORT, on which clients fall back to
-// plain TCP.
+// Where several rules name one system call, the first that matches
+// decides: "mptcp" comes before "socket" so that IPPROTO_MPTCP gets
+// EPROTONOSUPPORT, on which clients fall back to plain TCP; chmod,
+// fchmodat and fchmodat2 are refused whole by "deny" under
+// DenyPathMetadata and checked for set-ID bits by "setid-mode" otherwise.
 //
 // Two things go-seccomp-bpf cannot express are written by this package:
 //
@@ -49,16 +64,22 @@
 //     program cannot run under it at all. On amd64, x32-ABI system calls
 //     (numbers with bit 0x40000000 set) get ENOSYS.
 //   - System calls newer than the library's tables (Linux v6.6), which it
-//     cannot name: open_tree_attr (Linux 6.15) is denied by number.
+//     cannot name: open_tree_attr (Linux 6.15), file_setattr (6.17), and
+//     setxattrat and removexattrat (6.13) with the metadata rules, are
+//     denied by number.
 //
 // # What is not enforced here
 //
 // Which files can be executed, opened or connected to is Landlock's job.
 // Argument checks see only the registers, never memory: clone3's flags and
 // the address passed to connect or sendto cannot be inspected, hence
-// clone3 is refused outright and TCP Fast Open (which connects inside
-// sendto/sendmsg without passing Landlock's connect hook) is refused by its
-// flag. Filters are built only for linux/amd64 and linux/arm64: on 386
+// clone3 and openat2 are refused outright, sched_setattr too, and TCP Fast
+// Open (which connects inside sendto/sendmsg without passing Landlock's
+// connect hook) is refused by its flag. Which terminal, socket or file an
+// ioctl's descriptor refers to cannot be seen either: the ioctl rules refuse
+// their requests on every descriptor. The name of an extended attribute is
+// in memory: fsetxattr(security.capability) on a file the process may
+// write is left to the missing CAP_SETFCAP. Filters are built only for linux/amd64 and linux/arm64: on 386
 // socket calls are multiplexed through socketcall(2), whose arguments live
 // in memory, so socket creation could not be filtered.
 package seccomp
