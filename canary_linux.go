@@ -10,6 +10,13 @@ package sandbox
 // target the Config grants is never used. Probes leave nothing behind: a file
 // a failing probe creates is removed, a process a failing probe creates
 // exits at once and is reaped, sockets are closed.
+//
+// Besides the probes that follow the Config, three do not depend on it
+// (canary_threads_linux.go): syscall_filter (calls only seccomp answers),
+// threads (every thread under a seccomp filter with no_new_privs) and
+// capabilities (no thread holds one). A Config that grants spawn, UDP and
+// unix sockets skips the probes seccomp would otherwise answer; these still
+// tell a process without a filter from a sandboxed one.
 
 import (
 	"bufio"
@@ -48,7 +55,11 @@ func verifyPlatform(cfg Config) CanaryResult {
 		probeUDP(rc),
 		probeUnixAbstract(rc, k.abi),
 		probeSignal(k.abi),
+		probeSyscallFilter(),
 	}
+	// Read after the probes, which may have started threads.
+	threads, err := readThreads()
+	probes = append(probes, probeThreads(threads, err), probeCapabilities(threads, err))
 	probes = append(probes, positiveControls(rc, probeTimeout)...)
 	return NewCanaryResult(ModeLandlock, probes)
 }
@@ -161,7 +172,11 @@ func probeProcessSpawn(rc *resolvedConfig) ProbeResult {
 			return outcome(name, "fork", errnoErr("fork on another thread", e), syscall.EPERM)
 		}
 	}
-	if err := threadsFiltered(); err != nil {
+	threads, err := readThreads()
+	if err == nil {
+		err = threadsFiltered(threads)
+	}
+	if err != nil {
 		return ProbeResult{Name: name, Status: ProbeFailed, Target: "fork", Error: err.Error()}
 	}
 	return ProbeResult{Name: name, Status: ProbeBlocked, Target: "fork", Error: "fork: " + syscall.EPERM.Error() + " on every thread"}
@@ -172,53 +187,6 @@ func errnoErr(op string, e syscall.Errno) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", op, e)
-}
-
-// threadsFiltered checks /proc/self/task/*/status: every thread must be in
-// seccomp filter mode with the same number of filters.
-func threadsFiltered() error {
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return fmt.Errorf("cannot list threads: %w", err)
-	}
-	want := ""
-	for _, t := range tasks {
-		mode, filters, err := seccompStatus("/proc/self/task/" + t.Name() + "/status")
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				continue // the thread exited meanwhile
-			}
-			return err
-		}
-		if mode != "2" {
-			return fmt.Errorf("thread %s is not under a seccomp filter (Seccomp: %s)", t.Name(), mode)
-		}
-		if want == "" {
-			want = filters
-		} else if filters != want {
-			return fmt.Errorf("thread %s has %s seccomp filters, others %s: not loaded with TSYNC", t.Name(), filters, want)
-		}
-	}
-	return nil
-}
-
-func seccompStatus(path string) (mode, filters string, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", "", err
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		k, v, _ := strings.Cut(s.Text(), ":")
-		switch k {
-		case "Seccomp":
-			mode = strings.TrimSpace(v)
-		case "Seccomp_filters":
-			filters = strings.TrimSpace(v)
-		}
-	}
-	return mode, filters, s.Err()
 }
 
 // probeExec asks the kernel to execute a program outside the exec allowlist

@@ -82,7 +82,7 @@ func TestCanaryFullSandbox(t *testing.T) {
 		if !r.Verified || r.Status != CanarySandboxed || r.Failed() != 0 {
 			t.Errorf("full sandbox: %s", r.Summary)
 		}
-		for _, name := range []string{"file_read", "file_write", "network", "process_spawn", "exec", "udp", "unix_abstract", "signal"} {
+		for _, name := range []string{"file_read", "file_write", "network", "process_spawn", "exec", "udp", "unix_abstract", "signal", "syscall_filter", "threads", "capabilities"} {
 			wantProbe(t, r, name, ProbeBlocked)
 		}
 		wantProbe(t, r, "control_write", ProbeAllowed)
