@@ -41,6 +41,10 @@ type CanaryResult struct {
 	Probes    []ProbeResult `json:"probes"`
 	Summary   string        `json:"summary"`
 	Timestamp time.Time     `json:"timestamp"`
+	// Nonce is the value the Engine handed the Agent for this run (see
+	// [NewCanaryNonce]); the Agent copies it here before writing the
+	// result, and [ReadFreshCanaryResult] refuses a result without it.
+	Nonce string `json:"nonce,omitempty"`
 }
 
 // ProbeResult is one attempted operation. A positive control (something the

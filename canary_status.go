@@ -1,9 +1,28 @@
 package sandbox
 
 // The status file: how an Agent hands its canary result to its Engine.
+//
+// What a result proves. The canary proves what the process that ran it
+// could not do at the moment it ran: its probes were denied with the errno
+// only the sandbox gives. It proves nothing about a process that did not
+// run it, nor about later moments. The status file is the Agent's own
+// account of that run (self-attestation): any program that can write the
+// workspace unconfined can write "verified" there, and nothing in the file
+// can tell such a forgery from the real thing. What the Engine can check is
+// that the result belongs to this run: a nonce it made and handed only to
+// the Agent it started (NewCanaryNonce, CanaryNonceEnv) must come back in
+// the result, and the result must be recent (ReadFreshCanaryResult). That
+// stops an old result, or one left by another run, from being replayed; it
+// does not stop a writer that is not confined and can learn the nonce (the
+// Agent's environment is readable by processes of the same user through
+// /proc/<pid>/environ). Starting the Agent with WrapCommand, so that it is
+// confined before its first instruction, is what makes the result the
+// confined program's.
 
 import (
 	"bytes"
+	"crypto/rand"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +30,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 )
 
 // Status file location, relative to a workspace.
@@ -144,4 +164,61 @@ func decodeCanaryResult(data []byte) (CanaryResult, error) {
 		return CanaryResult{}, fmt.Errorf("verified=%v with status %q", r.Verified, r.Status)
 	}
 	return r, nil
+}
+
+// CanaryNonceEnv is the environment variable through which an Engine hands
+// the Agent it starts the nonce for its canary result:
+//
+//	nonce := sandbox.NewCanaryNonce()
+//	cmd.Env = append(cmd.Environ(), sandbox.CanaryNonceEnv+"="+nonce)
+//	// … WrapCommand, Start, and later:
+//	r := sandbox.ReadFreshCanaryResult(workspace, nonce, time.Minute)
+//
+// and in the Agent:
+//
+//	r := sandbox.VerifyCanaryFor(cfg)
+//	r.Nonce = os.Getenv(sandbox.CanaryNonceEnv)
+//	err := sandbox.WriteCanaryResult(workspace, r)
+const CanaryNonceEnv = "OPENPARALLAX_CANARY_NONCE"
+
+// NewCanaryNonce returns a new random nonce: 128 bits from crypto/rand, as
+// 26 base32 characters. An Engine makes one per Agent it starts.
+func NewCanaryNonce() string { return rand.Text() }
+
+// canaryClockSkew is how far in the future a result's timestamp may lie:
+// Engine and Agent read the same clock, so only a clock step explains more.
+const canaryClockSkew = 2 * time.Second
+
+// ReadFreshCanaryResult reads the status file as [ReadCanaryResult] does,
+// and returns Status "unknown" (not verified), with the reason in Summary,
+// also when the result does not carry nonce, when it is older than maxAge,
+// or when its timestamp lies in the future. An empty nonce or a maxAge that
+// is not positive is refused the same way: there is nothing to check
+// against. See the package's status file notes for what this does and does
+// not prove.
+func ReadFreshCanaryResult(workspace, nonce string, maxAge time.Duration) CanaryResult {
+	return checkFresh(ReadCanaryResult(workspace), nonce, maxAge, time.Now())
+}
+
+func checkFresh(r CanaryResult, nonce string, maxAge time.Duration, now time.Time) CanaryResult {
+	unknown := func(format string, args ...any) CanaryResult {
+		return CanaryResult{Status: CanaryUnknown, Summary: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case nonce == "":
+		return unknown("no nonce to check the canary result against")
+	case maxAge <= 0:
+		return unknown("no maximum age to check the canary result against")
+	case r.Status == CanaryUnknown:
+		return r
+	case r.Nonce == "":
+		return unknown("canary result carries no nonce: not from this run (its summary: %s)", r.Summary)
+	case subtle.ConstantTimeCompare([]byte(r.Nonce), []byte(nonce)) != 1:
+		return unknown("canary result carries another nonce: not from this run (its summary: %s)", r.Summary)
+	case r.Timestamp.After(now.Add(canaryClockSkew)):
+		return unknown("canary result is dated %s, in the future", r.Timestamp.Format(time.RFC3339Nano))
+	case now.Sub(r.Timestamp) > maxAge:
+		return unknown("canary result is %s old, more than %s (its summary: %s)", now.Sub(r.Timestamp).Round(time.Millisecond), maxAge, r.Summary)
+	}
+	return r
 }

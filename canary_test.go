@@ -251,3 +251,57 @@ func TestStatusFileConcurrentWriters(t *testing.T) {
 		t.Errorf("temporary files left behind: %d entries", len(entries))
 	}
 }
+
+// An Engine's check of an Agent's result: the nonce it handed out must come
+// back, and the result must be recent.
+func TestReadFreshCanaryResult(t *testing.T) {
+	nonce := sandbox.NewCanaryNonce()
+	if other := sandbox.NewCanaryNonce(); len(nonce) < 22 || other == nonce {
+		t.Fatalf("nonces %q, %q: want two distinct values of at least 128 bits", nonce, other)
+	}
+	fresh := goldenResults()["sandboxed"]
+	fresh.Timestamp, fresh.Nonce = time.Now().UTC(), nonce
+	cases := []struct {
+		name   string
+		edit   func(r *sandbox.CanaryResult)
+		nonce  string
+		maxAge time.Duration
+		reason string // "" when the result must come back verified
+	}{
+		{"fresh, own nonce", func(*sandbox.CanaryResult) {}, nonce, time.Minute, ""},
+		{"no nonce in the result", func(r *sandbox.CanaryResult) { r.Nonce = "" }, nonce, time.Minute, "carries no nonce"},
+		{"another run's nonce", func(r *sandbox.CanaryResult) { r.Nonce = sandbox.NewCanaryNonce() }, nonce, time.Minute, "another nonce"},
+		{"too old", func(r *sandbox.CanaryResult) { r.Timestamp = time.Now().Add(-2 * time.Minute) }, nonce, time.Minute, "old, more than 1m0s"},
+		{"no timestamp", func(r *sandbox.CanaryResult) { r.Timestamp = time.Time{} }, nonce, time.Minute, "old"},
+		{"in the future", func(r *sandbox.CanaryResult) { r.Timestamp = time.Now().Add(time.Hour) }, nonce, time.Minute, "in the future"},
+		{"caller has no nonce", func(*sandbox.CanaryResult) {}, "", time.Minute, "no nonce to check"},
+		{"caller has no age", func(*sandbox.CanaryResult) {}, nonce, 0, "no maximum age"},
+		{"not verified stays so", func(r *sandbox.CanaryResult) {
+			*r = sandbox.NewCanaryResult("landlock", probes("file_read=failed"))
+			r.Nonce = nonce
+		}, nonce, time.Minute, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ws := t.TempDir()
+			r := fresh
+			c.edit(&r)
+			if err := sandbox.WriteCanaryResult(ws, r); err != nil {
+				t.Fatal(err)
+			}
+			got := sandbox.ReadFreshCanaryResult(ws, c.nonce, c.maxAge)
+			if c.reason == "" {
+				if got.Status != r.Status || got.Verified != r.Verified || got.Nonce != nonce {
+					t.Errorf("got %s verified=%v nonce=%q, want the result as written (%s)", got.Status, got.Verified, got.Nonce, r.Status)
+				}
+				return
+			}
+			if got.Verified || got.Status != "unknown" || !strings.Contains(got.Summary, c.reason) || strings.HasPrefix(got.Summary, "Sandbox verified") {
+				t.Errorf("got %s verified=%v %q, want unknown with %q", got.Status, got.Verified, got.Summary, c.reason)
+			}
+		})
+	}
+	if got := sandbox.ReadFreshCanaryResult(t.TempDir(), nonce, time.Minute); got.Status != "unknown" || !strings.Contains(got.Summary, "no canary result") {
+		t.Errorf("missing file: %+v", got)
+	}
+}

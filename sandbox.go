@@ -14,6 +14,21 @@
 // read it. A doctor calls [Probe] and [PlanFor] to say what this machine can
 // enforce.
 //
+// # What the canary proves
+//
+// [VerifyCanaryFor] proves what the process that ran it could not do at the
+// moment it ran: each probe was denied with the errno only the sandbox
+// gives, every thread was under the seccomp filter with no_new_privs and
+// held no capability. [WriteCanaryResult] records that in the workspace,
+// and that record is self-attestation: a program running unconfined can
+// write any file, "verified" included. An Engine hands the Agent a nonce
+// ([NewCanaryNonce], [CanaryNonceEnv]) and reads the result with
+// [ReadFreshCanaryResult], which refuses a result without that nonce or
+// older than a maximum age: this stops the replay of an old result or one
+// left by another run, not a forgery by an unconfined writer that learns
+// the nonce. What makes the result the confined program's is starting it
+// with WrapCommand, confined before its first instruction.
+//
 // # Mechanisms
 //
 //   - Linux: Landlock (filesystem rights, TCP ports, abstract unix socket and

@@ -6,9 +6,16 @@
 //
 // Without -workspace it makes a temporary one. -skip-sandbox exists only to
 // show an Engine refusing an Agent whose sandbox is not verified.
+//
+// Started by examples/engine, it finds in its environment the Config the
+// Engine confined it with (SANDBOX_CONFIG, JSON) and the nonce the Engine
+// expects in its canary result (OPENPARALLAX_CANARY_NONCE). It applies the
+// same Config to itself (a second, identical layer: harmless, and what an
+// Agent started without WrapCommand needs) and runs the canary for it.
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -30,6 +37,14 @@ func main() {
 		*workspace = dir
 	}
 	cfg := sandbox.Config{AllowedWritePaths: []string{*workspace}}
+	if s := os.Getenv("SANDBOX_CONFIG"); s != "" {
+		// The Config the Engine confined this process with: the canary
+		// then probes exactly what it denies.
+		cfg = sandbox.Config{}
+		if err := json.Unmarshal([]byte(s), &cfg); err != nil {
+			fail(fmt.Errorf("SANDBOX_CONFIG: %w", err))
+		}
+	}
 
 	if !*skip {
 		err := sandbox.New().ApplySelf(cfg)
@@ -40,6 +55,8 @@ func main() {
 		}
 	}
 	result := sandbox.VerifyCanaryFor(cfg)
+	// The Engine refuses a result without the nonce it handed out.
+	result.Nonce = os.Getenv(sandbox.CanaryNonceEnv)
 	if err := sandbox.WriteCanaryResult(*workspace, result); err != nil {
 		fail(err)
 	}

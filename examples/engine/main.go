@@ -9,14 +9,24 @@
 // demo; a real Engine ships its Agent). -unconfined starts the Agent
 // without WrapCommand: together with the Agent's -skip-sandbox it shows the
 // Engine refusing an Agent whose sandbox is not verified.
+//
+// The Engine hands the Agent a fresh nonce in OPENPARALLAX_CANARY_NONCE and
+// the Config it confines it with, as JSON, in SANDBOX_CONFIG (so that the
+// Agent's canary probes what this Config denies and checks what it grants).
+// It accepts the Agent's result only with that nonce and at most a minute
+// old: an old result, or one another run left in the workspace, is refused.
+// This does not stop an unconfined program that can write the workspace
+// from forging a result (see the sandbox package's notes on the canary).
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"time"
 
 	"github.com/openparallax/sandbox"
 )
@@ -40,11 +50,17 @@ func main() {
 		defer os.Remove(*agent)
 	}
 
+	cfg := sandbox.Config{AllowedWritePaths: []string{workspace}}
+	cfgJSON, err := json.Marshal(cfg)
+	if err != nil {
+		fail(err)
+	}
+	nonce := sandbox.NewCanaryNonce()
 	cmd := exec.Command(*agent, append([]string{"-workspace", workspace}, flag.Args()...)...)
+	cmd.Env = append(os.Environ(), sandbox.CanaryNonceEnv+"="+nonce, "SANDBOX_CONFIG="+string(cfgJSON))
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	sb := sandbox.New()
 	if !*unconfined {
-		cfg := sandbox.Config{AllowedWritePaths: []string{workspace}}
 		if err := sb.WrapCommand(cmd, cfg); err != nil {
 			fail(fmt.Errorf("confining the agent: %w", err))
 		}
@@ -63,7 +79,7 @@ func main() {
 	}
 	runErr := cmd.Wait()
 
-	result := sandbox.ReadCanaryResult(workspace)
+	result := sandbox.ReadFreshCanaryResult(workspace, nonce, time.Minute)
 	if !result.Verified {
 		fmt.Fprintf(os.Stderr, "engine: refusing the agent: its sandbox is not verified (status %s): %s\n", result.Status, result.Summary)
 		os.Exit(1)
