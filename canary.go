@@ -281,11 +281,26 @@ func errnoOf(err error) syscall.Errno {
 }
 
 // VerifyCanary runs the canary probes in the calling process, which should
-// already be sandboxed, with targets chosen as for an empty Config: nothing
-// granted beyond the system paths. Use VerifyCanaryFor when the process was
-// sandboxed with a Config that grants things, so that no probe targets a
-// granted path or port and the positive controls check the grants.
-func VerifyCanary() CanaryResult { return VerifyCanaryFor(Config{}) }
+// already be sandboxed. In a process that confined itself with ApplySelf
+// (of a Sandbox from [New]) it verifies against the Config that was
+// applied, the last one if ApplySelf was called more than once: the same
+// as VerifyCanaryFor(cfg). Otherwise it chooses targets as for an empty
+// Config, nothing granted beyond the system paths, and a probe may then hit
+// something the sandbox grants (a granted port, say) and fail.
+//
+// A program started with WrapCommand has not called ApplySelf and does not
+// know its Config: the Engine should hand it over, for example as JSON in
+// an environment variable or a file the program reads, and the program
+// then calls VerifyCanaryFor with it (examples/engine and examples/agent
+// do this with SANDBOX_CONFIG). A Config so received only picks the
+// probes' targets; a wrong one can make probes skip or controls fail, never
+// turn a denial the sandbox did not make into "blocked".
+func VerifyCanary() CanaryResult {
+	if c := appliedConfig.Load(); c != nil {
+		return VerifyCanaryFor(*c)
+	}
+	return VerifyCanaryFor(Config{})
+}
 
 // VerifyCanaryFor runs the canary probes for a process sandboxed with cfg:
 // each probe attempts something cfg does not grant and counts as blocked only

@@ -366,3 +366,31 @@ func applyLandlock(pol linuxPolicy) error {
 	}
 	return nil
 }
+
+// VerifyCanary() after ApplySelf(cfg) verifies against cfg: with port 1
+// granted, the canary for an empty Config would probe port 1 and report
+// the network probe failed; the one for cfg picks another port, and checks
+// cfg's write path with its positive control.
+func TestVerifyCanaryKnowsAppliedConfig(t *testing.T) {
+	cfg, _ := canaryFixture(t)
+	cfg.AllowedTCPConnect = []string{"*:1"}
+	childtest.Run(t, func(t *testing.T) {
+		if r := VerifyCanary(); probeStatus(r, "control_write") != "(missing)" {
+			t.Fatalf("before ApplySelf VerifyCanary used a Config: %s", r.Summary)
+		}
+		if err := New().ApplySelf(cfg); err != nil {
+			t.Fatal(err)
+		}
+		cfg.AllowedWritePaths[0] = "/changed-by-the-caller-later"
+		empty := VerifyCanaryFor(Config{})
+		wantProbe(t, empty, "network", ProbeFailed) // the problem: port 1 is granted
+		r := VerifyCanary()
+		wantProbe(t, r, "network", ProbeBlocked)
+		wantProbe(t, r, "control_write", ProbeAllowed)
+		for _, p := range r.Probes {
+			if p.Name == "network" && p.Target == "127.0.0.1:1" {
+				t.Errorf("VerifyCanary probed the granted port: %+v", p)
+			}
+		}
+	})
+}
