@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"time"
 )
 
 // Feature names used in [Plan.Features].
@@ -65,6 +66,12 @@ type Plan struct {
 	Syscalls []string `json:"syscalls,omitempty"`
 	// Skipped lists default system paths absent on this machine.
 	Skipped []string `json:"skipped,omitempty"`
+	// Grants is the Config as resolved here, in terms every platform
+	// shares (see [Plan.Describe]).
+	Grants Grants `json:"grants"`
+	// TimeLimit is not set by PlanFor: a host that runs the program with a
+	// timeout (RunOptions.Timeout) sets it so that Describe mentions it.
+	TimeLimit time.Duration `json:"-"`
 }
 
 // NotEnforced returns the features that are asked for but not enforced.
@@ -105,7 +112,9 @@ func PlanFor(cfg Config) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	return planPlatform(rc), nil
+	p := planPlatform(rc)
+	p.Grants = grantsOf(rc)
+	return p, nil
 }
 
 // checkApplicable is the common gate of ApplySelf and WrapCommand: the

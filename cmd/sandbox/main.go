@@ -5,7 +5,7 @@
 //	sandbox doctor [--json]
 //	sandbox run [flags] -- CMD [ARGS...]
 //	sandbox verify [--config FILE.json] [flags] [--workspace DIR] [--json]
-//	sandbox plan [--config FILE.json] [flags] [--json]
+//	sandbox plan [--config FILE.json] [flags] [--json | --describe [--timeout D]]
 //
 // It is built on the library's public API only.
 //
@@ -49,7 +49,7 @@ const usage = `usage:
               [--bind PORT]... [--allow-spawn] [--env K=V]... [--keep-env]
               [--timeout D] [--config FILE.json] [--strict] [--explain] -- CMD [ARGS...]
   sandbox verify [--config FILE.json] [config flags] [--workspace DIR] [--json]
-  sandbox plan [--config FILE.json] [config flags] [--json]`
+  sandbox plan [--config FILE.json] [config flags] [--json | --describe [--timeout D]]`
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/openparallax/sandbox"
 )
@@ -242,6 +243,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--timeout", "soon", "--", "true"}, "-timeout"},
 		{[]string{"plan", "--config", "/nonexistent/cfg.json"}, "--config"},
 		{[]string{"verify", "--rw", "/nonexistent/dir"}, `--rw "/nonexistent/dir"`},
+		{[]string{"plan", "--describe", "--json"}, "--describe and --json"},
+		{[]string{"plan", "--timeout", "5s"}, "--timeout is only for --describe"},
 	}
 	for _, c := range cases {
 		_, stderr, code := runCLI(t, c.args...)
@@ -277,5 +280,24 @@ func TestPlanInProcess(t *testing.T) {
 	stdout.Reset()
 	if code := run([]string{"plan", "--rw", dir}, nil, &stdout, &stderr); code != exitOK || !strings.Contains(stdout.String(), "macOS Seatbelt profile") {
 		t.Errorf("plan text (exit %d):\n%s", code, stdout.String())
+	}
+}
+
+// plan --describe prints the library's description of the plan, with the
+// time limit given.
+func TestPlanDescribe(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr strings.Builder
+	code := run([]string{"plan", "--rw", dir, "--describe", "--timeout", "45s"}, nil, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("plan --describe exit %d: %s", code, stderr.String())
+	}
+	p, err := sandbox.PlanFor(sandbox.Config{AllowedWritePaths: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.TimeLimit = 45 * time.Second
+	if stdout.String() != p.Describe() || !strings.Contains(stdout.String(), "45s") {
+		t.Errorf("plan --describe printed:\n%s\nwant:\n%s", stdout.String(), p.Describe())
 	}
 }

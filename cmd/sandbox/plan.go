@@ -27,6 +27,8 @@ func plan(args []string, stdout, stderr io.Writer) int {
 	var cf configFlags
 	cf.register(fs)
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
+	describe := fs.Bool("describe", false, "print, in plain sentences, what a program in this sandbox can and cannot do here (for an AI agent's tool description)")
+	timeLimit := fs.Duration("timeout", 0, "with --describe: the time limit the program will run under (`D`, e.g. 30s)")
 	if !parse(fs, args, stderr) {
 		return exitUsage
 	}
@@ -40,6 +42,17 @@ func plan(args []string, stdout, stderr io.Writer) int {
 	p, err := sandbox.PlanFor(cfg)
 	if err != nil {
 		return usageError(stderr, "plan", "%v", configFlagError(err))
+	}
+	if *describe {
+		if *asJSON {
+			return usageError(stderr, "plan", "--describe and --json exclude each other")
+		}
+		p.TimeLimit = *timeLimit
+		fmt.Fprint(stdout, p.Describe())
+		return exitOK
+	}
+	if *timeLimit != 0 {
+		return usageError(stderr, "plan", "--timeout is only for --describe")
 	}
 	rep := planReport{Plan: p}
 	if text, params, err := sandbox.SeatbeltProfile(cfg); err != nil {

@@ -1,0 +1,218 @@
+package sandbox
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Grants is a Config as resolved on this machine (paths absolute with
+// symlinks resolved, endpoints parsed), in terms every platform shares: what
+// [Plan.Describe] speaks of. PlanFor fills it.
+type Grants struct {
+	Read        []string `json:"read,omitempty"`
+	Write       []string `json:"write,omitempty"`
+	Exec        []string `json:"exec,omitempty"`
+	Connect     []string `json:"connect,omitempty"` // "host:port", "*" for any host
+	Bind        []uint16 `json:"bind,omitempty"`
+	Spawn       bool     `json:"spawn,omitempty"`
+	UDP         bool     `json:"udp,omitempty"`
+	UnixSockets bool     `json:"unix_sockets,omitempty"`
+	Camera      bool     `json:"camera,omitempty"`
+	Microphone  bool     `json:"microphone,omitempty"`
+	DenyWrite   []string `json:"deny_write,omitempty"`
+	DenyRead    []string `json:"deny_read,omitempty"`
+	Mounts      []Mount  `json:"mounts,omitempty"`
+}
+
+func grantsOf(rc *resolvedConfig) Grants {
+	resolved := func(rps []ResolvedPath) []string {
+		var out []string
+		for _, rp := range rps {
+			out = append(out, rp.Resolved)
+		}
+		return out
+	}
+	g := Grants{
+		Read: resolved(rc.read), Write: resolved(rc.write), Exec: resolved(rc.exec),
+		Bind: slices.Clone(rc.bind), Spawn: rc.cfg.AllowProcessSpawn, UDP: rc.cfg.AllowUDP,
+		UnixSockets: rc.cfg.AllowUnixSockets, Camera: rc.cfg.AllowCamera, Microphone: rc.cfg.AllowMicrophone,
+		DenyWrite: slices.Clone(rc.denyWrite), DenyRead: slices.Clone(rc.denyRead), Mounts: slices.Clone(rc.mounts),
+	}
+	for _, ep := range rc.connect {
+		g.Connect = append(g.Connect, ep.String())
+	}
+	return g
+}
+
+// Describe renders the plan in plain sentences: what a program confined by
+// it can and cannot do on this machine (files, programs, processes,
+// network, devices, time limit), followed by every part of the Config that
+// is not enforced here, with its reason. It is generated from the plan
+// alone, so that a host can put it in the description of a tool an AI agent
+// calls (for example a help() the agent can read) and the agent learns the
+// limits it will meet instead of probing them. A sentence that the plan does
+// not back with an enforced feature says so where it stands.
+func (p Plan) Describe() string {
+	var b strings.Builder
+	para := func(sentences ...string) {
+		var keep []string
+		for _, s := range sentences {
+			if s != "" {
+				keep = append(keep, s)
+			}
+		}
+		if len(keep) > 0 {
+			b.WriteString(strings.Join(keep, " ") + "\n\n")
+		}
+	}
+	feature := func(name string) (Enforcement, bool) {
+		i := slices.IndexFunc(p.Features, func(f Enforcement) bool { return f.Feature == name })
+		if i < 0 {
+			return Enforcement{}, false
+		}
+		return p.Features[i], true
+	}
+	// claim is a sentence about what feature governs, marked when the
+	// feature is not enforced here.
+	claim := func(name, sentence string) string {
+		if f, ok := feature(name); ok && !f.Enforced {
+			return strings.TrimSuffix(sentence, ".") + " (NOT enforced on this machine: see below)."
+		}
+		return sentence
+	}
+	g := p.Grants
+	mech := p.Mechanism
+	if p.Version > 0 {
+		mech += " ABI " + strconv.Itoa(p.Version)
+	}
+
+	if !p.Available {
+		para(fmt.Sprintf("No sandbox is in force on this machine (%s on %s is unavailable: %s).", mech, p.Platform, p.Reason),
+			"A program started here can do whatever the user running it can: read and write every file the user can, reach any host, run and start any program.")
+	} else {
+		para(fmt.Sprintf("This program runs in a sandbox (%s on %s). What it can and cannot do on this machine:", mech, p.Platform))
+
+		// Files.
+		var files []string
+		if len(g.Write) > 0 {
+			files = append(files, "It can read, create, change, rename and delete files inside "+list(g.Write)+".")
+		}
+		if len(g.Read) > 0 {
+			files = append(files, "It can read (but not change) "+list(g.Read)+".")
+		}
+		var system []string
+		for _, r := range p.Paths {
+			if strings.HasPrefix(r.Source, "default:") && !slices.Contains(system, r.Path) {
+				system = append(system, r.Path)
+			}
+		}
+		if len(system) > 0 {
+			files = append(files, "It can also use the system files every program needs, read-only except devices such as /dev/null: "+strings.Join(system, ", ")+".")
+		}
+		if len(g.Write) == 0 {
+			files = append(files, "It cannot create or change any other file.")
+		}
+		files = append(files, claim(FeatureFilesystem, "Every other file and directory is off limits: reading, writing, creating or listing it fails with a permission error."))
+		para(files...)
+
+		// Programs and processes.
+		var exec string
+		if len(g.Exec) == 0 {
+			exec = claim(FeatureExec, "It cannot run any program file (executing one fails with a permission error).")
+		} else {
+			exec = claim(FeatureExec, "It can run only these programs (and the interpreters they need): "+list(g.Exec)+".")
+		}
+		spawn := claim(FeatureSpawn, "It cannot start other processes: creating one fails with a permission error.")
+		if g.Spawn {
+			spawn = claim(FeatureSpawn, "It can start child processes; they are confined in the same way.")
+		}
+		para(exec, spawn, claim(FeatureScopeSignal, "It cannot send signals to processes outside the sandbox."))
+
+		// Network.
+		connect := claim(FeatureTCPConnect, "It cannot open TCP connections.")
+		if len(g.Connect) > 0 {
+			connect = claim(FeatureTCPConnect, "It can open TCP connections only to "+list(g.Connect)+" (\"*\" is any host).")
+			if f, ok := feature(FeatureTCPHost); ok && !f.Enforced {
+				connect += " Only the ports are enforced, not the hosts: any host on those ports is reachable."
+			}
+		}
+		bind := claim(FeatureTCPBind, "It cannot listen on TCP ports.")
+		if len(g.Bind) > 0 {
+			bind = claim(FeatureTCPBind, "It can listen on TCP ports "+ports(g.Bind)+" only (0: a port the system picks).")
+		}
+		udp := claim(FeatureUDP, "It cannot use UDP.")
+		if g.UDP {
+			udp = "It can send and receive UDP to and from any host and port."
+		}
+		unixSockets := claim(FeatureUnixSockets, "It cannot create unix domain sockets (connected socket pairs within the program excepted).")
+		if g.UnixSockets {
+			unixSockets = claim(FeatureUnixSockets, "It can create unix domain sockets.")
+		}
+		para(connect, bind, udp, unixSockets, claim(FeatureScopeUnix, "It cannot reach abstract unix sockets outside the sandbox."))
+
+		// Devices, protected paths, mounts.
+		var dev []string
+		switch {
+		case g.Camera && g.Microphone:
+			dev = append(dev, claim(FeatureCamera, "It can use the camera.")+" "+claim(FeatureMicrophone, "It can use the microphone."))
+		case g.Camera:
+			dev = append(dev, claim(FeatureCamera, "It can use the camera.")+" It cannot use the microphone.")
+		case g.Microphone:
+			dev = append(dev, claim(FeatureMicrophone, "It can use the microphone.")+" It cannot use the camera.")
+		default:
+			dev = append(dev, "It is not granted the camera or the microphone.")
+		}
+		if len(g.DenyWrite) > 0 {
+			dev = append(dev, claim(FeatureDenyWrite, "These stay read-only even inside writable paths: "+list(g.DenyWrite)+"."))
+		}
+		if len(g.DenyRead) > 0 {
+			dev = append(dev, claim(FeatureDenyRead, "These cannot be read even inside granted paths: "+list(g.DenyRead)+"."))
+		}
+		for _, m := range g.Mounts {
+			mode := "read-only"
+			if m.Write {
+				mode = "writable"
+			}
+			dev = append(dev, claim(FeatureMounts, fmt.Sprintf("It sees %s at %s (%s).", m.Path, m.At, mode)))
+		}
+		para(dev...)
+	}
+
+	if p.TimeLimit > 0 {
+		para(fmt.Sprintf("It is stopped after %s.", p.TimeLimit))
+	} else {
+		para("The sandbox sets no time limit.")
+	}
+
+	ne := p.NotEnforced()
+	if len(ne) == 0 {
+		para("Everything above is enforced on this machine.")
+	} else {
+		b.WriteString("Not enforced on this machine (the program CAN do these, whatever the Config says):\n")
+		for _, f := range ne {
+			line := "- " + f.Feature + ": " + f.Detail
+			if f.Hint != "" {
+				line += " (remedy: " + f.Hint + ")"
+			}
+			b.WriteString(line + "\n")
+		}
+		b.WriteString("\n")
+	}
+	if p.Available {
+		para("An operation the sandbox denies fails with a permission error (EACCES or EPERM): it does not mean the file, host or program is missing, and retrying will not help.")
+	}
+	return strings.TrimRight(b.String(), "\n") + "\n"
+}
+
+// list joins items for a sentence.
+func list(items []string) string {
+	switch len(items) {
+	case 0:
+		return "nothing"
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
