@@ -6,6 +6,7 @@
 //	sandbox run [flags] -- CMD [ARGS...]
 //	sandbox verify [--config FILE.json] [flags] [--workspace DIR] [--json]
 //	sandbox plan [--config FILE.json] [flags] [--json | --describe [--timeout D]]
+//	sandbox schema
 //
 // It is built on the library's public API only.
 //
@@ -22,7 +23,8 @@
 //
 // --json output is stable: doctor prints {platform, status, features,
 // canary}, verify prints the canary result as written to sandbox.status,
-// plan prints {plan, seatbelt: {profile, params, error}}. Field names follow
+// plan prints {plan, seatbelt: {profile, params, error}}; schema prints the
+// JSON Schema of a Config. Field names follow
 // the library's JSON tags.
 package main
 
@@ -49,7 +51,8 @@ const usage = `usage:
               [--bind PORT]... [--allow-spawn] [--env K=V]... [--keep-env]
               [--timeout D] [--config FILE.json] [--strict] [--explain] -- CMD [ARGS...]
   sandbox verify [--config FILE.json] [config flags] [--workspace DIR] [--json]
-  sandbox plan [--config FILE.json] [config flags] [--json | --describe [--timeout D]]`
+  sandbox plan [--config FILE.json] [config flags] [--json | --describe [--timeout D]]
+  sandbox schema`
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -57,7 +60,7 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "sandbox: missing command (doctor, run, verify, plan)")
+		fmt.Fprintln(stderr, "sandbox: missing command (doctor, run, verify, plan, schema)")
 		return exitUsage
 	}
 	switch args[0] {
@@ -69,13 +72,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return verify(args[1:], stdout, stderr)
 	case "plan":
 		return plan(args[1:], stdout, stderr)
+	case "schema":
+		return schema(args[1:], stdout, stderr)
 	case canaryChild:
 		return canaryChildMain(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprintln(stdout, usage)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "sandbox: unknown command %q (want doctor, run, verify or plan)\n", args[0])
+		fmt.Fprintf(stderr, "sandbox: unknown command %q (want doctor, run, verify, plan or schema)\n", args[0])
 		return exitUsage
 	}
 }

@@ -301,3 +301,22 @@ func TestPlanDescribe(t *testing.T) {
 		t.Errorf("plan --describe printed:\n%s\nwant:\n%s", stdout.String(), p.Describe())
 	}
 }
+
+// schema prints the library's JSON Schema of a Config.
+func TestSchema(t *testing.T) {
+	var stdout, stderr strings.Builder
+	if code := run([]string{"schema"}, nil, &stdout, &stderr); code != exitOK {
+		t.Fatalf("schema exit %d: %s", code, stderr.String())
+	}
+	want, err := sandbox.ConfigSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s map[string]any
+	if err := json.Unmarshal([]byte(stdout.String()), &s); err != nil || strings.TrimSpace(stdout.String()) != string(want) {
+		t.Errorf("schema printed (%v):\n%s", err, stdout.String())
+	}
+	if code := run([]string{"schema", "extra"}, nil, &stdout, &stderr); code != exitUsage {
+		t.Errorf("schema extra: exit %d, want %d", code, exitUsage)
+	}
+}

@@ -1,0 +1,198 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"runtime"
+	"strings"
+)
+
+// fieldDoc is what the JSON Schema says about one Config field besides its
+// type, which comes from the struct.
+type fieldDoc struct {
+	description string
+	examples    []any
+	item        map[string]any // extra keywords for each array item
+	required    bool           // a field of a Mount object that must be present
+}
+
+// configFieldDocs describes every JSON field of Config and Mount, keyed
+// "field" or "mounts.field". It is the one place these descriptions live
+// for the schema; TestConfigSchemaCoversEveryField fails when a field of
+// Config or Mount has no entry here or an entry names no field.
+var configFieldDocs = map[string]fieldDoc{
+	"allowed_read_paths": {
+		description: "Absolute paths the program may read; a directory may also be listed, and everything beneath it read, recursively. Each path must exist.",
+		examples:    []any{[]string{"/usr/share/dict"}},
+		item:        map[string]any{"minLength": 1, "pattern": absPathPattern()},
+	},
+	"allowed_write_paths": {
+		description: "Absolute paths the program may read and write; inside a directory it may create, delete, rename and truncate files and directories (never device nodes). Each path must exist.",
+		examples:    []any{[]string{"/home/user/project"}},
+		item:        map[string]any{"minLength": 1, "pattern": absPathPattern()},
+	},
+	"allowed_tcp_connect": {
+		description: `Outgoing TCP endpoints as "host:port". The host is "*" or empty for any host, "localhost", an IP address (IPv6 in brackets) or a DNS name; the port is 1-65535. No URLs, CIDR ranges or wildcard names. Where only ports can be enforced (Linux), the host part is reported as not enforced.`,
+		examples:    []any{[]string{"*:443", "localhost:8080", "api.example.com:443"}},
+		item:        map[string]any{"pattern": endpointPattern},
+	},
+	"allowed_tcp_bind": {
+		description: "Local TCP ports the program may bind (listen on); 0 lets the kernel choose a port.",
+		examples:    []any{[]int{8080}},
+	},
+	"allow_process_spawn": {
+		description: "Let the program create child processes (fork, vfork, clone); children inherit the sandbox. Running another program in place (exec) is governed by allowed_exec_paths.",
+	},
+	"allowed_exec_paths": {
+		description: "Absolute paths of the only files (or directories of files) that may be executed; a granted program's interpreter is granted with it. Empty: nothing may be executed.",
+		examples:    []any{[]string{"/usr/bin/git"}},
+		item:        map[string]any{"minLength": 1, "pattern": absPathPattern()},
+	},
+	"allow_unix_sockets": {
+		description: "Let the program create AF_UNIX sockets (off by default: before Landlock ABI 9 nothing stops a connect to a socket such as /var/run/docker.sock). socketpair is always allowed.",
+	},
+	"allow_udp": {
+		description: "Let the program create UDP sockets to any host and port (for example for DNS); UDP destinations are not restricted.",
+	},
+	"deny_write_paths": {
+		description: "Absolute paths that stay read-only even inside allowed_write_paths; need not exist. Needs the mount-namespace layer; reported as not enforced where it is not in force.",
+		examples:    []any{[]string{"/home/user/project/.git"}},
+		item:        map[string]any{"minLength": 1, "pattern": absPathPattern()},
+	},
+	"deny_read_paths": {
+		description: "Absolute paths that can be neither read, written nor listed, even inside granted paths; need not exist. Enforced like deny_write_paths.",
+		examples:    []any{[]string{"/home/user/project/.env"}},
+		item:        map[string]any{"minLength": 1, "pattern": absPathPattern()},
+	},
+	"mounts": {
+		description: "Host paths shown at other paths inside the sandbox, read-only unless write is true. Needs the mount-namespace layer; reported as not enforced where it is not in force.",
+		examples:    []any{[]map[string]any{{"path": "/home/user/project", "at": "/workspace", "write": true}}},
+	},
+	"mounts.path": {description: "The host path to show (absolute, must exist).", required: true, item: map[string]any{"minLength": 1, "pattern": absPathPattern()}},
+	"mounts.at":   {description: "Where it appears inside the sandbox (absolute, not /).", required: true, item: map[string]any{"minLength": 1, "pattern": absPathPattern()}},
+	"mounts.write": {
+		description: "Writable inside the sandbox; read-only when false.",
+	},
+	"allow_camera": {
+		description: "Grant the camera (macOS device-camera); elsewhere reported as not enforceable: grant the device paths instead.",
+	},
+	"allow_microphone": {
+		description: "Grant the microphone (macOS device-microphone); elsewhere reported as not enforceable.",
+	},
+	"strict": {
+		description: "Refuse to apply anything if any part of the Config cannot be enforced on this machine; without it the rest is applied and the gaps are reported.",
+	},
+}
+
+// endpointPattern accepts every "host:port" ParseEndpoint accepts and
+// refuses the commonest mistakes (a URL, a missing port); ParseEndpoint
+// stays the judge. It uses only syntax ECMA-262 and Go's regexp share.
+const endpointPattern = `^(\*|\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]*):[0-9]{1,5}$`
+
+// absPathPattern is an absolute path on this platform: "/..." or, on
+// Windows, "C:\..." or "\\server\...".
+func absPathPattern() string {
+	if runtime.GOOS == "windows" {
+		return `^([A-Za-z]:[\\/]|\\\\)`
+	}
+	return `^/`
+}
+
+// ConfigSchema returns a JSON Schema (draft 2020-12) of Config, so that a
+// program or a tool-calling model can write a Config this library accepts.
+// It is generated from the Config struct, its JSON names and types, with
+// the descriptions kept in one table, so a new field cannot be left out.
+// A Config that validates against it can still be refused by
+// [Config.Validate] (a path that does not exist, a port 0 to connect to):
+// the schema describes the shape, Validate the machine.
+func ConfigSchema() ([]byte, error) {
+	props, err := schemaProperties(reflect.TypeFor[Config](), "")
+	if err != nil {
+		return nil, err
+	}
+	schema := map[string]any{
+		"$schema":              "https://json-schema.org/draft/2020-12/schema",
+		"$id":                  "https://github.com/openparallax/sandbox/config.schema.json",
+		"title":                "sandbox.Config",
+		"description":          "What a program confined by github.com/openparallax/sandbox may do; everything it does not grant is denied. The empty object grants nothing but the system paths every program needs. Unknown fields are refused.",
+		"type":                 "object",
+		"additionalProperties": false,
+		"properties":           props,
+	}
+	return json.MarshalIndent(schema, "", "  ")
+}
+
+// schemaProperties builds the "properties" of struct type t; prefix is
+// "" for Config and "mounts." for Mount.
+func schemaProperties(t reflect.Type, prefix string) (map[string]any, error) {
+	props := map[string]any{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			return nil, fmt.Errorf("sandbox: schema: %s.%s has no JSON name", t.Name(), f.Name)
+		}
+		doc, ok := configFieldDocs[prefix+name]
+		if !ok {
+			return nil, fmt.Errorf("sandbox: schema: no description for %s (%s.%s)", prefix+name, t.Name(), f.Name)
+		}
+		s, err := schemaType(f.Type, doc, name)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: schema: %s: %w", prefix+name, err)
+		}
+		s["description"] = doc.description
+		if len(doc.examples) > 0 {
+			s["examples"] = doc.examples
+		}
+		props[name] = s
+	}
+	return props, nil
+}
+
+// schemaType is the schema of one Go type. For a scalar field, doc.item's
+// keywords apply to the field itself; for an array, to its items.
+func schemaType(t reflect.Type, doc fieldDoc, name string) (map[string]any, error) {
+	s := map[string]any{}
+	switch t.Kind() {
+	case reflect.String:
+		s["type"] = "string"
+		for k, v := range doc.item {
+			s[k] = v
+		}
+	case reflect.Bool:
+		s["type"] = "boolean"
+	case reflect.Uint16:
+		s["type"], s["minimum"], s["maximum"] = "integer", 0, 65535
+	case reflect.Slice:
+		var items map[string]any
+		if e := t.Elem(); e.Kind() == reflect.Struct {
+			props, err := schemaProperties(e, name+".")
+			if err != nil {
+				return nil, err
+			}
+			required := []string{}
+			for i := range e.NumField() {
+				n, _, _ := strings.Cut(e.Field(i).Tag.Get("json"), ",")
+				if configFieldDocs[name+"."+n].required {
+					required = append(required, n)
+				}
+			}
+			items = map[string]any{"type": "object", "additionalProperties": false, "properties": props, "required": required}
+		} else {
+			var err error
+			if items, err = schemaType(t.Elem(), fieldDoc{item: doc.item}, name); err != nil {
+				return nil, err
+			}
+		}
+		// null too: encoding/json writes a nil slice of a field without
+		// omitempty as null, and decodes null as an empty list.
+		s["type"], s["items"] = []string{"array", "null"}, items
+	default:
+		return nil, fmt.Errorf("Go type %s has no schema mapping", t)
+	}
+	return s, nil
+}

@@ -1,0 +1,280 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func loadSchema(t *testing.T) map[string]any {
+	t.Helper()
+	b, err := ConfigSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s map[string]any
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func jsonNames(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		if n, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); n != "-" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Every JSON field of Config and Mount is in the schema with a description,
+// and every description belongs to a field.
+func TestConfigSchemaCoversEveryField(t *testing.T) {
+	s := loadSchema(t)
+	props := s["properties"].(map[string]any)
+	mountProps := props["mounts"].(map[string]any)["items"].(map[string]any)["properties"].(map[string]any)
+	fields := map[string]bool{}
+	check := func(props map[string]any, typ reflect.Type, prefix string) {
+		names := jsonNames(typ)
+		for _, n := range names {
+			fields[prefix+n] = true
+			p, ok := props[n].(map[string]any)
+			if !ok {
+				t.Errorf("%s%s: not in the schema", prefix, n)
+				continue
+			}
+			if d, _ := p["description"].(string); d == "" {
+				t.Errorf("%s%s: no description", prefix, n)
+			}
+		}
+		if len(props) != len(names) {
+			t.Errorf("schema has %d properties for %s, the struct %d", len(props), typ.Name(), len(names))
+		}
+	}
+	check(props, reflect.TypeFor[Config](), "")
+	check(mountProps, reflect.TypeFor[Mount](), "mounts.")
+	for k := range configFieldDocs {
+		if !fields[k] {
+			t.Errorf("configFieldDocs[%q] describes no field", k)
+		}
+	}
+}
+
+// fullConfig sets every field of Config, with paths under dir.
+func fullConfig(dir string) Config {
+	return Config{
+		AllowedReadPaths: []string{dir}, AllowedWritePaths: []string{dir}, AllowedTCPConnect: []string{"*:443", "localhost:8080", "[::1]:22", ":80", "127.0.0.1:5432", "api.example.com:443"},
+		AllowedTCPBind: []uint16{0, 8080}, AllowProcessSpawn: true, AllowedExecPaths: []string{dir}, AllowUnixSockets: true, AllowUDP: true,
+		DenyWritePaths: []string{filepath.Join(dir, ".git")}, DenyReadPaths: []string{filepath.Join(dir, ".env")},
+		Mounts: []Mount{{Path: dir, At: filepath.Join(dir, "at"), Write: true}}, AllowCamera: true, AllowMicrophone: true, Strict: true,
+	}
+}
+
+// validate checks v against the subset of JSON Schema ConfigSchema uses.
+func validate(s map[string]any, v any, at string) error {
+	if types, ok := s["type"]; ok {
+		var want []string
+		switch ty := types.(type) {
+		case string:
+			want = []string{ty}
+		case []any:
+			for _, x := range ty {
+				want = append(want, x.(string))
+			}
+		}
+		got := "null"
+		switch x := v.(type) {
+		case map[string]any:
+			got = "object"
+		case []any:
+			got = "array"
+		case string:
+			got = "string"
+		case bool:
+			got = "boolean"
+		case float64:
+			got = "number"
+			if x == float64(int64(x)) {
+				got = "integer"
+			}
+		}
+		if !slices.Contains(want, got) && !(got == "integer" && slices.Contains(want, "number")) {
+			return fmt.Errorf("%s: %s, want %v", at, got, want)
+		}
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		props, _ := s["properties"].(map[string]any)
+		for k, val := range x {
+			ps, ok := props[k].(map[string]any)
+			if !ok {
+				if s["additionalProperties"] == false {
+					return fmt.Errorf("%s: unknown property %q", at, k)
+				}
+				continue
+			}
+			if err := validate(ps, val, at+"."+k); err != nil {
+				return err
+			}
+		}
+		req, _ := s["required"].([]any)
+		for _, r := range req {
+			if _, ok := x[r.(string)]; !ok {
+				return fmt.Errorf("%s: %s required", at, r)
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if err := validate(s["items"].(map[string]any), e, fmt.Sprintf("%s[%d]", at, i)); err != nil {
+				return err
+			}
+		}
+	case string:
+		if n, ok := s["minLength"].(float64); ok && float64(len(x)) < n {
+			return fmt.Errorf("%s: shorter than %v", at, n)
+		}
+		if p, ok := s["pattern"].(string); ok && !regexp.MustCompile(p).MatchString(x) {
+			return fmt.Errorf("%s: %q does not match %s", at, x, p)
+		}
+	case float64:
+		if n, ok := s["minimum"].(float64); ok && x < n {
+			return fmt.Errorf("%s: below %v", at, n)
+		}
+		if n, ok := s["maximum"].(float64); ok && x > n {
+			return fmt.Errorf("%s: above %v", at, n)
+		}
+	}
+	return nil
+}
+
+// schemaSamples are Configs as JSON that must validate, and ones that must
+// not, each with the library's own verdict alongside.
+func schemaSamples(t *testing.T) (valid, invalid map[string]string) {
+	dir := t.TempDir()
+	full := fullConfig(dir)
+	v := reflect.ValueOf(full)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Fatalf("fullConfig leaves %s unset: set every field so that the schema is tested on it", v.Type().Field(i).Name)
+		}
+	}
+	fullJSON, _ := json.Marshal(full)
+	zeroJSON, _ := json.Marshal(Config{})
+	valid = map[string]string{"every field": string(fullJSON), "zero Config as Go writes it": string(zeroJSON), "empty object": `{}`}
+	invalid = map[string]string{
+		"unknown field":         `{"allow_everything": true}`,
+		"bool as string":        `{"allow_udp": "yes"}`,
+		"port out of range":     `{"allowed_tcp_bind": [70000]}`,
+		"negative port":         `{"allowed_tcp_bind": [-1]}`,
+		"URL as endpoint":       `{"allowed_tcp_connect": ["https://example.com:443"]}`,
+		"endpoint without port": `{"allowed_tcp_connect": ["example.com"]}`,
+		"relative path":         `{"allowed_read_paths": ["src"]}`,
+		"path not a list":       `{"allowed_write_paths": "` + filepath.ToSlash(dir) + `"}`,
+		"mount without at":      `{"mounts": [{"path": "` + filepath.ToSlash(dir) + `"}]}`,
+		"mount unknown field":   `{"mounts": [{"path": "` + filepath.ToSlash(dir) + `", "at": "/w", "mode": "rw"}]}`,
+	}
+	return valid, invalid
+}
+
+// Valid samples validate, decode strictly into a Config and pass Validate;
+// invalid ones are refused by the schema and by the strict decoder or
+// Validate.
+func TestConfigSchemaValidates(t *testing.T) {
+	s := loadSchema(t)
+	valid, invalid := schemaSamples(t)
+	decode := func(doc string) error {
+		var cfg Config
+		dec := json.NewDecoder(bytes.NewReader([]byte(doc)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&cfg); err != nil {
+			return err
+		}
+		return cfg.Validate()
+	}
+	for name, doc := range valid {
+		var v any
+		json.Unmarshal([]byte(doc), &v)
+		if err := validate(s, v, "$"); err != nil {
+			t.Errorf("%s: refused by the schema: %v\n%s", name, err, doc)
+		}
+		if err := decode(doc); err != nil {
+			t.Errorf("%s: refused by the library: %v", name, err)
+		}
+	}
+	for name, doc := range invalid {
+		var v any
+		json.Unmarshal([]byte(doc), &v)
+		if err := validate(s, v, "$"); err == nil {
+			t.Errorf("%s: accepted by the schema: %s", name, doc)
+		}
+		if err := decode(doc); err == nil {
+			t.Errorf("%s: accepted by the library, though the schema refuses it: %s", name, doc)
+		}
+	}
+	// The endpoint pattern accepts what ParseEndpoint accepts.
+	re := regexp.MustCompile(endpointPattern)
+	for _, e := range []string{"*:1", ":65535", "localhost:80", "LOCALHOST:80", "10.0.0.1:22", "[::1]:443", "[2001:db8::1]:8443", "a-b.example.COM.:443"} {
+		if _, err := ParseEndpoint(e); err != nil {
+			t.Fatalf("%s: %v", e, err)
+		}
+		if !re.MatchString(e) {
+			t.Errorf("endpoint pattern refuses %q, which ParseEndpoint accepts", e)
+		}
+	}
+}
+
+// The same samples through a real JSON Schema validator (Python's
+// jsonschema, Draft 2020-12), which also checks the schema itself against
+// the meta-schema.
+func TestConfigSchemaWithJSONSchemaValidator(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found: the real validator cannot run here (the Go subset validator still ran)")
+	}
+	if out, err := exec.Command(py, "-c", "import jsonschema").CombinedOutput(); err != nil {
+		t.Skipf("python3 has no jsonschema module (Debian: python3-jsonschema): %s", out)
+	}
+	b, err := ConfigSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid, invalid := schemaSamples(t)
+	dir := t.TempDir()
+	write := func(name string, v any) string {
+		p := filepath.Join(dir, name)
+		data, _ := json.Marshal(v)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	schemaPath := filepath.Join(dir, "schema.json")
+	os.WriteFile(schemaPath, b, 0o644)
+	const script = `
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+jsonschema.Draft202012Validator.check_schema(schema)
+v = jsonschema.Draft202012Validator(schema)
+bad = 0
+for name, doc in json.load(open(sys.argv[2])).items():
+    errs = list(v.iter_errors(json.loads(doc)))
+    if errs: print("valid sample refused:", name, errs[0].message); bad += 1
+for name, doc in json.load(open(sys.argv[3])).items():
+    if not list(v.iter_errors(json.loads(doc))): print("invalid sample accepted:", name); bad += 1
+sys.exit(1 if bad else 0)
+`
+	out, err := exec.Command(py, "-c", script, schemaPath, write("valid.json", valid), write("invalid.json", invalid)).CombinedOutput()
+	if err != nil {
+		t.Errorf("jsonschema: %v\n%s", err, out)
+	}
+}
