@@ -57,6 +57,16 @@ func TestEngineRefusesAnUnsandboxedAgent(t *testing.T) {
 	}
 }
 
+// A result without the nonce the Engine handed out (an old result, or one
+// another run left) is refused, whatever it says.
+func TestEngineRefusesAResultWithoutItsNonce(t *testing.T) {
+	engine, agent := build(t, "./engine"), build(t, "./agent")
+	out, err := exec.Command(engine, "-agent", agent, "--", "-drop-nonce").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "refusing the agent") || !strings.Contains(string(out), "carries no nonce") {
+		t.Fatalf("engine trusted a result without its nonce (%v):\n%s", err, out)
+	}
+}
+
 func TestDoctorExample(t *testing.T) {
 	out, err := exec.Command(build(t, "./doctor")).CombinedOutput()
 	st := sandbox.Probe()

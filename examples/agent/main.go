@@ -4,8 +4,9 @@
 //
 //	go run ./examples/agent [-workspace DIR]
 //
-// Without -workspace it makes a temporary one. -skip-sandbox exists only to
-// show an Engine refusing an Agent whose sandbox is not verified.
+// Without -workspace it makes a temporary one. -skip-sandbox and
+// -drop-nonce exist only to show an Engine refusing an Agent whose sandbox
+// is not verified, or whose result is not from this run.
 //
 // Started by examples/engine, it finds in its environment the Config the
 // Engine confined it with (SANDBOX_CONFIG, JSON) and the nonce the Engine
@@ -28,6 +29,7 @@ import (
 func main() {
 	workspace := flag.String("workspace", "", "the agent's workspace (default: a new temporary directory)")
 	skip := flag.Bool("skip-sandbox", false, "do not apply the sandbox (to demonstrate a refusing Engine)")
+	dropNonce := flag.Bool("drop-nonce", false, "leave the Engine's nonce out of the result, as an old result would (to demonstrate a refusing Engine)")
 	flag.Parse()
 	if *workspace == "" {
 		dir, err := os.MkdirTemp("", "agent-workspace-")
@@ -57,6 +59,9 @@ func main() {
 	result := sandbox.VerifyCanaryFor(cfg)
 	// The Engine refuses a result without the nonce it handed out.
 	result.Nonce = os.Getenv(sandbox.CanaryNonceEnv)
+	if *dropNonce {
+		result.Nonce = ""
+	}
 	if err := sandbox.WriteCanaryResult(*workspace, result); err != nil {
 		fail(err)
 	}
