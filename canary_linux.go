@@ -50,16 +50,32 @@ func verifyPlatform(cfg Config) CanaryResult {
 		probeFileRead(rc),
 		probeFileWrite(rc),
 		probeNetwork(rc, k.abi),
-		probeProcessSpawn(rc),
+	}
+	spawn := probeProcessSpawn(rc) // forks from fresh threads too
+	// Read once, after the spawn probe started its threads: the threads
+	// probe, the capabilities probe and the spawn probe's own claim that
+	// every thread is filtered all use it. A thread started later inherits
+	// the filter and capabilities of a thread read here.
+	threads, terr := readThreads()
+	if spawn.Status == ProbeBlocked {
+		err := terr
+		if err == nil {
+			err = threadsFiltered(threads)
+		}
+		if err != nil {
+			spawn = ProbeResult{Name: spawn.Name, Status: ProbeFailed, Target: spawn.Target, Error: err.Error()}
+		}
+	}
+	probes = append(probes,
+		spawn,
 		probeExec(rc),
 		probeUDP(rc),
 		probeUnixAbstract(rc, k.abi),
 		probeSignal(k.abi),
 		probeSyscallFilter(),
-	}
-	// Read after the probes, which may have started threads.
-	threads, err := readThreads()
-	probes = append(probes, probeThreads(threads, err), probeCapabilities(threads, err))
+		probeThreads(threads, terr),
+		probeCapabilities(threads, terr),
+	)
 	probes = append(probes, positiveControls(rc, probeTimeout)...)
 	return NewCanaryResult(ModeLandlock, probes)
 }
@@ -144,7 +160,8 @@ func probeNetwork(rc *resolvedConfig, abi int) ProbeResult {
 }
 
 // probeProcessSpawn tries to create a process, from the calling thread and
-// from other OS threads, and checks that every thread of the process runs
+// from other OS threads. Its "blocked" holds only together with the check,
+// made by verifyPlatform from /proc, that every thread of the process runs
 // under the same seccomp filters: a filter loaded without TSYNC leaves the
 // other threads free to fork.
 func probeProcessSpawn(rc *resolvedConfig) ProbeResult {
@@ -172,13 +189,7 @@ func probeProcessSpawn(rc *resolvedConfig) ProbeResult {
 			return outcome(name, "fork", errnoErr("fork on another thread", e), syscall.EPERM)
 		}
 	}
-	threads, err := readThreads()
-	if err == nil {
-		err = threadsFiltered(threads)
-	}
-	if err != nil {
-		return ProbeResult{Name: name, Status: ProbeFailed, Target: "fork", Error: err.Error()}
-	}
+	// verifyPlatform checks from /proc that every thread is filtered.
 	return ProbeResult{Name: name, Status: ProbeBlocked, Target: "fork", Error: "fork: " + syscall.EPERM.Error() + " on every thread"}
 }
 

@@ -144,16 +144,23 @@ func probeThreads(threads []threadState, err error) ProbeResult {
 //
 // CapEff (what the thread may use now), CapPrm (what it may make effective
 // with capset) and CapInh and CapAmb (what an executed program would
-// receive) must be empty on every thread, whoever the process runs as.
+// receive) must be empty on every thread, whoever the process runs as: a
+// thread holding any fails the probe.
 //
 // CapBnd, the ceiling on what executing a program can grant, must be empty
 // too when any of the thread's user IDs is 0: executing any program as root
 // yields every capability in the bounding set, and only no_new_privs (a
-// single bit the threads check also requires) would then stand between the
+// single bit the threads probe also requires) would then stand between the
 // program and them. For a thread whose user IDs are all non-zero a
 // non-empty bounding set is accepted: dropping it needs CAP_SETPCAP, which
 // such a process normally does not have, and with no_new_privs executing a
 // set-user-ID or file-capability program grants nothing.
+//
+// The probe counts as blocked only for a process running as user 0, whose
+// capabilities someone had to drop. A process that is not root and holds
+// none had none to drop: that proves nothing about a sandbox, so the probe
+// is skipped (as a probe without a target is), and an unsandboxed
+// unprivileged process still reports nothing blocked.
 //
 // Capabilities are per thread, and are checked on every thread.
 func probeCapabilities(threads []threadState, err error) ProbeResult {
@@ -178,13 +185,11 @@ func probeCapabilities(threads []threadState, err error) ProbeResult {
 			}
 		}
 	}
-	detail := "no thread holds a capability (CapEff, CapPrm, CapInh, CapAmb empty)"
-	if root {
-		detail += "; user 0 with an empty bounding set"
-	} else {
-		detail += "; the bounding set of a non-root process is not required to be empty"
+	if !root {
+		return skipped(name, "not root and holding no capability (CapEff, CapPrm, CapInh, CapAmb empty): nothing was dropped, so this proves nothing; the bounding set of a non-root process is not required to be empty")
 	}
-	return ProbeResult{Name: name, Status: ProbeBlocked, Target: "/proc/self/task", Error: detail}
+	return ProbeResult{Name: name, Status: ProbeBlocked, Target: "/proc/self/task",
+		Error: "user 0 holding no capability on any thread: CapEff, CapPrm, CapInh, CapAmb and the bounding set empty"}
 }
 
 // probeSyscallFilter is "syscall_filter": three system calls that the
