@@ -64,7 +64,7 @@ func TestDescribeNamesEveryUnenforcedFeature(t *testing.T) {
 	real, _ := describe(t, sandbox.Config{
 		AllowedWritePaths: []string{ws}, AllowedTCPConnect: []string{"example.com:443"},
 		DenyWritePaths: []string{filepath.Join(ws, ".git")}, DenyReadPaths: []string{filepath.Join(ws, ".env")},
-		Mounts: []sandbox.Mount{{Path: ws, At: "/workspace"}}, AllowCamera: true, AllowMicrophone: true,
+		Mounts: []sandbox.Mount{{Path: ws, At: filepath.Join(ws, "at")}}, AllowCamera: true, AllowMicrophone: true,
 	})
 	synthetic := sandbox.Plan{Platform: "plan9", Mechanism: "test", Available: true}
 	for _, f := range []string{sandbox.FeatureFilesystem, sandbox.FeatureExec, sandbox.FeatureTCPConnect, sandbox.FeatureSpawn,
