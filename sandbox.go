@@ -18,8 +18,8 @@
 //
 // [VerifyCanaryFor] proves what the process that ran it could not do at the
 // moment it ran: each probe was denied with the errno only the sandbox
-// gives, every thread was under the seccomp filter with no_new_privs and
-// held no capability. [WriteCanaryResult] records that in the workspace,
+// gives, and on Linux every thread was under a seccomp filter with
+// no_new_privs and held no capability. [WriteCanaryResult] records that in the workspace,
 // and that record is self-attestation: a program running unconfined can
 // write any file, "verified" included. An Engine hands the Agent a nonce
 // ([NewCanaryNonce], [CanaryNonceEnv]) and reads the result with
