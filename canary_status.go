@@ -105,7 +105,9 @@ func WriteCanaryResult(workspace string, r CanaryResult) error {
 // ReadCanaryResult reads the status file under workspace. When the file is
 // missing, unreadable, not JSON, malformed, or inconsistent (a status or
 // verified flag that its probes do not support), it returns Status "unknown"
-// with the reason in Summary. It never panics.
+// with the reason in Summary. It never panics. It does not check that the
+// result is from the run the caller started: an Engine uses
+// [ReadFreshCanaryResult] for that.
 func ReadCanaryResult(workspace string) CanaryResult {
 	unknown := func(format string, args ...any) CanaryResult {
 		return CanaryResult{Status: CanaryUnknown, Summary: fmt.Sprintf(format, args...)}
