@@ -98,7 +98,8 @@ func readThreadStatus(tid string) (threadState, error) {
 
 // threadsFiltered checks that every thread is in seccomp filter mode with
 // the same number of filters (a filter loaded without TSYNC leaves the
-// other threads with fewer) and with no_new_privs set.
+// other threads with fewer) and with no_new_privs set. Before Linux 5.9
+// status has no Seccomp_filters line: then only the mode is compared.
 func threadsFiltered(threads []threadState) error {
 	want := ""
 	for _, t := range threads {
@@ -122,8 +123,8 @@ func threadsFiltered(threads []threadState) error {
 
 // probeThreads is "threads": every thread under a seccomp filter, the same
 // number of filters on each, no_new_privs on each. It reads the kernel's own
-// account, so a filter that was never loaded cannot be mistaken for one
-// that denies nothing the Config forbids.
+// account, so a process whose other probes were skipped (granted by the
+// Config) or answered by Landlock alone cannot pass without a filter.
 func probeThreads(threads []threadState, err error) ProbeResult {
 	const name = "threads"
 	if err != nil {
