@@ -80,6 +80,9 @@ var configFieldDocs = map[string]fieldDoc{
 	"allow_microphone": {
 		description: "Grant the microphone (macOS device-microphone); elsewhere reported as not enforceable.",
 	},
+	"no_tls_trust_service": {
+		description: "macOS: leave the system's certificate trust service (com.apple.trustd.agent) out of the profile. It is otherwise granted with any non-loopback TCP endpoint so that TLS verification works, and it fetches the AIA, OCSP and CRL URLs of certificates the program hands it; without it that verification fails. Ignored elsewhere.",
+	},
 	"strict": {
 		description: "Refuse to apply anything if any part of the Config cannot be enforced on this machine; without it the rest is applied and the gaps are reported.",
 	},
