@@ -237,12 +237,26 @@ func TestConfigSchemaValidates(t *testing.T) {
 // jsonschema, Draft 2020-12), which also checks the schema itself against
 // the meta-schema.
 func TestConfigSchemaWithJSONSchemaValidator(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not found: the real validator cannot run here (the Go subset validator still ran)")
+	// The python3 on PATH may be another installation (pyenv) than the
+	// system's, where Debian's python3-jsonschema goes: use the first that
+	// has the module.
+	py := ""
+	var tried []string
+	for _, cand := range []string{"python3", "/usr/bin/python3"} {
+		p, err := exec.LookPath(cand)
+		if err != nil {
+			tried = append(tried, cand+": not found")
+			continue
+		}
+		if out, err := exec.Command(p, "-c", "import jsonschema").CombinedOutput(); err != nil {
+			tried = append(tried, p+": "+strings.TrimSpace(string(out)))
+			continue
+		}
+		py = p
+		break
 	}
-	if out, err := exec.Command(py, "-c", "import jsonschema").CombinedOutput(); err != nil {
-		t.Skipf("python3 has no jsonschema module (Debian: python3-jsonschema): %s", out)
+	if py == "" {
+		t.Skipf("no python3 with the jsonschema module (Debian: python3-jsonschema), the real validator cannot run (the Go subset validator still ran): %s", strings.Join(tried, "; "))
 	}
 	b, err := ConfigSchema()
 	if err != nil {
