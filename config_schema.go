@@ -74,6 +74,12 @@ var configFieldDocs = map[string]fieldDoc{
 	"mounts.write": {
 		description: "Writable inside the sandbox; read-only when false.",
 	},
+	"allow_chown": {
+		description: "Let the program change file owners and write extended attributes by path (chown, lchown, fchownat, setxattr, removexattr and their variants). Off by default: these reach files outside every grant. fchown and fsetxattr on a descriptor the program opened stay allowed.",
+	},
+	"allow_sysv_ipc": {
+		description: "Permit System V shared memory, message queues and semaphores. Off by default: they live in the host's IPC namespace, so the program could read and change other programs' segments and queues.",
+	},
 	"allow_camera": {
 		description: "Grant the camera (macOS device-camera); elsewhere reported as not enforceable: grant the device paths instead.",
 	},
