@@ -121,6 +121,13 @@ type Config struct {
 	// hands it. Without it that verification fails. Ignored elsewhere.
 	NoTLSTrustService bool `json:"no_tls_trust_service,omitempty"`
 
+	// Limits bound what the confined process (and, where a cgroup can be
+	// used, its whole tree) may consume: tasks, memory, CPU time, file
+	// size, open files. The zero value limits nothing. What is enforced
+	// where, and how, is reported by [PlanFor] per entry point (see
+	// [Limits]).
+	Limits Limits `json:"limits"`
+
 	// Strict turns every part of the Config that cannot be enforced on this
 	// system into an error returned before anything is applied. Without it,
 	// the enforceable parts are applied and the rest is reported by
@@ -293,6 +300,9 @@ type resolvedConfig struct {
 // and to learn whether a path is a directory.
 func resolve(cfg Config) (*resolvedConfig, error) {
 	rc := &resolvedConfig{cfg: cfg}
+	if err := cfg.Limits.validate(); err != nil {
+		return nil, err
+	}
 	var err error
 	if rc.read, err = resolvePaths("allowed_read_paths", cfg.AllowedReadPaths); err != nil {
 		return nil, err

@@ -257,5 +257,6 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 		f(FeatureMicrophone, true, "Seatbelt: (allow device-microphone)", "")
 	}
 	plan.Features = append(plan.Features, layerFeatures(rc, false)...)
+	plan.Features = append(plan.Features, unenforcedLimits(rc, "resource limits are not implemented on macOS yet")...)
 	return plan
 }

@@ -526,6 +526,11 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 	}
 	f(FeatureSyscalls, true, "seccomp on every thread: dangerous syscalls, i386 and x32 entry denied", "")
 	plan.Features = append(plan.Features, layerFeatures(rc, true)...)
+	if plan.Available {
+		plan.Features = append(plan.Features, linuxLimitFeatures(rc, currentCreds())...)
+	} else {
+		plan.Features = append(plan.Features, unenforcedLimits(rc, "sandbox unavailable: "+plan.Reason)...)
+	}
 	return plan
 }
 

@@ -39,6 +39,11 @@ type Enforcement struct {
 	Detail string `json:"detail,omitempty"`
 	// Hint is a remedy for an unenforced feature, when one exists.
 	Hint string `json:"hint,omitempty"`
+	// Scope is the entry point this entry is about, when it differs
+	// between them: ScopeApplySelf or ScopeCommand (WrapCommand and Run).
+	// Empty: every entry point. Strict considers only the entries of the
+	// entry point called.
+	Scope string `json:"scope,omitempty"`
 }
 
 // PathRule is one filesystem rule the sandbox will make.
@@ -86,9 +91,18 @@ func (p Plan) NotEnforced() []Enforcement {
 }
 
 // strictError returns an error wrapping ErrNotEnforced that names every
-// unenforced feature, or nil.
-func (p Plan) strictError() error {
-	ne := p.NotEnforced()
+// unenforced feature of WrapCommand (entries without a Scope or with
+// ScopeCommand), or nil.
+func (p Plan) strictError() error { return p.strictErrorIn(ScopeCommand) }
+
+// strictErrorIn is strictError for the entry point scope.
+func (p Plan) strictErrorIn(scope string) error {
+	var ne []Enforcement
+	for _, f := range p.NotEnforced() {
+		if f.Scope == "" || f.Scope == scope {
+			ne = append(ne, f)
+		}
+	}
 	if len(ne) == 0 {
 		return nil
 	}
@@ -119,12 +133,17 @@ func PlanFor(cfg Config) (Plan, error) {
 
 // checkApplicable is the common gate of ApplySelf and WrapCommand: the
 // mechanism must be there, and under Strict nothing may be left unenforced.
-func checkApplicable(p Plan, cfg Config) error {
+// It checks the entries of WrapCommand (ScopeCommand); an ApplySelf whose
+// plan has entries scoped to it calls checkApplicableIn.
+func checkApplicable(p Plan, cfg Config) error { return checkApplicableIn(p, cfg, ScopeCommand) }
+
+// checkApplicableIn is checkApplicable for the entry point scope.
+func checkApplicableIn(p Plan, cfg Config, scope string) error {
 	if !p.Available {
 		return fmt.Errorf("%w: %s", ErrUnavailable, p.Reason)
 	}
 	if cfg.Strict {
-		return p.strictError()
+		return p.strictErrorIn(scope)
 	}
 	return nil
 }

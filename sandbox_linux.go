@@ -107,8 +107,9 @@ func planPlatform(rc *resolvedConfig) Plan {
 // policy is built and checked first, then the seccomp filter and the
 // Landlock ruleset are prepared (nothing is applied on any error up to
 // here), then the seccomp filter is loaded on every thread, then the
-// Landlock ruleset is enforced on every thread. Only a failure in that last
-// step leaves the process partly restricted; it is reported as
+// Landlock ruleset is enforced on every thread, then the resource limits of
+// cfg.Limits are set (see [Limits]). Only a failure in those last two steps
+// leaves the process partly restricted; it is reported as
 // ErrPartiallyApplied.
 //
 // Beyond what WrapCommand enforces, ApplySelf refuses (EPERM) every change
@@ -131,10 +132,18 @@ func (linuxSandbox) ApplySelf(cfg Config) error {
 	k := kernel()
 	procSelf := "/proc/" + strconv.Itoa(os.Getpid())
 	pol := buildLinuxPolicy(rc, k.abi, procSelf, nil).forSelf()
-	if err := checkApplicable(linuxPlan(rc, pol, k.seccomp, k.abiReason), cfg); err != nil {
+	if err := checkApplicableIn(linuxPlan(rc, pol, k.seccomp, k.abiReason), cfg, ScopeApplySelf); err != nil {
 		return err
 	}
-	return applyLinux(pol)
+	if err := applyLinux(pol); err != nil {
+		return err
+	}
+	// Last: lowering a limit cannot be undone without CAP_SYS_RESOURCE,
+	// so it must not happen before a step that may still fail cleanly.
+	if err := applyRlimits(rlimitsFor(cfg.Limits)); err != nil {
+		return fmt.Errorf("%w: seccomp and landlock applied, resource limits failed: %w", ErrPartiallyApplied, err)
+	}
+	return nil
 }
 
 // applyLinux applies a built policy to the calling process and all its

@@ -1,0 +1,281 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Limits bound the resources a confined program may consume. Each field's
+// zero value means no limit for that resource; a negative value is a
+// *ConfigError. No limit is ever imposed silently: a Config without Limits
+// limits nothing.
+//
+// # What is enforced, where
+//
+// A limit is a promise about a set of processes, and the mechanisms differ
+// in which set they can bound:
+//
+//   - A cgroup (v2, or v1 controllers on hosts still on the legacy
+//     hierarchy) bounds the whole process tree: every task it creates,
+//     the memory of all of them (memfd and tmpfs pages included), their
+//     total CPU time. Its machinery is in internal/cgroup; it needs a
+//     cgroup the caller may manage, and the child half of WrapCommand and
+//     Run to move the child into it before the target runs, which this
+//     version does not have yet.
+//   - Resource limits (setrlimit(2)) bound one process each, and are
+//     inherited by its children, which each get a budget of their own.
+//
+// [PlanFor] reports each requested limit once per entry point, with
+// [Enforcement.Scope] set: [ScopeApplySelf] for ApplySelf, [ScopeCommand]
+// for WrapCommand and Run. A limit enforced for a narrower set than the
+// field promises (per process where the field means the tree) is reported
+// as not enforced, with what is applied in its Detail; Strict then refuses
+// it.
+//
+// ApplySelf on Linux sets soft and hard limits of the calling process (it
+// only ever lowers a limit; a hard limit already lower stays):
+//
+//   - FileSizeBytes: RLIMIT_FSIZE. A write past it fails with EFBIG and
+//     raises SIGXFSZ, which ends a program that does not handle it (Go
+//     programs ignore it and see EFBIG).
+//   - OpenFiles: RLIMIT_NOFILE. Opening a descriptor numbered OpenFiles or
+//     higher fails with EMFILE.
+//   - CPUTime: RLIMIT_CPU, rounded up to whole seconds: SIGXCPU at that
+//     much CPU time of the process, SIGKILL one second later. Per process:
+//     with AllowProcessSpawn each child has its own budget, so the tree's
+//     total is not bounded (reported).
+//   - MemoryBytes: RLIMIT_DATA, the process's private writable memory
+//     (heap, anonymous mappings, data segments). RLIMIT_DATA rather than
+//     RLIMIT_AS: RLIMIT_AS counts reserved address space, and runtimes
+//     reserve far more than they use (V8's pointer cage, WebAssembly guard
+//     regions, Java's class space, Go's race detector), so an AS limit
+//     near the memory a program really needs stops them at start. Neither
+//     counts memfd, shared memory or tmpfs pages, nor sums over processes:
+//     the tree's memory is not bounded without a cgroup (reported).
+//   - Processes: RLIMIT_NPROC. It counts every task (process or thread) of
+//     the process's real user ID, inside the sandbox and out: the tree
+//     can never exceed Processes, but it may be refused a fork or a thread
+//     earlier when the user runs other processes, and a Go program whose
+//     user already has Processes tasks cannot start the threads its
+//     runtime needs. The kernel does not apply it to root (or to a process
+//     with CAP_SYS_RESOURCE or CAP_SYS_ADMIN): reported as not enforced
+//     there. Meant for an Agent running as a user of its own.
+//   - With any limit set, RLIMIT_CORE is 0: no core dump is written (a
+//     core pattern that pipes to a program would run that program outside
+//     the sandbox).
+//
+// A process that holds CAP_SYS_RESOURCE (root, unless capabilities were
+// dropped) can raise its hard limits again: setrlimit and prlimit64 are not
+// filtered. PlanFor reports every rlimit of such a process as not enforced.
+//
+// # JSON
+//
+// Field names as in the struct tags. cpu_time is a string in Go's duration
+// syntax ("90s", "1m30s", "1h"); a JSON number is also accepted and read as
+// nanoseconds (how encoding/json writes a bare time.Duration). Marshalling
+// writes the string form.
+type Limits struct {
+	// Processes is the number of tasks (processes and threads) the tree
+	// may hold at once.
+	Processes int64 `json:"processes,omitempty"`
+	// MemoryBytes is the memory the tree may hold resident: anonymous
+	// memory, page cache it dirtied, memfd and tmpfs pages. Swap is not
+	// granted on top of it.
+	MemoryBytes int64 `json:"memory_bytes,omitempty"`
+	// CPUTime is the total CPU time (user and system) the tree may use.
+	CPUTime time.Duration `json:"-"`
+	// FileSizeBytes is the size of the largest file a process may write
+	// or extend.
+	FileSizeBytes int64 `json:"file_size_bytes,omitempty"`
+	// OpenFiles is the number of descriptors a process may hold: it can
+	// open descriptors numbered 0 to OpenFiles-1.
+	OpenFiles int64 `json:"open_files,omitempty"`
+}
+
+// IsZero reports whether l limits nothing.
+func (l Limits) IsZero() bool { return l == Limits{} }
+
+// limitsJSON is Limits as it is written in JSON.
+type limitsJSON struct {
+	Processes     int64           `json:"processes,omitempty"`
+	MemoryBytes   int64           `json:"memory_bytes,omitempty"`
+	CPUTime       json.RawMessage `json:"cpu_time,omitempty"`
+	FileSizeBytes int64           `json:"file_size_bytes,omitempty"`
+	OpenFiles     int64           `json:"open_files,omitempty"`
+}
+
+// MarshalJSON writes cpu_time in Go's duration syntax.
+func (l Limits) MarshalJSON() ([]byte, error) {
+	j := limitsJSON{Processes: l.Processes, MemoryBytes: l.MemoryBytes, FileSizeBytes: l.FileSizeBytes, OpenFiles: l.OpenFiles}
+	if l.CPUTime != 0 {
+		j.CPUTime, _ = json.Marshal(l.CPUTime.String())
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads cpu_time as a duration string or as nanoseconds.
+func (l *Limits) UnmarshalJSON(b []byte) error {
+	var j limitsJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*l = Limits{Processes: j.Processes, MemoryBytes: j.MemoryBytes, FileSizeBytes: j.FileSizeBytes, OpenFiles: j.OpenFiles}
+	if len(j.CPUTime) == 0 || string(j.CPUTime) == "null" {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(j.CPUTime, &s); err == nil {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("limits.cpu_time: %w", err)
+		}
+		l.CPUTime = d
+		return nil
+	}
+	var ns int64
+	if err := json.Unmarshal(j.CPUTime, &ns); err != nil {
+		return errors.New(`limits.cpu_time: want a duration such as "90s", or nanoseconds`)
+	}
+	l.CPUTime = time.Duration(ns)
+	return nil
+}
+
+// validate refuses negative limits.
+func (l Limits) validate() error {
+	for _, f := range []struct {
+		name  string
+		v     int64
+		shown string
+	}{
+		{"limits.processes", l.Processes, ""},
+		{"limits.memory_bytes", l.MemoryBytes, ""},
+		{"limits.cpu_time", int64(l.CPUTime), l.CPUTime.String()},
+		{"limits.file_size_bytes", l.FileSizeBytes, ""},
+		{"limits.open_files", l.OpenFiles, ""},
+	} {
+		if f.v < 0 {
+			if f.shown == "" {
+				f.shown = strconv.FormatInt(f.v, 10)
+			}
+			return &ConfigError{Field: f.name, Value: f.shown, Reason: "negative: 0 means no limit"}
+		}
+	}
+	return nil
+}
+
+// Feature names of the limits in [Plan.Features]. Each requested limit is
+// listed once per entry point, with [Enforcement.Scope] set.
+const (
+	FeatureLimitProcesses = "limit_processes"  // Limits.Processes
+	FeatureLimitMemory    = "limit_memory"     // Limits.MemoryBytes
+	FeatureLimitCPUTime   = "limit_cpu_time"   // Limits.CPUTime
+	FeatureLimitFileSize  = "limit_file_size"  // Limits.FileSizeBytes
+	FeatureLimitOpenFiles = "limit_open_files" // Limits.OpenFiles
+)
+
+// Values of [Enforcement.Scope]. An Enforcement without a Scope holds for
+// every entry point.
+const (
+	ScopeApplySelf = "apply_self" // Sandbox.ApplySelf
+	ScopeCommand   = "command"    // Sandbox.WrapCommand and Run
+)
+
+// requestedLimits lists the features of the limits l sets, in a fixed order.
+func requestedLimits(l Limits) []string {
+	var out []string
+	if l.Processes > 0 {
+		out = append(out, FeatureLimitProcesses)
+	}
+	if l.MemoryBytes > 0 {
+		out = append(out, FeatureLimitMemory)
+	}
+	if l.CPUTime > 0 {
+		out = append(out, FeatureLimitCPUTime)
+	}
+	if l.FileSizeBytes > 0 {
+		out = append(out, FeatureLimitFileSize)
+	}
+	if l.OpenFiles > 0 {
+		out = append(out, FeatureLimitOpenFiles)
+	}
+	return out
+}
+
+// unenforcedLimits reports every requested limit as not enforced for every
+// entry point, for platforms that enforce none.
+func unenforcedLimits(rc *resolvedConfig, why string) []Enforcement {
+	var out []Enforcement
+	for _, f := range requestedLimits(rc.cfg.Limits) {
+		out = append(out, Enforcement{Feature: f, Detail: "not enforced: " + why})
+	}
+	return out
+}
+
+// commandLimitsNotEnforced is why WrapCommand and Run enforce no limit yet.
+const commandLimitsNotEnforced = "not enforced by WrapCommand and Run: their child half does not set resource limits " +
+	"or join a cgroup yet (internal/cgroup has the cgroup part)"
+
+// selfCreds is what decides whether the rlimits ApplySelf sets bind the
+// calling process.
+type selfCreds struct {
+	uid0        bool // real user ID 0: RLIMIT_NPROC is not applied to it
+	capResource bool // CAP_SYS_RESOURCE permitted: hard limits can be raised again
+	capAdmin    bool // CAP_SYS_ADMIN permitted: RLIMIT_NPROC is not applied
+}
+
+// linuxLimitFeatures reports the requested limits on Linux: for ApplySelf
+// the rlimits it sets, for WrapCommand and Run that nothing is enforced
+// yet. It is pure: the caller's credentials are an argument.
+func linuxLimitFeatures(rc *resolvedConfig, c selfCreds) []Enforcement {
+	l := rc.cfg.Limits
+	var out []Enforcement
+	self := func(feature string, enforced bool, detail, hint string) {
+		if enforced && c.capResource {
+			enforced = false
+			detail = "applied but not binding: " + detail + "; this process holds CAP_SYS_RESOURCE and can raise its hard limits again " +
+				"(setrlimit and prlimit64 are not filtered)"
+			hint = "run the Agent as a user without CAP_SYS_RESOURCE"
+		}
+		out = append(out, Enforcement{Feature: feature, Scope: ScopeApplySelf, Enforced: enforced, Detail: "ApplySelf: " + detail, Hint: hint})
+	}
+	noCgroup := "ApplySelf uses no cgroup: nothing would remove one after the process exits, and memory it already holds would stay charged elsewhere"
+	for _, f := range requestedLimits(l) {
+		switch f {
+		case FeatureLimitProcesses:
+			if c.uid0 || c.capAdmin || c.capResource {
+				self(f, false, "RLIMIT_NPROC set, but the kernel does not apply it to root or to a process with CAP_SYS_RESOURCE or CAP_SYS_ADMIN",
+					"run the Agent as a user of its own, or deny AllowProcessSpawn")
+			} else {
+				self(f, true, "RLIMIT_NPROC "+strconv.FormatInt(l.Processes, 10)+": counts every task of the real user ID, "+
+					"so the tree stays within it but may be refused a fork earlier when the user runs other processes", "")
+			}
+		case FeatureLimitMemory:
+			self(f, false, "partly: RLIMIT_DATA "+strconv.FormatInt(l.MemoryBytes, 10)+" bounds each process's private writable memory; "+
+				"memfd, shared memory and tmpfs pages, and the sum over processes, are not bounded; "+noCgroup, "")
+		case FeatureLimitCPUTime:
+			secs := rlimitSeconds(l.CPUTime)
+			d := "RLIMIT_CPU: SIGXCPU at " + strconv.FormatUint(secs, 10) + " s of CPU time, SIGKILL a second later"
+			if rc.cfg.AllowProcessSpawn {
+				self(f, false, "partly: "+d+", per process: each child gets a budget of its own, so the tree's total is not bounded; "+noCgroup,
+					"deny AllowProcessSpawn to make the process the whole tree")
+			} else {
+				self(f, true, d+" (spawn denied: the process is the whole tree)", "")
+			}
+		case FeatureLimitFileSize:
+			self(f, true, "RLIMIT_FSIZE "+strconv.FormatInt(l.FileSizeBytes, 10)+": writing past it fails with EFBIG and raises SIGXFSZ", "")
+		case FeatureLimitOpenFiles:
+			self(f, true, "RLIMIT_NOFILE "+strconv.FormatInt(l.OpenFiles, 10)+": no descriptor numbered above it", "")
+		}
+		out = append(out, Enforcement{Feature: f, Scope: ScopeCommand, Detail: "WrapCommand/Run: " + commandLimitsNotEnforced})
+	}
+	return out
+}
+
+// rlimitSeconds rounds d up to whole seconds, at least one.
+func rlimitSeconds(d time.Duration) uint64 {
+	s := uint64((d + time.Second - 1) / time.Second)
+	return max(s, 1)
+}

@@ -1,0 +1,81 @@
+package sandbox
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// What ApplySelf's rlimits promise depends on who calls: root is exempt
+// from RLIMIT_NPROC, CAP_SYS_RESOURCE lifts any hard limit, and RLIMIT_CPU
+// and RLIMIT_DATA are per process.
+func TestLinuxLimitFeatures(t *testing.T) {
+	all := Limits{Processes: 10, MemoryBytes: 1 << 20, CPUTime: 1500 * time.Millisecond, FileSizeBytes: 4096, OpenFiles: 32}
+	type want map[string]bool // feature → enforced under ApplySelf
+	cases := []struct {
+		name  string
+		creds selfCreds
+		spawn bool
+		want  want
+	}{
+		{"user", selfCreds{}, false, want{FeatureLimitProcesses: true, FeatureLimitMemory: false, FeatureLimitCPUTime: true, FeatureLimitFileSize: true, FeatureLimitOpenFiles: true}},
+		{"user-spawn", selfCreds{}, true, want{FeatureLimitProcesses: true, FeatureLimitMemory: false, FeatureLimitCPUTime: false, FeatureLimitFileSize: true, FeatureLimitOpenFiles: true}},
+		{"root-no-caps", selfCreds{uid0: true}, false, want{FeatureLimitProcesses: false, FeatureLimitMemory: false, FeatureLimitCPUTime: true, FeatureLimitFileSize: true, FeatureLimitOpenFiles: true}},
+		{"cap-sys-resource", selfCreds{capResource: true}, false, want{FeatureLimitProcesses: false, FeatureLimitMemory: false, FeatureLimitCPUTime: false, FeatureLimitFileSize: false, FeatureLimitOpenFiles: false}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rc, err := resolve(Config{Limits: all, AllowProcessSpawn: c.spawn})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := linuxLimitFeatures(rc, c.creds)
+			if len(fs) != 10 {
+				t.Fatalf("%d entries, want 5 per entry point: %+v", len(fs), fs)
+			}
+			p := Plan{Available: true, Features: fs}
+			for _, f := range fs {
+				switch f.Scope {
+				case ScopeApplySelf:
+					if f.Enforced != c.want[f.Feature] {
+						t.Errorf("ApplySelf %s enforced=%v, want %v: %s", f.Feature, f.Enforced, c.want[f.Feature], f.Detail)
+					}
+				case ScopeCommand:
+					if f.Enforced {
+						t.Errorf("WrapCommand claims %s", f.Feature)
+					}
+				default:
+					t.Errorf("unscoped %+v", f)
+				}
+			}
+			strict := Config{Strict: true}
+			if err := checkApplicable(p, strict); !errors.Is(err, ErrNotEnforced) || !strings.Contains(err.Error(), FeatureLimitFileSize) {
+				t.Errorf("WrapCommand under Strict: %v", err)
+			}
+			err = checkApplicableIn(p, strict, ScopeApplySelf)
+			if !errors.Is(err, ErrNotEnforced) {
+				t.Fatalf("ApplySelf under Strict: %v (memory is never enforced there)", err)
+			}
+			for feature, enforced := range c.want {
+				if named := strings.Contains(err.Error(), feature+" ("); named == enforced {
+					t.Errorf("ApplySelf under Strict: %s named=%v, enforced=%v: %v", feature, named, enforced, err)
+				}
+			}
+		})
+	}
+	// One limit that binds: Strict ApplySelf accepts it.
+	rc, _ := resolve(Config{Limits: Limits{OpenFiles: 8}})
+	p := Plan{Available: true, Features: linuxLimitFeatures(rc, selfCreds{})}
+	if err := checkApplicableIn(p, Config{Strict: true}, ScopeApplySelf); err != nil {
+		t.Errorf("Strict ApplySelf refuses an enforced RLIMIT_NOFILE: %v", err)
+	}
+}
+
+func TestRlimitSeconds(t *testing.T) {
+	for d, want := range map[time.Duration]uint64{time.Nanosecond: 1, time.Second: 1, 1001 * time.Millisecond: 2, time.Minute: 60} {
+		if got := rlimitSeconds(d); got != want {
+			t.Errorf("rlimitSeconds(%v) = %d, want %d", d, got, want)
+		}
+	}
+}

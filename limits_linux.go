@@ -1,0 +1,86 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// currentCreds reads what decides whether rlimits bind this process: its
+// real user ID and its permitted capabilities (a capability that is
+// permitted can be made effective at any time).
+func currentCreds() selfCreds {
+	c := selfCreds{uid0: os.Getuid() == 0}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		// Unknown: assume the worst, that the limits can be lifted.
+		c.capResource, c.capAdmin = true, true
+		return c
+	}
+	has := func(cap uint) bool { return data[cap/32].Permitted&(1<<(cap%32)) != 0 }
+	c.capResource = has(unix.CAP_SYS_RESOURCE)
+	c.capAdmin = has(unix.CAP_SYS_ADMIN)
+	return c
+}
+
+// rlimit is one resource limit ApplySelf sets.
+type rlimit struct {
+	resource   int
+	name       string
+	soft, hard uint64
+}
+
+// rlimitsFor returns the resource limits for l, in the order they
+// are set. It is empty for a zero l.
+func rlimitsFor(l Limits) []rlimit {
+	if l.IsZero() {
+		return nil
+	}
+	var out []rlimit
+	add := func(res int, name string, v int64) {
+		if v > 0 {
+			out = append(out, rlimit{resource: res, name: name, soft: uint64(v), hard: uint64(v)})
+		}
+	}
+	add(unix.RLIMIT_FSIZE, "RLIMIT_FSIZE", l.FileSizeBytes)
+	add(unix.RLIMIT_NOFILE, "RLIMIT_NOFILE", l.OpenFiles)
+	add(unix.RLIMIT_DATA, "RLIMIT_DATA", l.MemoryBytes)
+	add(unix.RLIMIT_NPROC, "RLIMIT_NPROC", l.Processes)
+	if l.CPUTime > 0 {
+		s := rlimitSeconds(l.CPUTime)
+		// SIGXCPU at the limit ends a program that does not handle it,
+		// with a signal that names the cause; SIGKILL a second later ends
+		// one that does.
+		out = append(out, rlimit{resource: unix.RLIMIT_CPU, name: "RLIMIT_CPU", soft: s, hard: s + 1})
+	}
+	out = append(out, rlimit{resource: unix.RLIMIT_CORE, name: "RLIMIT_CORE", soft: 0, hard: 0})
+	return out
+}
+
+// applyRlimits sets the limits of rs on the calling process. It only ever
+// lowers: a hard limit that is already lower than asked stays, and the soft
+// limit never exceeds the hard one. Lowering is always permitted, so once
+// the current limits have been read nothing here is expected to fail.
+//
+// Every limit goes through the syscall package: for RLIMIT_NOFILE it then stops
+// restoring the soft limit Go raised at start-up in the children this
+// process starts (Go 1.21+): the limit set here is what they inherit.
+func applyRlimits(rs []rlimit) error {
+	for _, r := range rs {
+		var cur syscall.Rlimit
+		if err := syscall.Getrlimit(r.resource, &cur); err != nil {
+			return fmt.Errorf("getrlimit(%s): %w", r.name, err)
+		}
+		hard := min(r.hard, cur.Max)
+		soft := min(r.soft, hard)
+		if err := syscall.Setrlimit(r.resource, &syscall.Rlimit{Cur: soft, Max: hard}); err != nil {
+			return fmt.Errorf("setrlimit(%s, %d, %d): %w", r.name, soft, hard, err)
+		}
+	}
+	return nil
+}
