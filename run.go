@@ -73,6 +73,17 @@ type RunResult struct {
 	State string
 	// Duration is the time from start to exit.
 	Duration time.Duration
+	// LimitExceeded names the limit of Config.Limits that ended the
+	// program, one of the Feature constants of the limits
+	// (FeatureLimitMemory for a kill by the out-of-memory killer of the
+	// tree's cgroup, FeatureLimitProcesses when forks failed at the limit
+	// and the program then failed, FeatureLimitCPUTime for SIGXCPU or the
+	// CPU-time watchdog, FeatureLimitFileSize for SIGXFSZ); "" when no
+	// limit is known to have ended it. It is distinct from a timeout or
+	// cancellation (Run's error wraps the context's) and from a crash (a
+	// signal in State with LimitExceeded empty). This version fills it
+	// only once Run places the program in a cgroup: today it is always "".
+	LimitExceeded string
 }
 
 // Run runs the program name with args, confined to cfg from its first
