@@ -1,0 +1,279 @@
+// Package cgroup gives each sandboxed process tree a cgroup of its own:
+// it finds a cgroup hierarchy the caller may manage, without changing
+// anything; makes one fresh cgroup per tree under a directory named for
+// this library; sets the tree's limits (tasks, memory with no swap on top,
+// and a CPU-time watchdog); says which limit was hit; kills the whole tree
+// without a race; and removes the cgroup, also the ones left by a caller
+// that was killed.
+//
+// # Where
+//
+// Detection reads /proc/self/mountinfo and /proc/self/cgroup, and checks
+// with access(2) and stat(2) (no write, no mkdir) that the caller could
+// create a cgroup below its own and move a process there:
+//
+//   - cgroup v2: the caller's own cgroup on the cgroup2 mount, when it is
+//     writable (root, or a delegated subtree: a systemd user scope with
+//     Delegate=yes, a container's own cgroup), its cgroup.procs is
+//     writable (moving a process needs write access to the common
+//     ancestor's cgroup.procs), and the controllers the limits need are
+//     already enabled in its cgroup.subtree_control. This package never
+//     enables a controller in a cgroup it did not create: a cgroup that
+//     holds processes cannot enable controllers for its children anyway
+//     (the "no internal processes" rule), and enabling them at the root
+//     would change the host.
+//   - cgroup v1, on hosts still on the legacy hierarchy: the pids, memory,
+//     freezer and cpuacct controllers, each on its own mount (as
+//     /sys/fs/cgroup/<controller>), each used below the caller's own cgroup
+//     in that hierarchy when that is writable.
+//
+// Every tree's cgroup is DirName/<name> below the caller's cgroup (in each
+// v1 hierarchy). DirName is created when missing and removed again when a
+// tree's removal leaves it empty. Nothing else of the host is written: no
+// limit of an existing cgroup is changed, no process other than the tree is
+// moved.
+//
+// # Names and stale cgroups
+//
+// A tree's cgroup is named "<pidns>.<pid>.<start>.<random>": the PID
+// namespace, PID and start time of the process that created it. When that
+// process is gone (it was killed before it could remove the cgroup), the
+// next [Manager.New] in the same PID namespace, or [Manager.CleanStale],
+// kills what is left in it and removes it. Nothing else does: cgroup v1's
+// release_agent is host-wide and is left alone.
+//
+// # Placing a process
+//
+// A process must be in the cgroup before the sandboxed program's first
+// instruction. [Group.ProcsFiles] are open on the cgroup.procs file of each
+// hierarchy: a child that writes "0" to each before execve moves itself
+// (v1 moves the whole thread group). On v2, [Group.DirFD] is a descriptor
+// of the cgroup's directory for clone3's CLONE_INTO_CGROUP, which
+// os/exec exposes as SysProcAttr.UseCgroupFD and CgroupFD: the child is
+// born in the cgroup.
+package cgroup
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DirName is the directory below the caller's cgroup that holds the trees'
+// cgroups.
+const DirName = "openparallax-sandbox"
+
+// Controllers of cgroup v1 this package uses, each on its own hierarchy.
+const (
+	Pids    = "pids"    // task limit
+	Memory  = "memory"  // memory limit, OOM kill
+	Freezer = "freezer" // the race-free tree kill
+	CPUAcct = "cpuacct" // CPU time, for the watchdog
+)
+
+// v1Controllers are the v1 controllers looked for, in order.
+var v1Controllers = []string{Pids, Memory, Freezer, CPUAcct}
+
+// Version is a cgroup hierarchy version.
+type Version int
+
+const (
+	V1 Version = 1
+	V2 Version = 2
+)
+
+func (v Version) String() string {
+	switch v {
+	case V1:
+		return "cgroup v1"
+	case V2:
+		return "cgroup v2"
+	}
+	return "no cgroup"
+}
+
+// Limits are what a tree's cgroup enforces. Zero means no limit.
+type Limits struct {
+	Pids        int64         // tasks (processes and threads) at once
+	MemoryBytes int64         // memory, swap not granted on top
+	CPUTime     time.Duration // total CPU time of the tree, by the watchdog
+}
+
+// Names of the limits [Group.Exceeded] reports.
+const (
+	LimitPids   = "pids"
+	LimitMemory = "memory"
+	LimitCPU    = "cpu"
+)
+
+// mount is one cgroup mount from mountinfo.
+type mount struct {
+	root, point string // the mount's root inside the hierarchy, and where it is mounted
+	fstype      string // "cgroup" or "cgroup2"
+	options     []string
+}
+
+// parseMountinfo returns the cgroup and cgroup2 mounts of a mountinfo file.
+func parseMountinfo(r io.Reader) ([]mount, error) {
+	var out []mount
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		// id parent major:minor root point options [optional...] - fstype source superoptions
+		f := strings.Fields(sc.Text())
+		sep := -1
+		for i, s := range f {
+			if s == "-" {
+				sep = i
+				break
+			}
+		}
+		if sep < 6 || len(f) < sep+4 {
+			continue
+		}
+		fstype := f[sep+1]
+		if fstype != "cgroup" && fstype != "cgroup2" {
+			continue
+		}
+		out = append(out, mount{
+			root:    unescapeMountinfo(f[3]),
+			point:   unescapeMountinfo(f[4]),
+			fstype:  fstype,
+			options: strings.Split(f[sep+3], ","),
+		})
+	}
+	return out, sc.Err()
+}
+
+// unescapeMountinfo undoes the kernel's octal escapes (\040 for a space).
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// selfCgroups is /proc/self/cgroup: the v2 path ("" if none) and the v1
+// path of each controller.
+type selfCgroups struct {
+	v2 string
+	v1 map[string]string
+}
+
+func parseSelfCgroup(r io.Reader) (selfCgroups, error) {
+	sc := selfCgroups{v1: map[string]string{}}
+	s := bufio.NewScanner(r)
+	for s.Scan() {
+		// hierarchy-ID:controller-list:cgroup-path
+		id, rest, ok := strings.Cut(s.Text(), ":")
+		if !ok {
+			continue
+		}
+		ctrls, p, ok := strings.Cut(rest, ":")
+		if !ok {
+			continue
+		}
+		if id == "0" && ctrls == "" {
+			sc.v2 = p
+			continue
+		}
+		for c := range strings.SplitSeq(ctrls, ",") {
+			sc.v1[c] = p
+		}
+	}
+	return sc, s.Err()
+}
+
+// dirOf returns the directory of cgroup path p (as /proc/self/cgroup gives
+// it) under mount m, or false if p is outside what m shows (a cgroup
+// namespace or a bind mount of a subtree that does not hold the caller).
+func (m mount) dirOf(p string) (string, bool) {
+	p = path.Clean("/" + p)
+	root := path.Clean("/" + m.root)
+	if root != "/" {
+		if p != root && !strings.HasPrefix(p, root+"/") {
+			return "", false
+		}
+		p = strings.TrimPrefix(p, root)
+	}
+	return path.Join(m.point, p), true
+}
+
+// hasOption reports whether the mount names controller c.
+func (m mount) hasOption(c string) bool {
+	for _, o := range m.options {
+		if o == c {
+			return true
+		}
+	}
+	return false
+}
+
+// groupName is the name of a tree's cgroup made by the process pid, started
+// at start (clock ticks after boot), in PID namespace pidns.
+func groupName(pidns uint64, pid int, start uint64, random string) string {
+	return fmt.Sprintf("%d.%d.%d.%s", pidns, pid, start, random)
+}
+
+// parseGroupName reads a name made by groupName.
+func parseGroupName(name string) (pidns uint64, pid int, start uint64, ok bool) {
+	f := strings.Split(name, ".")
+	if len(f) != 4 || f[3] == "" {
+		return 0, 0, 0, false
+	}
+	var err1, err2, err3 error
+	pidns, err1 = strconv.ParseUint(f[0], 10, 64)
+	pid, err2 = strconv.Atoi(f[1])
+	start, err3 = strconv.ParseUint(f[2], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || pid <= 0 {
+		return 0, 0, 0, false
+	}
+	return pidns, pid, start, true
+}
+
+// parseKeyed reads a flat keyed file ("key value" lines: memory.events,
+// pids.events, cpu.stat, memory.oom_control) and returns key's value.
+func parseKeyed(b []byte, key string) (int64, bool) {
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		k, v, ok := bytes.Cut(line, []byte(" "))
+		if ok && string(k) == key {
+			n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// parsePids reads a cgroup.procs file.
+func parsePids(b []byte) ([]int, error) {
+	var out []int
+	for f := range bytes.FieldsSeq(b) {
+		n, err := strconv.Atoi(string(f))
+		if err != nil {
+			return nil, fmt.Errorf("cgroup.procs: %q is not a PID", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// ErrUnavailable is wrapped by Detect's error when no cgroup can be
+// managed here.
+var ErrUnavailable = errors.New("cgroup: no cgroup the caller may manage")

@@ -1,0 +1,486 @@
+//go:build linux
+
+package cgroup
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The tests start real processes in real cgroups of this host's hierarchy
+// (as root), each below DirName, and remove them. A process joins its
+// group as the sandbox's child half will: the test binary, re-executed as
+// a helper (TestMain), writes "0" to every cgroup.procs descriptor it was
+// given, then does its work or execs the program under test.
+
+const (
+	envHelper = "CGROUP_TEST_HELPER" // the helper's mode
+	envNFD    = "CGROUP_TEST_NFD"    // how many cgroup.procs descriptors, from 3
+	envArg    = "CGROUP_TEST_ARG"
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(envHelper); mode != "" {
+		helper(mode, os.Getenv(envArg))
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func helper(mode, arg string) {
+	die := func(err error) {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		os.Exit(3)
+	}
+	n, _ := strconv.Atoi(os.Getenv(envNFD))
+	for fd := 3; fd < 3+n; fd++ {
+		if _, err := unix.Write(fd, []byte("0")); err != nil {
+			die(fmt.Errorf("joining through fd %d: %w", fd, err))
+		}
+		unix.Close(fd)
+	}
+	switch mode {
+	case "exec": // arg: a shell script
+		die(syscall.Exec("/bin/sh", []string{"sh", "-c", arg}, os.Environ()))
+	case "anon":
+		var keep [][]byte
+		for range 64 {
+			b := make([]byte, 4<<20)
+			for i := 0; i < len(b); i += 4096 {
+				b[i] = 1
+			}
+			keep = append(keep, b)
+		}
+		fmt.Println("allocated", len(keep)*4, "MiB")
+	case "memfd":
+		fd, err := unix.MemfdCreate("hog", unix.MFD_CLOEXEC)
+		if err != nil {
+			die(err)
+		}
+		writeMiB(fd, 256, die)
+		fmt.Println("memfd 256 MiB")
+	case "tmpfs": // arg: a directory to mount a tmpfs on, in this process's private mount namespace
+		if err := unix.Mount("tmpfs", arg, "tmpfs", 0, "size=512m"); err != nil {
+			die(err)
+		}
+		fd, err := unix.Open(filepath.Join(arg, "hog"), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			die(err)
+		}
+		writeMiB(fd, 256, die)
+		fmt.Println("tmpfs 256 MiB")
+	case "spin":
+		for x := 0; ; x++ {
+			_ = x * x
+		}
+	case "owner": // makes a group, starts a sleep in it, reports, waits to be killed
+		m, err := Detect(Options{})
+		if err != nil {
+			die(err)
+		}
+		g, err := m.New(Limits{Pids: 8})
+		if err != nil {
+			die(err)
+		}
+		cmd := helperCmd("exec", "exec sleep 300", g)
+		if err := cmd.Start(); err != nil {
+			die(err)
+		}
+		fmt.Println(g.Name(), cmd.Process.Pid)
+		time.Sleep(time.Hour)
+	case "detect-nobody":
+		if err := syscall.Setgroups(nil); err != nil {
+			die(err)
+		}
+		if err := syscall.Setgid(65534); err != nil {
+			die(err)
+		}
+		if err := syscall.Setuid(65534); err != nil {
+			die(err)
+		}
+		printDetect(Options{})
+	case "detect-readonly": // in a private mount namespace
+		ms, err := os.ReadFile("/proc/self/mountinfo")
+		if err != nil {
+			die(err)
+		}
+		mounts, _ := parseMountinfo(bytes.NewReader(ms))
+		for _, m := range mounts {
+			// Bind each cgroup mount onto itself and make the bind
+			// read-only: only this namespace sees it.
+			if err := unix.Mount(m.point, m.point, "", unix.MS_BIND, ""); err != nil {
+				die(err)
+			}
+			if err := unix.Mount("", m.point, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+				die(err)
+			}
+		}
+		printDetect(Options{})
+	default:
+		die(errors.New("unknown mode " + mode))
+	}
+}
+
+// printDetect prints Detect's result: "usable VERSION CONTROLLERS" or
+// "unavailable: ERROR".
+func printDetect(o Options) {
+	m, err := Detect(o)
+	if err != nil {
+		fmt.Println("unavailable:", err)
+		return
+	}
+	fmt.Println("usable", m.Version, m.Controllers, m.Notes)
+}
+
+func writeMiB(fd, n int, die func(error)) {
+	chunk := bytes.Repeat([]byte{1}, 1<<20)
+	for range n {
+		if _, err := unix.Write(fd, chunk); err != nil {
+			die(err)
+		}
+	}
+}
+
+// helperCmd is the test binary as a helper in mode, joining g first.
+func helperCmd(mode, arg string, g *Group) *exec.Cmd {
+	cmd := exec.Command("/proc/self/exe")
+	cmd.Env = append(os.Environ(), envHelper+"="+mode, envArg+"="+arg, envNFD+"="+strconv.Itoa(len(g.ProcsFiles())))
+	cmd.ExtraFiles = g.ProcsFiles()
+	return cmd
+}
+
+// manager detects this host's cgroups, or skips saying why.
+func manager(t *testing.T) *Manager {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the cgroup hierarchies of this host are writable only by root (the fallback is TestDetectFallback)")
+	}
+	m, err := Detect(Options{})
+	if err != nil {
+		t.Skipf("no cgroup to manage here: %v", err)
+	}
+	t.Logf("%s, controllers %v, notes %v", m.Version, m.Controllers, m.Notes)
+	return m
+}
+
+func newGroup(t *testing.T, m *Manager, l Limits) *Group {
+	t.Helper()
+	if err := m.CanEnforce(l); err != nil {
+		t.Skip(err)
+	}
+	g, err := m.New(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := g.Close(); err != nil {
+			t.Error(err)
+		}
+		for _, d := range g.Dirs() {
+			if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s left behind (%v)", d, err)
+			}
+		}
+	})
+	return g
+}
+
+// run starts cmd and waits for it, for at most a minute.
+func run(t *testing.T, cmd *exec.Cmd) (*os.ProcessState, string) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("still running after a minute: %s", out.String())
+	}
+	return cmd.ProcessState, out.String()
+}
+
+func TestDetectHost(t *testing.T) {
+	m := manager(t)
+	if m.Version == V1 {
+		for _, c := range v1Controllers {
+			if !m.Has(c) {
+				t.Logf("v1 controller %s not usable: %s", c, m.Notes[c])
+			}
+		}
+	}
+	if !m.KillsRaceFree() {
+		t.Logf("no freezer: Kill is not race-free here")
+	}
+}
+
+// countTasks counts the tasks (threads included) of the whole machine.
+func countTasks() int {
+	ts, _ := filepath.Glob("/proc/[0-9]*/task/[0-9]*")
+	return len(ts)
+}
+
+// A fork loop stops at the task limit; the machine's task count grows by
+// no more than the limit (plus what other programs do meanwhile).
+func TestPidsLimit(t *testing.T) {
+	m := manager(t)
+	const limit = 16
+	g := newGroup(t, m, Limits{Pids: limit})
+	before := countTasks()
+	// Output to a file: the sleeps would hold a pipe open.
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := helperCmd("exec", `i=0; while [ $i -lt 500 ]; do i=$((i+1)); sleep 60 & echo started; done`, g)
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = f, f
+	err = cmd.Run()
+	f.Close()
+	during := countTasks()
+	b, _ := os.ReadFile(out)
+	started := strings.Count(string(b), "started")
+	pids, _ := g.Pids()
+	t.Logf("sh: %v; %d sleeps started, %d processes in the group, machine tasks %d -> %d", err, started, len(pids), before, during)
+	if started >= limit || !strings.Contains(string(b), "fork") {
+		t.Errorf("fork loop under pids.max %d: %d started, output %q", limit, started, b)
+	}
+	if len(pids) > limit {
+		t.Errorf("%d processes in a group limited to %d", len(pids), limit)
+	}
+	if during-before > limit+64 {
+		t.Errorf("the machine gained %d tasks under a limit of %d", during-before, limit)
+	}
+	if got := g.Exceeded(); got != LimitPids {
+		t.Errorf("Exceeded() = %q, want %q", got, LimitPids)
+	}
+	if err := g.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if pids, _ := g.Pids(); len(pids) != 0 {
+		t.Errorf("after Kill: %v", pids)
+	}
+}
+
+// A program that allocates past the memory limit is killed, whether the
+// memory is anonymous, a memfd's or a tmpfs file's, and the group says so.
+func TestMemoryLimit(t *testing.T) {
+	m := manager(t)
+	for _, mode := range []string{"anon", "memfd", "tmpfs"} {
+		t.Run(mode, func(t *testing.T) {
+			g := newGroup(t, m, Limits{MemoryBytes: 64 << 20})
+			var arg string
+			cmd := helperCmd(mode, "", g)
+			if mode == "tmpfs" {
+				// A tmpfs in a mount namespace of the helper's own: it
+				// and its pages go when the helper does.
+				arg = t.TempDir()
+				cmd = helperCmd(mode, arg, g)
+				cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+			}
+			ps, out := run(t, cmd)
+			ws, _ := ps.Sys().(syscall.WaitStatus)
+			if !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+				t.Errorf("256 MiB under a 64 MiB limit: %v: %s", ps, out)
+			}
+			if got := g.Exceeded(); got != LimitMemory {
+				t.Errorf("Exceeded() = %q, want %q", got, LimitMemory)
+			}
+		})
+	}
+}
+
+// The watchdog kills a spinner once the group's CPU time reaches the
+// limit.
+func TestCPUWatchdog(t *testing.T) {
+	m := manager(t)
+	const limit = 500 * time.Millisecond
+	g := newGroup(t, m, Limits{CPUTime: limit})
+	ps, out := run(t, helperCmd("spin", "", g))
+	used, err := g.CPUUsage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := ps.Sys().(syscall.WaitStatus)
+	if !ws.Signaled() || ws.Signal() != syscall.SIGKILL || used < limit || used > limit+time.Second {
+		t.Errorf("spinner under a %v CPU limit: %v after %v: %s", limit, ps, used, out)
+	}
+	if got := g.Exceeded(); got != LimitCPU {
+		t.Errorf("Exceeded() = %q, want %q", got, LimitCPU)
+	}
+}
+
+// A chain of processes, each forking its successor and exiting at once,
+// keeps no PID for long: a kill by a scan of /proc chases it. Kill freezes
+// the group first, so the chain is stopped whole.
+func TestKillForkChain(t *testing.T) {
+	m := manager(t)
+	if !m.KillsRaceFree() {
+		t.Skip("no freezer here: Kill is not race-free, as Manager.KillsRaceFree says")
+	}
+	g := newGroup(t, m, Limits{Pids: 64})
+	dir := t.TempDir()
+	script := filepath.Join(dir, "chain")
+	counter := filepath.Join(dir, "count")
+	// One successor per generation: the chain never holds more than a
+	// couple of processes, and no PID of it lives longer than a shell's
+	// start.
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho >> "+counter+"\n"+script+" &\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := helperCmd("exec", "exec "+script, g)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if fi, err := os.Stat(counter); err == nil && fi.Size() > 50 || time.Now().After(deadline) {
+			break
+		}
+	}
+	pidsBefore, _ := g.Pids()
+	start := time.Now()
+	if err := g.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	fi0, _ := os.Stat(counter)
+	t.Logf("after %d generations, killed the chain (%d processes listed just before) in %v", fi0.Size(), len(pidsBefore), time.Since(start))
+	if fi0.Size() <= 50 {
+		t.Fatalf("the chain did not run: %d generations", fi0.Size())
+	}
+	if pids, _ := g.Pids(); len(pids) != 0 {
+		t.Fatalf("after Kill: %v", pids)
+	}
+	fi1, _ := os.Stat(counter)
+	time.Sleep(200 * time.Millisecond)
+	fi2, _ := os.Stat(counter)
+	if fi2.Size() != fi1.Size() {
+		t.Errorf("the chain went on after Kill: %d -> %d generations", fi1.Size(), fi2.Size())
+	}
+}
+
+// A caller SIGKILLed with a group and a process in it leaves both behind;
+// the next New (or CleanStale) in this PID namespace kills the process and
+// removes the group.
+func TestStaleGroupOfKilledCaller(t *testing.T) {
+	m := manager(t)
+	owner := exec.Command("/proc/self/exe")
+	owner.Env = append(os.Environ(), envHelper+"=owner")
+	stdout, err := owner.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner.Stderr = os.Stderr
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		owner.Process.Kill()
+		owner.Wait()
+		t.Fatalf("owner: %v", err)
+	}
+	var name string
+	var sleepPid int
+	fmt.Sscan(line, &name, &sleepPid)
+	pidfd, err := unix.PidfdOpen(sleepPid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(pidfd)
+	owner.Process.Signal(syscall.SIGKILL)
+	owner.Wait()
+
+	var dirs []string
+	for _, c := range m.hierarchies() {
+		dirs = append(dirs, filepath.Join(m.dirs[c], DirName, name))
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err != nil {
+			t.Fatalf("the killed owner's group is not there to clean: %v", err)
+		}
+	}
+	for deadline := time.Now().Add(5 * time.Second); !inGroup(sleepPid, name); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d did not join %s", sleepPid, name)
+		}
+	}
+	// The next start: New cleans before it makes its own group.
+	g, err := m.New(Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Close(); err != nil {
+		t.Error(err)
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s still there after the next New (%v)", d, err)
+		}
+	}
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	if n, _ := unix.Poll(fds, 2000); n != 1 {
+		t.Errorf("the orphaned process %d survived the next New", sleepPid)
+	}
+}
+
+// Where no cgroup may be managed, Detect says so, with the reason, and
+// changes nothing: as nobody (the hierarchies belong to root), where the
+// cgroup file systems are mounted read-only (a container's usual view),
+// and where a "cgroup" mount is not a cgroup file system at all.
+func TestDetectFallback(t *testing.T) {
+	t.Run("nobody", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root to become nobody")
+		}
+		cmd := exec.Command("/proc/self/exe")
+		cmd.Env = append(os.Environ(), envHelper+"=detect-nobody")
+		ps, out := run(t, cmd)
+		if !ps.Success() || !strings.HasPrefix(out, "unavailable: ") || !strings.Contains(out, "permission denied") {
+			t.Errorf("Detect as nobody: %v: %s", ps, out)
+		}
+	})
+	t.Run("read-only", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root to make a mount namespace")
+		}
+		cmd := exec.Command("/proc/self/exe")
+		cmd.Env = append(os.Environ(), envHelper+"=detect-readonly")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+		ps, out := run(t, cmd)
+		if !ps.Success() || !strings.HasPrefix(out, "unavailable: ") || !strings.Contains(out, "read-only file system") {
+			t.Errorf("Detect with read-only cgroup mounts: %v: %s", ps, out)
+		}
+	})
+	t.Run("not-cgroupfs", func(t *testing.T) {
+		dir := t.TempDir()
+		mi := filepath.Join(dir, "mountinfo")
+		sc := filepath.Join(dir, "cgroup")
+		os.WriteFile(mi, []byte("40 31 0:50 / "+dir+" rw - cgroup cgroup rw,pids\n41 31 0:51 / "+dir+" rw - cgroup2 cgroup2 rw\n"), 0o644)
+		os.WriteFile(sc, []byte("8:pids:/\n0::/\n"), 0o644)
+		_, err := Detect(Options{Mountinfo: mi, SelfCgroup: sc})
+		if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "is not a cgroup file system") {
+			t.Errorf("Detect on a plain directory: %v", err)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+			t.Errorf("Detect wrote into %s: %v", dir, ents)
+		}
+	})
+}

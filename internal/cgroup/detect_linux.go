@@ -1,0 +1,245 @@
+//go:build linux
+
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Options point detection at other files than the process's own; tests
+// use them to show a hierarchy the caller cannot write.
+type Options struct {
+	Mountinfo  string // default /proc/self/mountinfo
+	SelfCgroup string // default /proc/self/cgroup
+}
+
+// Manager is a place where this process may make trees' cgroups.
+type Manager struct {
+	// Version is the hierarchy used: V2, or V1 for the legacy controllers.
+	Version Version
+	// Controllers are the controllers a tree's cgroup gets: on v1 the
+	// hierarchies found usable among pids, memory, freezer and cpuacct; on
+	// v2 those enabled for the caller's children among pids and memory
+	// (CPU time and the tree kill need no controller on v2).
+	Controllers []string
+	// Notes say, per controller or hierarchy not used, why.
+	Notes map[string]string
+
+	// dirs maps each hierarchy used to the caller's cgroup directory in it
+	// (v2: the key is "").
+	dirs map[string]string
+}
+
+// Has reports whether trees' cgroups get controller c.
+func (m *Manager) Has(c string) bool { return slices.Contains(m.Controllers, c) }
+
+// CanEnforce reports whether l can be enforced here, and if not, why.
+func (m *Manager) CanEnforce(l Limits) error {
+	var missing []string
+	if l.Pids > 0 && !m.Has(Pids) {
+		missing = append(missing, "pids (task limit)")
+	}
+	if l.MemoryBytes > 0 && !m.Has(Memory) {
+		missing = append(missing, "memory")
+	}
+	if l.CPUTime > 0 && m.Version == V1 && !m.Has(CPUAcct) {
+		missing = append(missing, "cpuacct (CPU time)")
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	var why []string
+	for c, n := range m.Notes {
+		why = append(why, c+": "+n)
+	}
+	slices.Sort(why)
+	return fmt.Errorf("cgroup: %s: no usable %s controller (%s)", m.Version, strings.Join(missing, ", "), strings.Join(why, "; "))
+}
+
+// KillsRaceFree reports whether [Group.Kill] can stop the whole tree
+// before killing it (v2 cgroup.kill or cgroup.freeze; v1 freezer).
+func (m *Manager) KillsRaceFree() bool { return m.Version == V2 || m.Has(Freezer) }
+
+// Detect finds where this process may make cgroups, changing nothing. The
+// error wraps ErrUnavailable and says, per hierarchy, why none can be used.
+func Detect(opts Options) (*Manager, error) {
+	if opts.Mountinfo == "" {
+		opts.Mountinfo = "/proc/self/mountinfo"
+	}
+	if opts.SelfCgroup == "" {
+		opts.SelfCgroup = "/proc/self/cgroup"
+	}
+	mf, err := os.Open(opts.Mountinfo)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	mounts, err := parseMountinfo(mf)
+	mf.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, opts.Mountinfo, err)
+	}
+	cf, err := os.Open(opts.SelfCgroup)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	self, err := parseSelfCgroup(cf)
+	cf.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, opts.SelfCgroup, err)
+	}
+
+	v2, v2why := detectV2(mounts, self)
+	v1, v1why := detectV1(mounts, self)
+	switch {
+	case v2 != nil && v2.Has(Pids) && v2.Has(Memory):
+		return v2, nil
+	case v1 != nil && (v1.Has(Pids) || v1.Has(Memory)):
+		if v2why != "" {
+			v1.Notes["cgroup2"] = v2why
+		}
+		return v1, nil
+	case v2 != nil:
+		return v2, nil
+	case v1 != nil:
+		return v1, nil
+	}
+	return nil, fmt.Errorf("%w: cgroup v2: %s; cgroup v1: %s", ErrUnavailable, v2why, v1why)
+}
+
+// detectV2 looks at the caller's cgroup on the cgroup2 mount.
+func detectV2(mounts []mount, self selfCgroups) (*Manager, string) {
+	if self.v2 == "" {
+		return nil, "the process is in no cgroup v2 hierarchy"
+	}
+	var reasons []string
+	for _, m := range mounts {
+		if m.fstype != "cgroup2" {
+			continue
+		}
+		dir, ok := m.dirOf(self.v2)
+		if !ok {
+			reasons = append(reasons, m.point+" does not show the process's cgroup "+self.v2)
+			continue
+		}
+		if err := checkDir(dir, unix.CGROUP2_SUPER_MAGIC, true); err != nil {
+			reasons = append(reasons, err.Error())
+			continue
+		}
+		mg := &Manager{Version: V2, Notes: map[string]string{}, dirs: map[string]string{"": dir}}
+		b, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+		if err != nil {
+			reasons = append(reasons, err.Error())
+			continue
+		}
+		enabled := strings.Fields(string(b))
+		for _, c := range []string{Pids, Memory} {
+			if slices.Contains(enabled, c) {
+				mg.Controllers = append(mg.Controllers, c)
+			} else {
+				mg.Notes[c] = "not enabled in " + filepath.Join(dir, "cgroup.subtree_control") + " (this library enables no controller in a cgroup it did not create)"
+			}
+		}
+		return mg, strings.Join(mapNotes(mg.Notes), "; ")
+	}
+	if len(reasons) == 0 {
+		return nil, "no cgroup2 mount"
+	}
+	return nil, strings.Join(reasons, "; ")
+}
+
+// detectV1 looks at the caller's cgroup in each v1 hierarchy.
+func detectV1(mounts []mount, self selfCgroups) (*Manager, string) {
+	mg := &Manager{Version: V1, Notes: map[string]string{}, dirs: map[string]string{}}
+	for _, c := range v1Controllers {
+		p, ok := self.v1[c]
+		if !ok {
+			mg.Notes[c] = "no " + c + " hierarchy holds the process"
+			continue
+		}
+		why := "no " + c + " mount"
+		for _, m := range mounts {
+			if m.fstype != "cgroup" || !m.hasOption(c) {
+				continue
+			}
+			dir, ok := m.dirOf(p)
+			if !ok {
+				why = m.point + " does not show the process's cgroup " + p
+				continue
+			}
+			if err := checkDir(dir, unix.CGROUP_SUPER_MAGIC, false); err != nil {
+				why = err.Error()
+				continue
+			}
+			mg.dirs[c] = dir
+			mg.Controllers = append(mg.Controllers, c)
+			why = ""
+			break
+		}
+		if why != "" {
+			mg.Notes[c] = why
+		}
+	}
+	if len(mg.Controllers) == 0 {
+		return nil, strings.Join(mapNotes(mg.Notes), "; ")
+	}
+	return mg, ""
+}
+
+func mapNotes(n map[string]string) []string {
+	var out []string
+	for k, v := range n {
+		out = append(out, k+": "+v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkDir checks, without writing, that a cgroup could be made in
+// DirName below dir and a process moved into it: dir is on a cgroup file
+// system of the given magic; DirName, if it exists, is a directory this
+// process owns and may write; if it does not, dir is writable. On v2,
+// moving a process from dir into a cgroup below it also needs write
+// access to dir's cgroup.procs.
+func checkDir(dir string, magic int64, v2 bool) error {
+	var fs unix.Statfs_t
+	if err := unix.Statfs(dir, &fs); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	if int64(fs.Type) != magic {
+		return fmt.Errorf("%s is not a cgroup file system (type %#x)", dir, fs.Type)
+	}
+	access := func(p string, mode uint32) error {
+		if err := unix.Faccessat(unix.AT_FDCWD, p, mode, unix.AT_EACCESS); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		return nil
+	}
+	if v2 {
+		if err := access(filepath.Join(dir, "cgroup.procs"), unix.W_OK); err != nil {
+			return fmt.Errorf("cannot move processes out of the caller's cgroup: %w", err)
+		}
+	}
+	parent := filepath.Join(dir, DirName)
+	var st unix.Stat_t
+	switch err := unix.Lstat(parent, &st); {
+	case errors.Is(err, unix.ENOENT):
+		return access(dir, unix.W_OK|unix.X_OK)
+	case err != nil:
+		return fmt.Errorf("%s: %w", parent, err)
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return fmt.Errorf("%s is not a directory", parent)
+	case int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("%s belongs to uid %d, not to this process's uid %d", parent, st.Uid, os.Geteuid())
+	}
+	if err := access(parent, unix.W_OK|unix.X_OK); err != nil {
+		return err
+	}
+	return access(filepath.Join(parent, "cgroup.procs"), unix.W_OK)
+}
