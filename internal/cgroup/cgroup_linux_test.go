@@ -31,12 +31,39 @@ const (
 	envArg    = "CGROUP_TEST_ARG"
 )
 
+// envGuest is set by .ci/kernels.sh for the throw-away qemu guests of the
+// kernel matrix, whose /init mounts cgroup2 at /sys/fs/cgroup and runs the
+// test binary in the root cgroup with no controller enabled for children.
+const envGuest = "CGROUP_TEST_GUEST"
+
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(envHelper); mode != "" {
 		helper(mode, os.Getenv(envArg))
 		os.Exit(0)
 	}
+	if os.Getenv(envGuest) == "1" {
+		enableGuestControllers()
+	}
 	os.Exit(m.Run())
+}
+
+// enableGuestControllers enables pids, memory and cpu for the children of
+// the root cgroup, as a host's init system does at boot, so that the v2
+// paths are tested. Only in the kernel matrix's guests (never on a host:
+// this library itself never enables a controller in a cgroup it did not
+// create), and only when this process is in the root of a cgroup2
+// hierarchy with no v1 hierarchy mounted.
+func enableGuestControllers() {
+	self, _ := os.ReadFile("/proc/self/cgroup")
+	if string(self) != "0::/\n" {
+		fmt.Fprintf(os.Stderr, "%s set, but this process is not in the root of a cgroup2 hierarchy: %q\n", envGuest, self)
+		return
+	}
+	for _, c := range []string{"+pids", "+memory", "+cpu"} {
+		if err := os.WriteFile("/sys/fs/cgroup/cgroup.subtree_control", []byte(c), 0); err != nil {
+			fmt.Fprintf(os.Stderr, "guest: enabling %s: %v\n", c, err)
+		}
+	}
 }
 
 func helper(mode, arg string) {
@@ -85,7 +112,7 @@ func helper(mode, arg string) {
 		for x := 0; ; x++ {
 			_ = x * x
 		}
-	case "owner": // makes a group, starts a sleep in it, reports, waits to be killed
+	case "owner": // makes a group, starts a process in it, reports, waits to be killed
 		m, err := Detect(Options{})
 		if err != nil {
 			die(err)
@@ -94,7 +121,7 @@ func helper(mode, arg string) {
 		if err != nil {
 			die(err)
 		}
-		cmd := helperCmd("exec", "exec sleep 300", g)
+		cmd := helperCmd("exec", "kill -STOP $$", g) // stays, stopped, until killed
 		if err := cmd.Start(); err != nil {
 			die(err)
 		}
@@ -244,9 +271,11 @@ func TestPidsLimit(t *testing.T) {
 	const limit = 16
 	g := newGroup(t, m, Limits{Pids: limit})
 	before := countTasks()
-	// Output to a file: the sleeps would hold a pipe open.
+	// Each started process stops itself and stays (the kernel matrix's
+	// guests have no sleep(1)). Output to a file: they would hold a pipe
+	// open.
 	out := filepath.Join(t.TempDir(), "out")
-	cmd := helperCmd("exec", `i=0; while [ $i -lt 500 ]; do i=$((i+1)); sleep 60 & echo started; done`, g)
+	cmd := helperCmd("exec", `i=0; while [ $i -lt 500 ]; do i=$((i+1)); sh -c 'kill -STOP $$' & echo started; done`, g)
 	f, err := os.Create(out)
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +287,7 @@ func TestPidsLimit(t *testing.T) {
 	b, _ := os.ReadFile(out)
 	started := strings.Count(string(b), "started")
 	pids, _ := g.Pids()
-	t.Logf("sh: %v; %d sleeps started, %d processes in the group, machine tasks %d -> %d", err, started, len(pids), before, during)
+	t.Logf("sh: %v; %d processes started, %d in the group in the group, machine tasks %d -> %d", err, started, len(pids), before, during)
 	if started >= limit || !strings.Contains(string(b), "fork") {
 		t.Errorf("fork loop under pids.max %d: %d started, output %q", limit, started, b)
 	}
@@ -376,7 +405,7 @@ func TestKillForkChain(t *testing.T) {
 	}
 }
 
-// A caller SIGKILLed with a group and a process in it leaves both behind;
+// A caller SIGKILLed with a group and a (stopped) process in it leaves both behind;
 // the next New (or CleanStale) in this PID namespace kills the process and
 // removes the group.
 func TestStaleGroupOfKilledCaller(t *testing.T) {
@@ -398,9 +427,9 @@ func TestStaleGroupOfKilledCaller(t *testing.T) {
 		t.Fatalf("owner: %v", err)
 	}
 	var name string
-	var sleepPid int
-	fmt.Sscan(line, &name, &sleepPid)
-	pidfd, err := unix.PidfdOpen(sleepPid, 0)
+	var stoppedPid int
+	fmt.Sscan(line, &name, &stoppedPid)
+	pidfd, err := unix.PidfdOpen(stoppedPid, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,9 +446,9 @@ func TestStaleGroupOfKilledCaller(t *testing.T) {
 			t.Fatalf("the killed owner's group is not there to clean: %v", err)
 		}
 	}
-	for deadline := time.Now().Add(5 * time.Second); !inGroup(sleepPid, name); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); !inGroup(stoppedPid, name); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("process %d did not join %s", sleepPid, name)
+			t.Fatalf("process %d did not join %s", stoppedPid, name)
 		}
 	}
 	// The next start: New cleans before it makes its own group.
@@ -437,7 +466,7 @@ func TestStaleGroupOfKilledCaller(t *testing.T) {
 	}
 	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
 	if n, _ := unix.Poll(fds, 2000); n != 1 {
-		t.Errorf("the orphaned process %d survived the next New", sleepPid)
+		t.Errorf("the orphaned process %d survived the next New", stoppedPid)
 	}
 }
 
@@ -483,4 +512,20 @@ func TestDetectFallback(t *testing.T) {
 			t.Errorf("Detect wrote into %s: %v", dir, ents)
 		}
 	})
+}
+
+// On v2 the child is born in the group (clone3 CLONE_INTO_CGROUP through
+// os/exec's UseCgroupFD): it runs no instruction outside it.
+func TestCloneIntoCgroup(t *testing.T) {
+	m := manager(t)
+	if m.Version != V2 {
+		t.Skipf("%s has no CLONE_INTO_CGROUP; the child half writes to Group.ProcsFiles instead", m.Version)
+	}
+	g := newGroup(t, m, Limits{})
+	cmd := exec.Command("/bin/sh", "-c", "read l < /proc/self/cgroup; echo $l")
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: g.DirFD()}
+	ps, out := run(t, cmd)
+	if !ps.Success() || !strings.HasSuffix(strings.TrimSpace(out), "/"+DirName+"/"+g.Name()) {
+		t.Errorf("child's cgroup: %v: %q, want .../%s/%s", ps, out, DirName, g.Name())
+	}
 }
