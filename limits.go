@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,7 +77,9 @@ import (
 // Field names as in the struct tags. cpu_time is a string in Go's duration
 // syntax ("90s", "1m30s", "1h"); a JSON number is also accepted and read as
 // nanoseconds (how encoding/json writes a bare time.Duration). Marshalling
-// writes the string form.
+// writes the string form. An unknown key inside "limits" is an error, even
+// for a decoder that allows unknown fields elsewhere: a misspelt limit must
+// not become no limit.
 type Limits struct {
 	// Processes is the number of tasks (processes and threads) the tree
 	// may hold at once.
@@ -119,8 +122,10 @@ func (l Limits) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads cpu_time as a duration string or as nanoseconds.
 func (l *Limits) UnmarshalJSON(b []byte) error {
 	var j limitsJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return fmt.Errorf("limits: %w", err)
 	}
 	*l = Limits{Processes: j.Processes, MemoryBytes: j.MemoryBytes, FileSizeBytes: j.FileSizeBytes, OpenFiles: j.OpenFiles}
 	if len(j.CPUTime) == 0 || string(j.CPUTime) == "null" {

@@ -35,7 +35,7 @@ func TestLimitsJSON(t *testing.T) {
 			t.Errorf("%s: %v, %v; want %v", in, got.CPUTime, err, want)
 		}
 	}
-	for _, in := range []string{`{"cpu_time":"soon"}`, `{"cpu_time":true}`, `{"processes":"1"}`} {
+	for _, in := range []string{`{"cpu_time":"soon"}`, `{"cpu_time":true}`, `{"processes":"1"}`, `{"memory_byte":1}`} {
 		var got sandbox.Limits
 		if err := json.Unmarshal([]byte(in), &got); err == nil {
 			t.Errorf("%s accepted: %+v", in, got)

@@ -39,7 +39,8 @@ type Group struct {
 	cpuHit   atomic.Bool
 	stop     chan struct{}
 	watching sync.WaitGroup
-	mu       sync.Mutex
+	killing  sync.Mutex // one Kill at a time: the watchdog's and the caller's
+	mu       sync.Mutex // Close
 	closed   bool
 }
 

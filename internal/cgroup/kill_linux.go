@@ -28,6 +28,8 @@ import (
 // is empty, which a tree forking faster than the listing can outrun for a
 // while; [Manager.KillsRaceFree] says which applies.
 func (g *Group) Kill() error {
+	g.killing.Lock()
+	defer g.killing.Unlock()
 	dir, canFreeze := g.killDir()
 	deadline := time.Now().Add(killWait)
 	// An empty group stays empty: nothing in it can fork. (Freezing even
