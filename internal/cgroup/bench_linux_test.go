@@ -33,6 +33,19 @@ func BenchmarkSpawn(b *testing.B) {
 			}
 		}
 	})
+	// The cgroup's own cost, without a process: make it with the limits,
+	// remove it.
+	b.Run("group-only", func(b *testing.B) {
+		for b.Loop() {
+			g, err := m.New(Limits{Pids: 64, MemoryBytes: 256 << 20})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := g.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("cgroup", func(b *testing.B) {
 		for b.Loop() {
 			g, err := m.New(Limits{Pids: 64, MemoryBytes: 256 << 20})
