@@ -12,16 +12,18 @@
 // with access(2) and stat(2) (no write, no mkdir) that the caller could
 // create a cgroup below its own and move a process there:
 //
-//   - cgroup v2: the caller's own cgroup on the cgroup2 mount, when it is
-//     writable (root, or a delegated subtree: a systemd user scope with
-//     Delegate=yes, a container's own cgroup), its cgroup.procs is
-//     writable (moving a process needs write access to the common
-//     ancestor's cgroup.procs), and the controllers the limits need are
-//     already enabled in its cgroup.subtree_control. This package never
-//     enables a controller in a cgroup it did not create: a cgroup that
-//     holds processes cannot enable controllers for its children anyway
-//     (the "no internal processes" rule), and enabling them at the root
-//     would change the host.
+//   - cgroup v2: the caller's own cgroup on the cgroup2 mount, or the
+//     cgroup given as Options.Parent, when it is writable (root, or a
+//     delegated subtree: a systemd unit with Delegate=yes, a container's
+//     own cgroup), the cgroup.procs of the common ancestor of the caller's
+//     cgroup and it is writable (moving a process needs that), and the
+//     controllers the limits need are already enabled in its
+//     cgroup.subtree_control. This package never enables a controller in
+//     a cgroup it did not create: enabling them at the root would change
+//     the host, and a cgroup other than the root cannot enable them while
+//     it holds a process (the "no internal processes" rule), which the
+//     caller's own cgroup always does. So below the root a delegated
+//     cgroup is used as Options.Parent, with the caller in a leaf of it.
 //   - cgroup v1, on hosts still on the legacy hierarchy: the pids, memory,
 //     freezer and cpuacct controllers, each on its own mount (as
 //     /sys/fs/cgroup/<controller>), each used below the caller's own cgroup

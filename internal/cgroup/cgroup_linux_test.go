@@ -155,8 +155,52 @@ func helper(mode, arg string) {
 			}
 		}
 		printDetect(Options{})
+	case "delegated": // arg: a delegated cgroup; this process is in its leaf "supervisor"
+		becomeNobodyOrDie(die)
+		m, err := Detect(Options{Parent: arg})
+		if err != nil {
+			die(err)
+		}
+		if m.Version != V2 || !m.Has(Pids) || !m.Has(Memory) {
+			die(fmt.Errorf("detected %s %v: %v", m.Version, m.Controllers, m.Notes))
+		}
+		g, err := m.New(Limits{Pids: 8, MemoryBytes: 64 << 20})
+		if err != nil {
+			die(err)
+		}
+		out, err := os.CreateTemp("", "delegated")
+		if err != nil {
+			die(err)
+		}
+		defer os.Remove(out.Name())
+		cmd := exec.Command("/bin/sh", "-c", `i=0; while [ $i -lt 100 ]; do i=$((i+1)); sh -c 'kill -STOP $$' & echo started; done`)
+		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: g.DirFD()}
+		cmd.Stdout, cmd.Stderr = out, out
+		runErr := cmd.Run()
+		b, _ := os.ReadFile(out.Name())
+		started := strings.Count(string(b), "started")
+		exceeded := g.Exceeded()
+		if err := g.Close(); err != nil {
+			die(err)
+		}
+		if _, err := os.Stat(filepath.Join(arg, DirName)); !errors.Is(err, os.ErrNotExist) {
+			die(fmt.Errorf("%s left behind: %v", DirName, err))
+		}
+		fmt.Printf("uid %d: %d started (%v), exceeded %q\n", os.Getuid(), started, runErr, exceeded)
 	default:
 		die(errors.New("unknown mode " + mode))
+	}
+}
+
+func becomeNobodyOrDie(die func(error)) {
+	if err := syscall.Setgroups(nil); err != nil {
+		die(err)
+	}
+	if err := syscall.Setgid(65534); err != nil {
+		die(err)
+	}
+	if err := syscall.Setuid(65534); err != nil {
+		die(err)
 	}
 }
 
@@ -528,5 +572,74 @@ func TestCloneIntoCgroup(t *testing.T) {
 	ps, out := run(t, cmd)
 	if !ps.Success() || !strings.HasSuffix(strings.TrimSpace(out), "/"+DirName+"/"+g.Name()) {
 		t.Errorf("child's cgroup: %v: %q, want .../%s/%s", ps, out, DirName, g.Name())
+	}
+}
+
+func TestCommonAncestor(t *testing.T) {
+	for _, c := range [][3]string{
+		{"/sys/fs/cgroup/a/b", "/sys/fs/cgroup/a/c", "/sys/fs/cgroup/a"},
+		{"/sys/fs/cgroup/a", "/sys/fs/cgroup/a/c", "/sys/fs/cgroup/a"},
+		{"/sys/fs/cgroup/a/b", "/sys/fs/cgroup/a", "/sys/fs/cgroup/a"},
+		{"/sys/fs/cgroup/ab", "/sys/fs/cgroup/a", "/sys/fs/cgroup"},
+		{"/sys/fs/cgroup", "/sys/fs/cgroup", "/sys/fs/cgroup"},
+	} {
+		if got := commonAncestor(c[0], c[1]); got != c[2] {
+			t.Errorf("commonAncestor(%s, %s) = %s, want %s", c[0], c[1], got, c[2])
+		}
+	}
+}
+
+// A delegated subtree, used as nobody: the way systemd delegates a cgroup
+// (Delegate=yes): the cgroup, its cgroup.procs, cgroup.subtree_control and
+// cgroup.threads belong to the user, the controllers are enabled for its
+// children, and the caller runs in a leaf of it. Only in the kernel
+// matrix's guests: it makes a cgroup outside DirName, under the root, which
+// a test on a host must not.
+func TestDelegatedSubtree(t *testing.T) {
+	if os.Getenv(envGuest) != "1" {
+		t.Skip("only in the kernel matrix's qemu guests (" + envGuest + "=1): it makes a delegated cgroup under the root")
+	}
+	m := manager(t)
+	if m.Version != V2 || !m.Has(Pids) || !m.Has(Memory) {
+		t.Skipf("no cgroup v2 with pids and memory here: %s %v", m.Version, m.Controllers)
+	}
+	deleg := filepath.Join(m.dirs[""], "delegated-test")
+	leaf := filepath.Join(deleg, "supervisor")
+	if err := os.Mkdir(deleg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(deleg)
+	if err := os.WriteFile(filepath.Join(deleg, "cgroup.subtree_control"), []byte("+pids +memory"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(leaf, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(leaf)
+	for _, p := range []string{deleg, leaf} {
+		for _, f := range []string{"", "cgroup.procs", "cgroup.subtree_control", "cgroup.threads"} {
+			if err := os.Chown(filepath.Join(p, f), 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	leafFD, err := os.Open(leaf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leafFD.Close()
+	cmd := exec.Command("/proc/self/exe")
+	cmd.Env = append(os.Environ(), envHelper+"=delegated", envArg+"="+deleg)
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(leafFD.Fd())}
+	ps, out := run(t, cmd)
+	t.Log(strings.TrimSpace(out))
+	var started int
+	var exceeded string
+	if _, err := fmt.Sscanf(out, "uid 65534: %d started", &started); err != nil || !ps.Success() {
+		t.Fatalf("helper: %v: %s", ps, out)
+	}
+	exceeded = out[strings.LastIndex(out, "exceeded ")+len("exceeded "):]
+	if started >= 8 || strings.TrimSpace(exceeded) != `"pids"` {
+		t.Errorf("fork loop in a delegated subtree with pids.max 8: %d started, exceeded %s", started, exceeded)
 	}
 }

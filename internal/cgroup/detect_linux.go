@@ -18,6 +18,16 @@ import (
 type Options struct {
 	Mountinfo  string // default /proc/self/mountinfo
 	SelfCgroup string // default /proc/self/cgroup
+
+	// Parent, when set, is the cgroup v2 directory to make trees' cgroups
+	// under, in place of the caller's own cgroup; only it is considered.
+	// It is how a delegated subtree is used: cgroup v2 lets a cgroup other
+	// than the root enable controllers for its children only while it
+	// holds no process, so the caller runs in a leaf of the delegated
+	// cgroup (systemd: Delegate=yes, the Engine in a "supervisor" child)
+	// and the delegated cgroup, with pids and memory enabled in its
+	// cgroup.subtree_control, is the Parent.
+	Parent string
 }
 
 // Manager is a place where this process may make trees' cgroups.
@@ -95,7 +105,13 @@ func Detect(opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, opts.SelfCgroup, err)
 	}
 
-	v2, v2why := detectV2(mounts, self)
+	v2, v2why := detectV2(mounts, self, opts.Parent)
+	if opts.Parent != "" {
+		if v2 == nil {
+			return nil, fmt.Errorf("%w: %s", ErrUnavailable, v2why)
+		}
+		return v2, nil
+	}
 	v1, v1why := detectV1(mounts, self)
 	switch {
 	case v2 != nil && v2.Has(Pids) && v2.Has(Memory):
@@ -113,8 +129,9 @@ func Detect(opts Options) (*Manager, error) {
 	return nil, fmt.Errorf("%w: cgroup v2: %s; cgroup v1: %s", ErrUnavailable, v2why, v1why)
 }
 
-// detectV2 looks at the caller's cgroup on the cgroup2 mount.
-func detectV2(mounts []mount, self selfCgroups) (*Manager, string) {
+// detectV2 looks at the caller's cgroup on the cgroup2 mount, or at
+// parent when set.
+func detectV2(mounts []mount, self selfCgroups, parent string) (*Manager, string) {
 	if self.v2 == "" {
 		return nil, "the process is in no cgroup v2 hierarchy"
 	}
@@ -123,12 +140,22 @@ func detectV2(mounts []mount, self selfCgroups) (*Manager, string) {
 		if m.fstype != "cgroup2" {
 			continue
 		}
-		dir, ok := m.dirOf(self.v2)
+		own, ok := m.dirOf(self.v2)
 		if !ok {
 			reasons = append(reasons, m.point+" does not show the process's cgroup "+self.v2)
 			continue
 		}
-		if err := checkDir(dir, unix.CGROUP2_SUPER_MAGIC, true); err != nil {
+		dir := own
+		if parent != "" {
+			dir = filepath.Clean(parent)
+			if !within(dir, m.point) {
+				reasons = append(reasons, parent+" is not on the cgroup2 mount "+m.point)
+				continue
+			}
+		}
+		// Moving a process from the caller's cgroup into one below dir
+		// needs write access to the cgroup.procs of their common ancestor.
+		if err := checkDir(dir, unix.CGROUP2_SUPER_MAGIC, commonAncestor(own, dir)); err != nil {
 			reasons = append(reasons, err.Error())
 			continue
 		}
@@ -142,9 +169,14 @@ func detectV2(mounts []mount, self selfCgroups) (*Manager, string) {
 		for _, c := range []string{Pids, Memory} {
 			if slices.Contains(enabled, c) {
 				mg.Controllers = append(mg.Controllers, c)
-			} else {
-				mg.Notes[c] = "not enabled in " + filepath.Join(dir, "cgroup.subtree_control") + " (this library enables no controller in a cgroup it did not create)"
+				continue
 			}
+			why := "not enabled in " + filepath.Join(dir, "cgroup.subtree_control") + " (this library enables no controller in a cgroup it did not create)"
+			if parent == "" && self.v2 != "/" {
+				why += "; a cgroup other than the root that holds a process (this one holds the caller) cannot enable controllers " +
+					"for its children: run the caller in a leaf of a delegated cgroup with the controllers enabled, and pass that cgroup as Options.Parent"
+			}
+			mg.Notes[c] = why
 		}
 		return mg, strings.Join(mapNotes(mg.Notes), "; ")
 	}
@@ -152,6 +184,19 @@ func detectV2(mounts []mount, self selfCgroups) (*Manager, string) {
 		return nil, "no cgroup2 mount"
 	}
 	return nil, strings.Join(reasons, "; ")
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// commonAncestor is the deepest directory holding both a and b.
+func commonAncestor(a, b string) string {
+	for !within(b, a) {
+		a = filepath.Dir(a)
+	}
+	return a
 }
 
 // detectV1 looks at the caller's cgroup in each v1 hierarchy.
@@ -173,7 +218,7 @@ func detectV1(mounts []mount, self selfCgroups) (*Manager, string) {
 				why = m.point + " does not show the process's cgroup " + p
 				continue
 			}
-			if err := checkDir(dir, unix.CGROUP_SUPER_MAGIC, false); err != nil {
+			if err := checkDir(dir, unix.CGROUP_SUPER_MAGIC, ""); err != nil {
 				why = err.Error()
 				continue
 			}
@@ -205,9 +250,9 @@ func mapNotes(n map[string]string) []string {
 // DirName below dir and a process moved into it: dir is on a cgroup file
 // system of the given magic; DirName, if it exists, is a directory this
 // process owns and may write; if it does not, dir is writable. On v2,
-// moving a process from dir into a cgroup below it also needs write
-// access to dir's cgroup.procs.
-func checkDir(dir string, magic int64, v2 bool) error {
+// moving a process from the caller's cgroup into one below dir also needs
+// write access to the cgroup.procs of their common ancestor, procsDir.
+func checkDir(dir string, magic int64, procsDir string) error {
 	var fs unix.Statfs_t
 	if err := unix.Statfs(dir, &fs); err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
@@ -221,8 +266,8 @@ func checkDir(dir string, magic int64, v2 bool) error {
 		}
 		return nil
 	}
-	if v2 {
-		if err := access(filepath.Join(dir, "cgroup.procs"), unix.W_OK); err != nil {
+	if procsDir != "" {
+		if err := access(filepath.Join(procsDir, "cgroup.procs"), unix.W_OK); err != nil {
 			return fmt.Errorf("cannot move processes out of the caller's cgroup: %w", err)
 		}
 	}
