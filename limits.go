@@ -251,7 +251,7 @@ func linuxLimitFeatures(rc *resolvedConfig, c selfCreds) []Enforcement {
 		switch f {
 		case FeatureLimitProcesses:
 			if c.uid0 || c.capAdmin || c.capResource {
-				self(f, false, "RLIMIT_NPROC set, but the kernel does not apply it to root or to a process with CAP_SYS_RESOURCE or CAP_SYS_ADMIN",
+				self(f, false, "RLIMIT_NPROC "+strconv.FormatInt(l.Processes, 10)+" set, but the kernel does not apply it to root or to a process with CAP_SYS_RESOURCE or CAP_SYS_ADMIN",
 					"run the Agent as a user of its own, or deny AllowProcessSpawn")
 			} else {
 				self(f, true, "RLIMIT_NPROC "+strconv.FormatInt(l.Processes, 10)+": counts every task of the real user ID, "+
@@ -272,7 +272,7 @@ func linuxLimitFeatures(rc *resolvedConfig, c selfCreds) []Enforcement {
 		case FeatureLimitFileSize:
 			self(f, true, "RLIMIT_FSIZE "+strconv.FormatInt(l.FileSizeBytes, 10)+": writing past it fails with EFBIG and raises SIGXFSZ", "")
 		case FeatureLimitOpenFiles:
-			self(f, true, "RLIMIT_NOFILE "+strconv.FormatInt(l.OpenFiles, 10)+": no descriptor numbered above it", "")
+			self(f, true, "RLIMIT_NOFILE "+strconv.FormatInt(l.OpenFiles, 10)+": opening a descriptor numbered that or higher fails with EMFILE", "")
 		}
 		out = append(out, Enforcement{Feature: f, Scope: ScopeCommand, Detail: "WrapCommand/Run: " + commandLimitsNotEnforced})
 	}

@@ -284,7 +284,8 @@ func TestLimitsHelperProcess(t *testing.T) {
 		cfg.Limits.CPUTime = time.Second
 		cfg.AllowedExecPaths = []string{"/bin/sh"}
 	case "hog", "memfd":
-		cfg.Limits.MemoryBytes = 64 << 20
+		// Well above what the test binary's runtime maps for itself.
+		cfg.Limits.MemoryBytes = 128 << 20
 	}
 	if err := sandbox.New().ApplySelf(cfg); err != nil {
 		fail(err)
@@ -313,12 +314,12 @@ func TestLimitsHelperProcess(t *testing.T) {
 			fail(err)
 		}
 		chunk := bytes.Repeat([]byte{1}, 1<<20)
-		for range 128 {
+		for range 256 {
 			if _, err := unix.Write(fd, chunk); err != nil {
 				fail(err)
 			}
 		}
-		os.Stdout.WriteString("memfd 128 MiB\n")
+		os.Stdout.WriteString("memfd 256 MiB\n")
 	}
 	os.Exit(0)
 }
@@ -390,14 +391,18 @@ func TestLimitMemory(t *testing.T) {
 	for _, who := range users(t) {
 		t.Run(who, func(t *testing.T) {
 			ps, out := limitsHelper(t, "hog", who)
-			if ps.Success() || strings.Contains(out, "allocated") || !strings.Contains(out, "out of memory") {
-				t.Errorf("256 MiB heap under a 64 MiB limit: %v: %.400s", ps, out)
+			// How the Go runtime dies when mmap fails varies ("out of
+			// memory", "cannot allocate memory", a fault in the collector):
+			// what matters is that the allocation never completed, and
+			// that the helper got as far as trying it.
+			if ps.Success() || strings.Contains(out, "allocated") || strings.Contains(out, "helper:") {
+				t.Errorf("256 MiB heap under a 128 MiB limit: %v: %.400s", ps, out)
 			}
 			ps, out = limitsHelper(t, "memfd", who)
-			if !ps.Success() || !strings.Contains(out, "memfd 128 MiB") {
+			if !ps.Success() || !strings.Contains(out, "memfd 256 MiB") {
 				t.Errorf("memfd under RLIMIT_DATA: %v: %.400s", ps, out)
 			} else {
-				t.Log("as reported: 128 MiB through a memfd is not bounded by RLIMIT_DATA 64 MiB")
+				t.Log("as reported: 256 MiB through a memfd is not bounded by RLIMIT_DATA 128 MiB")
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/openparallax/sandbox"
 )
@@ -20,6 +21,7 @@ type configFlags struct {
 	ro, rw, exec, connect, bind []string
 	allowSpawn, strict          bool
 	allowCamera, allowMic       bool
+	limits                      sandbox.Limits // set by the --max-* flags; zero fields leave --config's
 }
 
 func multi(fs *flag.FlagSet, dst *[]string, name, help string) {
@@ -37,6 +39,54 @@ func (c *configFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.allowCamera, "allow-camera", false, "let the program use the camera (macOS device-camera; not enforceable elsewhere)")
 	fs.BoolVar(&c.allowMic, "allow-microphone", false, "let the program use the microphone (macOS device-microphone; not enforceable elsewhere)")
 	fs.BoolVar(&c.strict, "strict", false, "refuse to run if any part of the Config cannot be enforced here")
+	fs.Func("max-procs", "limit the tasks (processes and threads) to `N`", intFlag(&c.limits.Processes))
+	fs.Func("max-memory", "limit memory to `SIZE` (bytes, or with a K, M or G suffix: 1024-based)", sizeFlag(&c.limits.MemoryBytes))
+	fs.Func("max-cpu", "limit CPU time to `DURATION` (e.g. 30s, 5m)", func(s string) error {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("want a positive duration such as 30s")
+		}
+		c.limits.CPUTime = d
+		return nil
+	})
+	fs.Func("max-file-size", "limit the size of a file a process writes to `SIZE`", sizeFlag(&c.limits.FileSizeBytes))
+	fs.Func("max-open-files", "limit the descriptors of a process to `N`", intFlag(&c.limits.OpenFiles))
+}
+
+func intFlag(dst *int64) func(string) error {
+	return func(s string) error {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("want a positive whole number")
+		}
+		*dst = n
+		return nil
+	}
+}
+
+// sizeFlag reads a byte count with an optional K, M or G suffix (powers of
+// 1024).
+func sizeFlag(dst *int64) func(string) error {
+	return func(s string) error {
+		mult := int64(1)
+		switch strings.ToUpper(s[len(s)-min(len(s), 1):]) {
+		case "K":
+			mult = 1 << 10
+		case "M":
+			mult = 1 << 20
+		case "G":
+			mult = 1 << 30
+		}
+		if mult > 1 {
+			s = s[:len(s)-1]
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n <= 0 || n > (1<<62)/mult {
+			return fmt.Errorf("want a positive size in bytes, or with a K, M or G suffix")
+		}
+		*dst = n * mult
+		return nil
+	}
 }
 
 // config builds the Config, or a one-line usage error naming the flag.
@@ -66,6 +116,18 @@ func (c *configFlags) config() (sandbox.Config, error) {
 			return cfg, fmt.Errorf("--bind %q: want a port number 0-65535", b)
 		}
 		cfg.AllowedTCPBind = append(cfg.AllowedTCPBind, uint16(p))
+	}
+	l := &cfg.Limits
+	for _, f := range []struct{ flag, cfg *int64 }{
+		{&c.limits.Processes, &l.Processes}, {&c.limits.MemoryBytes, &l.MemoryBytes},
+		{&c.limits.FileSizeBytes, &l.FileSizeBytes}, {&c.limits.OpenFiles, &l.OpenFiles},
+	} {
+		if *f.flag != 0 {
+			*f.cfg = *f.flag
+		}
+	}
+	if c.limits.CPUTime != 0 {
+		l.CPUTime = c.limits.CPUTime
 	}
 	cfg.AllowProcessSpawn = cfg.AllowProcessSpawn || c.allowSpawn
 	cfg.AllowCamera = cfg.AllowCamera || c.allowCamera

@@ -245,6 +245,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"verify", "--rw", "/nonexistent/dir"}, `--rw "/nonexistent/dir"`},
 		{[]string{"plan", "--describe", "--json"}, "--describe and --json"},
 		{[]string{"plan", "--timeout", "5s"}, "--timeout is only for --describe"},
+		{[]string{"plan", "--max-memory", "-1"}, "-max-memory"},
+		{[]string{"plan", "--max-memory", "12X"}, "-max-memory"},
+		{[]string{"plan", "--max-procs", "0"}, "-max-procs"},
+		{[]string{"plan", "--max-cpu", "soon"}, "-max-cpu"},
 	}
 	for _, c := range cases {
 		_, stderr, code := runCLI(t, c.args...)
@@ -318,5 +322,37 @@ func TestSchema(t *testing.T) {
 	}
 	if code := run([]string{"schema", "extra"}, nil, &stdout, &stderr); code != exitUsage {
 		t.Errorf("schema extra: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// The --max-* flags become Config.Limits, and the plan lists each limit per
+// entry point.
+func TestPlanLimitFlags(t *testing.T) {
+	var stdout, stderr strings.Builder
+	code := run([]string{"plan", "--max-procs", "64", "--max-memory", "512M", "--max-cpu", "30s", "--max-file-size", "1G", "--max-open-files", "256", "--json"}, nil, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("plan exit %d: %s", code, stderr.String())
+	}
+	var rep planReport
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	var details strings.Builder
+	for _, f := range rep.Plan.Features {
+		if strings.HasPrefix(f.Feature, "limit_") {
+			n++
+			details.WriteString(f.Detail + "\n")
+		}
+	}
+	if runtime.GOOS == "linux" && sandbox.Probe().Active {
+		for _, v := range []string{"RLIMIT_NPROC 64", "RLIMIT_DATA 536870912", "30 s of CPU time", "RLIMIT_FSIZE 1073741824", "RLIMIT_NOFILE 256"} {
+			if !strings.Contains(details.String(), v) {
+				t.Errorf("the plan does not show %s:\n%s", v, details.String())
+			}
+		}
+	}
+	if n != 5 && n != 10 { // once per entry point where they differ
+		t.Errorf("%d limit entries in the plan: %+v", n, rep.Plan.Features)
 	}
 }
