@@ -65,15 +65,14 @@ func TestLimitFileSize(t *testing.T) {
 				if who == "nobody" {
 					becomeNobody(t)
 				}
-				head, err := exec.LookPath("head")
-				if err != nil {
-					t.Skip("no head(1) on this machine")
-				}
 				cfg := sandbox.Config{
 					AllowedWritePaths: []string{dir},
-					AllowedExecPaths:  []string{head},
 					AllowProcessSpawn: true,
 					Limits:            sandbox.Limits{FileSizeBytes: 4096},
+				}
+				head, err := exec.LookPath("head")
+				if err == nil {
+					cfg.AllowedExecPaths = []string{head}
 				}
 				plan, err := sandbox.PlanFor(cfg)
 				if err != nil {
@@ -109,6 +108,10 @@ func TestLimitFileSize(t *testing.T) {
 					t.Errorf("write of 8192 bytes under a 4096-byte limit: %d, %v; want 4096, EFBIG", n, err)
 				}
 				// A program that does not handle SIGXFSZ is ended by it.
+				if head == "" {
+					t.Log("no head(1) here (the kernel matrix's guests): SIGXFSZ of a C program not tried")
+					return
+				}
 				out, err := os.Create(filepath.Join(dir, "head"))
 				if err != nil {
 					t.Fatal(err)
@@ -370,7 +373,11 @@ func TestLimitCPUTime(t *testing.T) {
 			// Go ignores SIGXCPU: the hard limit a second later kills it.
 			ps, out := limitsHelper(t, "spin", who)
 			cpu := ps.UserTime() + ps.SystemTime()
-			if signalOf(ps) != syscall.SIGKILL || cpu < 1500*time.Millisecond || cpu > 4*time.Second {
+			// The upper bound is loose: the kernel checks process CPU
+			// timers on ticks, which an emulated guest of the kernel
+			// matrix delivers late (up to 5.4 s seen there). A kill by
+			// limitsHelper's own timeout fails the test instead.
+			if signalOf(ps) != syscall.SIGKILL || cpu < 1500*time.Millisecond || cpu > 20*time.Second {
 				t.Errorf("Go spinner under a 1 s limit: %v after %v of CPU time; want SIGKILL after 2 s: %s", ps, cpu, out)
 			}
 			// A shell does not: SIGXCPU ends it at the soft limit. (The
@@ -378,7 +385,7 @@ func TestLimitCPUTime(t *testing.T) {
 			// differ by a tick or so.)
 			ps, out = limitsHelper(t, "spin-sh", who)
 			cpu = ps.UserTime() + ps.SystemTime()
-			if signalOf(ps) != syscall.SIGXCPU || cpu < 800*time.Millisecond || cpu > 3*time.Second {
+			if signalOf(ps) != syscall.SIGXCPU || cpu < 800*time.Millisecond || cpu > 20*time.Second {
 				t.Errorf("shell spinner under a 1 s limit: %v after %v of CPU time; want SIGXCPU after 1 s: %s", ps, cpu, out)
 			}
 		})
