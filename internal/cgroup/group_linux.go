@@ -226,8 +226,11 @@ func (g *Group) Dirs() []string { return append([]string(nil), g.dirs...) }
 
 // ProcsFiles are open for writing on the cgroup.procs file of each of the
 // group's hierarchies: a process that writes "0" to each joins the group.
-// They are not close-on-exec only if the caller passes them on (as
-// exec.Cmd.ExtraFiles does). Close closes them.
+// They are close-on-exec unless the caller passes them on (as
+// exec.Cmd.ExtraFiles does). The child half that writes them must close
+// them before it executes the program: a process holding one can move
+// other processes into the group (any process of its user; as root, any
+// process), to be limited and killed with the tree. Close closes them.
 func (g *Group) ProcsFiles() []*os.File { return append([]*os.File(nil), g.procs...) }
 
 // DirFD is a descriptor of the group's directory for CLONE_INTO_CGROUP
