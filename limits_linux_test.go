@@ -403,6 +403,10 @@ func TestLimitMemory(t *testing.T) {
 			if ps.Success() || strings.Contains(out, "allocated") || strings.Contains(out, "helper:") {
 				t.Errorf("256 MiB heap under a 128 MiB limit: %v: %.400s", ps, out)
 			}
+			if raceEnabled {
+				t.Log("memfd half not run: under the race detector, its runtime's own allocations count against RLIMIT_DATA and end any helper")
+				return
+			}
 			ps, out = limitsHelper(t, "memfd", who)
 			if !ps.Success() || !strings.Contains(out, "memfd 256 MiB") {
 				t.Errorf("memfd under RLIMIT_DATA: %v: %.400s", ps, out)
