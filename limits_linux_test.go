@@ -379,11 +379,12 @@ func TestLimitCPUTime(t *testing.T) {
 				t.Errorf("Go spinner under a 1 s limit: %v after %v of CPU time; want SIGKILL after 2 s: %s", ps, cpu, out)
 			}
 			// A shell does not: SIGXCPU ends it at the soft limit. (The
-			// kernel samples CPU time on ticks; rusage is exact: they
-			// differ by a tick or so.)
+			// kernel checks the limit against CPU time sampled on ticks;
+			// rusage is scaled from the exact run time: on a loaded
+			// machine they differ by up to a few hundred milliseconds.)
 			ps, out = limitsHelper(t, "spin-sh", who)
 			cpu = ps.UserTime() + ps.SystemTime()
-			if signalOf(ps) != syscall.SIGXCPU || cpu < 800*time.Millisecond || cpu > 20*time.Second {
+			if signalOf(ps) != syscall.SIGXCPU || cpu < 500*time.Millisecond || cpu > 20*time.Second {
 				t.Errorf("shell spinner under a 1 s limit: %v after %v of CPU time; want SIGXCPU after 1 s: %s", ps, cpu, out)
 			}
 		})
