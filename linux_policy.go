@@ -527,6 +527,9 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 	f(FeatureSyscalls, true, "seccomp on every thread: dangerous syscalls, i386 and x32 entry denied", "")
 	plan.Features = append(plan.Features, layerFeatures(rc, true)...)
 	if plan.Available {
+		// The credentials ApplySelf's rlimits will live with: today the
+		// caller's own. An ApplySelf that drops capabilities before the
+		// target code runs must pass them as they will be after the drop.
 		plan.Features = append(plan.Features, linuxLimitFeatures(rc, currentCreds())...)
 	} else {
 		plan.Features = append(plan.Features, unenforcedLimits(rc, "sandbox unavailable: "+plan.Reason)...)
