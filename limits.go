@@ -68,9 +68,11 @@ import (
 //     core pattern that pipes to a program would run that program outside
 //     the sandbox).
 //
-// A process that holds CAP_SYS_RESOURCE (root, unless capabilities were
-// dropped) can raise its hard limits again: setrlimit and prlimit64 are not
-// filtered. PlanFor reports every rlimit of such a process as not enforced.
+// A process holding CAP_SYS_RESOURCE could raise its hard limits again
+// (setrlimit and prlimit64 are not filtered); ApplySelf empties every
+// capability set, so the process it leaves, root included, cannot. The
+// limits are set after the capabilities are dropped; lowering a limit
+// needs none.
 //
 // # JSON
 //

@@ -10,22 +10,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// currentCreds reads what decides whether rlimits bind this process: its
-// real user ID and its permitted capabilities (a capability that is
-// permitted can be made effective at any time).
+// currentCreds is what decides whether ApplySelf's rlimits bind the
+// process it leaves behind: its real user ID, which it keeps, and its
+// capabilities, which it does not: ApplySelf empties every capability set
+// of every thread (dropCapabilities) before the caller's next instruction,
+// so neither CAP_SYS_RESOURCE (raising a hard limit) nor CAP_SYS_ADMIN
+// survives. RLIMIT_NPROC still does not apply to uid 0.
 func currentCreds() selfCreds {
-	c := selfCreds{uid0: os.Getuid() == 0}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		// Unknown: assume the worst, that the limits can be lifted.
-		c.capResource, c.capAdmin = true, true
-		return c
-	}
-	has := func(cap uint) bool { return data[cap/32].Permitted&(1<<(cap%32)) != 0 }
-	c.capResource = has(unix.CAP_SYS_RESOURCE)
-	c.capAdmin = has(unix.CAP_SYS_ADMIN)
-	return c
+	return selfCreds{uid0: os.Getuid() == 0}
 }
 
 // rlimit is one resource limit ApplySelf sets.

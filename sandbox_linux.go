@@ -107,10 +107,10 @@ func planPlatform(rc *resolvedConfig) Plan {
 // policy is built and checked first, then the seccomp filter and the
 // Landlock ruleset are prepared (nothing is applied on any error up to
 // here), then the seccomp filter is loaded on every thread, then the
-// Landlock ruleset is enforced on every thread, then the resource limits of
-// cfg.Limits are set (see [Limits]). Only a failure in those last two steps
-// leaves the process partly restricted; it is reported as
-// ErrPartiallyApplied.
+// Landlock ruleset is enforced on every thread, then every capability set
+// is emptied, then the resource limits of cfg.Limits are set (see
+// [Limits]). Only a failure after the filter is loaded leaves the process
+// partly restricted; it is reported as ErrPartiallyApplied.
 //
 // Beyond what WrapCommand enforces, ApplySelf refuses (EPERM) every change
 // of a file's mode, owner, times or extended attributes by path (chmod,
