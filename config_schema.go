@@ -15,6 +15,9 @@ type fieldDoc struct {
 	examples    []any
 	item        map[string]any // extra keywords for each array item
 	required    bool           // a field of a Mount object that must be present
+	// schema, when set, is the field's whole schema (less the description
+	// and examples), for a type with JSON of its own (Limits).
+	schema map[string]any
 }
 
 // configFieldDocs describes every JSON field of Config and Mount, keyed
@@ -89,9 +92,34 @@ var configFieldDocs = map[string]fieldDoc{
 	"no_tls_trust_service": {
 		description: "macOS: leave the system's certificate trust service (com.apple.trustd.agent) out of the profile. It is otherwise granted with any non-loopback TCP endpoint so that TLS verification works, and it fetches the AIA, OCSP and CRL URLs of certificates the program hands it; without it that verification fails. Ignored elsewhere.",
 	},
+	"limits": {
+		description: "Resource limits; 0 or absent means no limit for that resource, negative values are refused. What is enforced where (per process rlimits under ApplySelf, nothing yet under WrapCommand and Run) is reported by PlanFor.",
+		examples:    []any{map[string]any{"processes": 256, "memory_bytes": 2 << 30, "cpu_time": "5m", "file_size_bytes": 1 << 30, "open_files": 1024}},
+		schema: map[string]any{
+			"type":                 "object",
+			"additionalProperties": false,
+			"properties": map[string]any{
+				"processes":       limitInt("Tasks (processes and threads) the tree may hold at once."),
+				"memory_bytes":    limitInt("Memory the tree may hold resident, memfd and tmpfs pages included; no swap on top."),
+				"file_size_bytes": limitInt("Size of the largest file a process may write or extend."),
+				"open_files":      limitInt("Descriptors a process may hold (numbered 0 to open_files-1)."),
+				"cpu_time": map[string]any{
+					"description": `Total CPU time of the tree: a Go duration such as "90s" or "1m30s", or nanoseconds as an integer.`,
+					"type":        []string{"string", "integer"},
+					"pattern":     `^(0|([0-9]*\.?[0-9]+(ns|us|µs|μs|ms|s|m|h))+)$`,
+					"minimum":     0,
+				},
+			},
+		},
+	},
 	"strict": {
 		description: "Refuse to apply anything if any part of the Config cannot be enforced on this machine; without it the rest is applied and the gaps are reported.",
 	},
+}
+
+// limitInt is the schema of an integer limit.
+func limitInt(description string) map[string]any {
+	return map[string]any{"description": description, "type": "integer", "minimum": 0}
 }
 
 // endpointPattern accepts every "host:port" ParseEndpoint accepts and
@@ -149,9 +177,17 @@ func schemaProperties(t reflect.Type, prefix string) (map[string]any, error) {
 		if !ok {
 			return nil, fmt.Errorf("sandbox: schema: no description for %s (%s.%s)", prefix+name, t.Name(), f.Name)
 		}
-		s, err := schemaType(f.Type, doc, name)
-		if err != nil {
-			return nil, fmt.Errorf("sandbox: schema: %s: %w", prefix+name, err)
+		var s map[string]any
+		if doc.schema != nil {
+			s = map[string]any{}
+			for k, v := range doc.schema {
+				s[k] = v
+			}
+		} else {
+			var err error
+			if s, err = schemaType(f.Type, doc, name); err != nil {
+				return nil, fmt.Errorf("sandbox: schema: %s: %w", prefix+name, err)
+			}
 		}
 		s["description"] = doc.description
 		if len(doc.examples) > 0 {

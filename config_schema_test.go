@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func loadSchema(t *testing.T) map[string]any {
@@ -77,6 +78,7 @@ func fullConfig(dir string) Config {
 		AllowedTCPBind: []uint16{0, 8080}, AllowProcessSpawn: true, AllowedExecPaths: []string{dir}, AllowUnixSockets: true, AllowUDP: true, AllowChown: true, AllowSysVIPC: true,
 		DenyWritePaths: []string{filepath.Join(dir, ".git")}, DenyReadPaths: []string{filepath.Join(dir, ".env")},
 		Mounts: []Mount{{Path: dir, At: filepath.Join(dir, "at"), Write: true}}, AllowCamera: true, AllowMicrophone: true, NoTLSTrustService: true, Strict: true,
+		Limits: Limits{Processes: 64, MemoryBytes: 1 << 30, CPUTime: 90 * time.Second, FileSizeBytes: 1 << 20, OpenFiles: 256},
 	}
 }
 
@@ -170,7 +172,8 @@ func schemaSamples(t *testing.T) (valid, invalid map[string]string) {
 	}
 	fullJSON, _ := json.Marshal(full)
 	zeroJSON, _ := json.Marshal(Config{})
-	valid = map[string]string{"every field": string(fullJSON), "zero Config as Go writes it": string(zeroJSON), "empty object": `{}`}
+	valid = map[string]string{"every field": string(fullJSON), "zero Config as Go writes it": string(zeroJSON), "empty object": `{}`,
+		"cpu_time in nanoseconds": `{"limits": {"cpu_time": 1500000000}}`}
 	invalid = map[string]string{
 		"unknown field":         `{"allow_everything": true}`,
 		"bool as string":        `{"allow_udp": "yes"}`,
@@ -182,6 +185,9 @@ func schemaSamples(t *testing.T) (valid, invalid map[string]string) {
 		"path not a list":       `{"allowed_write_paths": "` + filepath.ToSlash(dir) + `"}`,
 		"mount without at":      `{"mounts": [{"path": "` + filepath.ToSlash(dir) + `"}]}`,
 		"mount unknown field":   `{"mounts": [{"path": "` + filepath.ToSlash(dir) + `", "at": "/w", "mode": "rw"}]}`,
+		"negative limit":        `{"limits": {"memory_bytes": -1}}`,
+		"unknown limit":         `{"limits": {"memory": 1}}`,
+		"cpu_time not duration": `{"limits": {"cpu_time": "soon"}}`,
 	}
 	return valid, invalid
 }
