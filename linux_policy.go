@@ -77,6 +77,45 @@ var SystemPaths = []SystemPath{
 	{Path: "/dev/random", Reason: "randomness"},
 	{Path: "/dev/tty", Write: true, Reason: "the controlling terminal"},
 	{Path: "/proc/self", Reason: "the process's own /proc entries (resolved to /proc/<pid>; not other processes')"},
+
+	// Toolchains: what compilers, interpreters and version control read
+	// on every run. Each entry is package data or system-wide
+	// configuration that is world-readable and names no user; never a
+	// directory that also holds keys (/etc/ssl, not /etc/ssl/private),
+	// nor a file where per-user or registry credentials are kept
+	// (/etc/npmrc, /etc/pip.conf and the like are left out).
+	{Path: "/usr/share", Reason: "architecture-independent package data: perl and python modules, python-wheels for venv, git templates, terminfo, zoneinfo, locale"},
+	{Path: "/usr/include", Reason: "C and C++ headers for compilers"},
+	{Path: "/usr/local/include", Reason: "locally installed headers"},
+	{Path: "/usr/local/lib", Reason: "locally installed libraries and site-packages"},
+	{Path: "/usr/local/share", Reason: "locally installed package data"},
+	{Path: "/usr/libexec", Reason: "helper programs of installed packages (read; executing them needs an exec grant)"},
+	{Path: "/etc/ssl/openssl.cnf", Reason: "OpenSSL configuration (node and python read it at start-up); /etc/ssl/private stays denied"},
+	{Path: "/etc/gitconfig", Reason: "git's system-wide configuration"},
+	{Path: "/etc/debian_version", Reason: "distribution version (python venv, build scripts)"},
+	{Path: "/etc/os-release", Reason: "distribution identification"},
+	{Path: "/etc/lsb-release", Reason: "distribution identification"},
+	{Path: "/etc/perl", Reason: "Debian's perl configuration and modules (in @INC)"},
+	{Path: "/etc/python3", Reason: "Debian's python configuration"},
+	{Path: "/etc/python3.8", Reason: "Debian's sitecustomize for Python 3.8"},
+	{Path: "/etc/python3.9", Reason: "Debian's sitecustomize for Python 3.9"},
+	{Path: "/etc/python3.10", Reason: "Debian's sitecustomize for Python 3.10"},
+	{Path: "/etc/python3.11", Reason: "Debian's sitecustomize for Python 3.11"},
+	{Path: "/etc/python3.12", Reason: "Debian's sitecustomize for Python 3.12"},
+	{Path: "/etc/python3.13", Reason: "Debian's sitecustomize for Python 3.13"},
+	{Path: "/etc/python3.14", Reason: "Debian's sitecustomize for Python 3.14"},
+	{Path: "/etc/terminfo", Reason: "terminal descriptions"},
+	{Path: "/etc/inputrc", Reason: "readline configuration"},
+	{Path: "/etc/mime.types", Reason: "file type table"},
+	{Path: "/etc/magic", Reason: "file(1) type table"},
+	{Path: "/proc/cpuinfo", Reason: "CPU count and features (node's os.cpus, nproc fallbacks, runtimes sizing thread pools)"},
+	{Path: "/proc/meminfo", Reason: "memory size (runtimes sizing heaps, free, ps)"},
+	{Path: "/proc/stat", Reason: "CPU times and boot time (node's os.cpus, ps); host-wide counters, no per-process data"},
+	{Path: "/proc/loadavg", Reason: "load average (build tools throttling parallel jobs)"},
+	{Path: "/proc/uptime", Reason: "system uptime (ps, time measurements)"},
+	{Path: "/proc/version", Reason: "kernel version string"},
+	{Path: "/proc/filesystems", Reason: "filesystem types (libselinux, ls, mount helpers)"},
+	{Path: "/sys/devices/system/cpu", Reason: "CPU topology and online set (sysconf(_SC_NPROCESSORS_ONLN), node, Go, OpenMP)"},
 }
 
 // elfInterpreters are the dynamic loaders granted execute when a directory is
@@ -88,6 +127,10 @@ var elfInterpreters = []string{
 	"/lib/ld-musl-x86_64.so.1",
 	"/lib/ld-musl-aarch64.so.1",
 }
+
+// sharedMemoryDir is where glibc keeps POSIX shared memory and named
+// semaphores (see Config.AllowSharedMemory).
+const sharedMemoryDir = "/dev/shm"
 
 // inChild, as buildLinuxPolicy's procSelf, says the rules are made in
 // another process, which looks at the paths itself.
@@ -222,6 +265,39 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 		}
 	}
 
+	// What the exec grants mean beyond their own paths (see
+	// execExtrasFor), each rule with its reason.
+	for _, x := range execExtrasFor(rc.exec) {
+		add(x.Path, pick(x.IsDir, llExecDir, llExecFile), "allowed_exec_paths: "+x.Reason)
+		interps := x.Interps
+		if x.IsDir {
+			interps = elfInterpreters
+		}
+		for _, in := range interps {
+			if procSelf == inChild {
+				add(in, llExecFile, "interpreter of "+x.Path)
+			} else if fi, err := os.Stat(in); err == nil && fi.Mode().IsRegular() {
+				add(in, llExecFile, "interpreter of "+x.Path)
+			}
+		}
+	}
+	execWrites := cfg.AllowExecWritePaths && len(rc.write) > 0
+	if execWrites {
+		for _, rp := range rc.write {
+			add(rp.Resolved, ll.AccessFSExecute, "allow_exec_write_paths: programs built here may run")
+		}
+		for _, in := range elfInterpreters {
+			if procSelf == inChild {
+				add(in, llExecFile, "interpreter of programs in the write paths")
+			} else if fi, err := os.Stat(in); err == nil && fi.Mode().IsRegular() {
+				add(in, llExecFile, "interpreter of programs in the write paths")
+			}
+		}
+	}
+	if fi, err := os.Stat(sharedMemoryDir); err == nil && fi.IsDir() && cfg.AllowSharedMemory {
+		add(sharedMemoryDir, llWriteDir, "allow_shared_memory: POSIX shared memory and semaphores")
+	}
+
 	for _, ep := range rc.connect {
 		if !slices.Contains(p.Connect, ep.Port) {
 			p.Connect = append(p.Connect, ep.Port)
@@ -231,7 +307,7 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 
 	p.Seccomp = seccomp.Policy{
 		AllowSpawn:       cfg.AllowProcessSpawn,
-		AllowExec:        len(execPaths) > 0,
+		AllowExec:        len(execPaths) > 0 || execWrites,
 		AllowUnixSockets: cfg.AllowUnixSockets,
 		AllowTCP:         len(rc.connect) > 0 || len(rc.bind) > 0,
 		AllowUDP:         cfg.AllowUDP,
@@ -525,6 +601,13 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 		f(FeatureSysVIPC, true, "seccomp: System V shared memory, message queues and semaphores denied", "")
 	}
 	f(FeatureSyscalls, true, "seccomp on every thread: dangerous syscalls, i386 and x32 entry denied", "")
+	if cfg.AllowExecWritePaths {
+		f(FeatureExecWrites, true, "granted: Landlock execute on every write path (allow_exec_write_paths), with the ELF interpreters", "")
+	}
+	if cfg.AllowSharedMemory {
+		f(FeatureSharedMem, false, "/dev/shm is granted read-write and is the host's: the program can read and change the shared memory and semaphores of every process of its user there; a private /dev/shm needs the mount-namespace layer, which this version does not have",
+			"grant it only to programs that need POSIX shared memory or semaphores (Python multiprocessing)")
+	}
 	plan.Features = append(plan.Features, layerFeatures(rc, true)...)
 	if plan.Available {
 		// The credentials ApplySelf's rlimits will live with: today the

@@ -1,0 +1,138 @@
+//go:build unix
+
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// TestSystemPathsHoldNoSecrets: the default read set covers no file that
+// holds credentials or other users' data, and is no parent of one.
+func TestSystemPathsHoldNoSecrets(t *testing.T) {
+	secrets := []string{"/etc/shadow", "/etc/gshadow", "/etc/ssh/ssh_host_ed25519_key", "/etc/ssl/private",
+		"/etc/sudoers", "/root", "/home", "/proc/1", "/var/lib", "/tmp", "/run", "/etc/npmrc", "/etc/pip.conf",
+		"/etc/passwd", "/etc/machine-id"}
+	for _, sp := range SystemPaths {
+		if sp.Reason == "" {
+			t.Errorf("%s has no reason", sp.Path)
+		}
+		for _, s := range secrets {
+			if s == sp.Path || strings.HasPrefix(s, strings.TrimSuffix(sp.Path, "/")+"/") {
+				t.Errorf("SystemPaths entry %s covers %s", sp.Path, s)
+			}
+		}
+	}
+}
+
+func TestHelperTool(t *testing.T) {
+	for name, want := range map[string]string{
+		"git": "git", "gcc": "gcc", "gcc-12": "gcc", "x86_64-linux-gnu-gcc-12": "gcc", "g++-12": "g++",
+		"cc": "cc", "gitk": "", "git-shell": "", "gcc-ar": "", "python3": "", "x86_64-linux-gnu-gcc-ar-12": "",
+	} {
+		if got := helperTool(name); got != want {
+			t.Errorf("helperTool(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// TestExecExtras: an exec grant of a directory covers the executable
+// targets of the symlinks in it that lead elsewhere, and nothing else.
+func TestExecExtras(t *testing.T) {
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	bin, lib := filepath.Join(base, "bin"), filepath.Join(base, "lib")
+	os.Mkdir(bin, 0o755)
+	os.Mkdir(lib, 0o755)
+	os.WriteFile(filepath.Join(lib, "tool"), []byte("#!/bin/sh\n"), 0o755)
+	os.WriteFile(filepath.Join(lib, "data"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(bin, "own"), []byte("#!/bin/sh\n"), 0o755)
+	os.Symlink("../lib/tool", filepath.Join(bin, "tool"))
+	os.Symlink(filepath.Join(lib, "data"), filepath.Join(bin, "data"))
+	os.Symlink("own", filepath.Join(bin, "alias"))
+	os.Symlink(filepath.Join(base, "missing"), filepath.Join(bin, "dangling"))
+	os.Symlink(lib, filepath.Join(bin, "dir"))
+
+	got := execExtrasFor([]ResolvedPath{{Resolved: bin, IsDir: true}})
+	want := []execExtra{{Path: filepath.Join(lib, "tool"), Reason: "target of " + filepath.Join(bin, "tool"), Interps: []string{"/bin/sh"}}}
+	if len(got) != 1 || got[0].Path != want[0].Path || got[0].Reason != want[0].Reason || len(got[0].Interps) == 0 || got[0].Interps[0] != "/bin/sh" {
+		t.Errorf("extras %+v, want %+v", got, want)
+	}
+	// A target already covered by a grant is not repeated.
+	if got := execExtrasFor([]ResolvedPath{{Resolved: bin, IsDir: true}, {Resolved: lib, IsDir: true}}); len(got) != 0 {
+		t.Errorf("extras under a granted directory: %+v", got)
+	}
+
+	rc := testResolved(t, Config{AllowedExecPaths: []string{bin}, AllowedWritePaths: []string{base}, AllowExecWritePaths: true})
+	p := buildLinuxPolicy(rc, 7, "/proc/self", nil)
+	if acc, ok := ruleFor(p, filepath.Join(lib, "tool")); !ok || acc&ll.AccessFSExecute == 0 {
+		t.Errorf("symlink target: rule %v %v, want execute", acc, ok)
+	}
+	if acc, _ := ruleFor(p, base); acc&ll.AccessFSExecute == 0 || acc&ll.AccessFSMakeReg == 0 {
+		t.Errorf("allow_exec_write_paths: write path rule %v, want write and execute", acc)
+	}
+	plan := withArtefacts(linuxPlan(rc, p, true, ""), p)
+	if !slices.ContainsFunc(plan.Paths, func(r PathRule) bool {
+		return r.Path == filepath.Join(lib, "tool") && strings.Contains(r.Source, "target of "+filepath.Join(bin, "tool"))
+	}) {
+		t.Errorf("PlanFor does not say why %s is executable: %+v", filepath.Join(lib, "tool"), plan.Paths)
+	}
+	if f, ok := feature(plan, FeatureExecWrites); !ok || !f.Enforced {
+		t.Errorf("exec_write_paths feature: %+v %v", f, ok)
+	}
+
+	// Without the switch, a write path is not executable.
+	rc = testResolved(t, Config{AllowedWritePaths: []string{base}})
+	p = buildLinuxPolicy(rc, 7, "/proc/self", nil)
+	if acc, _ := ruleFor(p, base); acc&ll.AccessFSExecute != 0 {
+		t.Errorf("write path executable without allow_exec_write_paths: %v", acc)
+	}
+	if p.Seccomp.AllowExec {
+		t.Error("execve allowed with no exec grant")
+	}
+}
+
+// TestExecHelpersOfRealTools: on a machine with git and gcc, an exec grant
+// of /usr/bin covers their helper directories.
+func TestExecHelpersOfRealTools(t *testing.T) {
+	for tool, dir := range map[string]string{"/usr/bin/git": "/usr/lib/git-core", "/usr/bin/gcc": "/usr/lib/gcc"} {
+		if _, err := os.Stat(tool); err != nil {
+			t.Logf("%s not installed: helper directory %s not checked", tool, dir)
+			continue
+		}
+		if _, err := os.Stat(dir); err != nil {
+			t.Logf("%s has no %s here (another layout)", tool, dir)
+			continue
+		}
+		for _, granted := range []ResolvedPath{{Resolved: "/usr/bin", IsDir: true}, {Resolved: tool}} {
+			extras := execExtrasFor([]ResolvedPath{granted})
+			if !slices.ContainsFunc(extras, func(e execExtra) bool { return e.Path == dir && e.IsDir }) {
+				t.Errorf("exec grant %s: %s missing from %+v", granted.Resolved, dir, extras)
+			}
+		}
+	}
+}
+
+// TestSharedMemoryReported: /dev/shm is granted only on request, and then
+// reported as not private.
+func TestSharedMemoryReported(t *testing.T) {
+	if _, err := os.Stat(sharedMemoryDir); err != nil {
+		t.Skipf("no %s here: %v", sharedMemoryDir, err)
+	}
+	p := buildLinuxPolicy(testResolved(t, Config{}), 7, "/proc/self", nil)
+	if _, ok := ruleFor(p, sharedMemoryDir); ok {
+		t.Errorf("%s granted by default", sharedMemoryDir)
+	}
+	rc := testResolved(t, Config{AllowSharedMemory: true})
+	p = buildLinuxPolicy(rc, 7, "/proc/self", nil)
+	if acc, ok := ruleFor(p, sharedMemoryDir); !ok || acc&ll.AccessFSMakeReg == 0 {
+		t.Errorf("allow_shared_memory: rule %v %v", acc, ok)
+	}
+	if f, ok := feature(linuxPlan(rc, p, true, ""), FeatureSharedMem); !ok || f.Enforced {
+		t.Errorf("shared_memory feature %+v %v: want reported as not enforced", f, ok)
+	}
+}
