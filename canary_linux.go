@@ -93,6 +93,9 @@ func granted(rc *resolvedConfig, path string) bool {
 			}
 		}
 	}
+	if rc.cfg.AllowSharedMemory && under(sharedMemoryDir) {
+		return true
+	}
 	for _, sp := range SystemPaths {
 		if r, err := filepath.EvalSymlinks(sp.Path); err == nil && under(r) {
 			return true

@@ -88,6 +88,25 @@ type Config struct {
 	// included. PostgreSQL and some X11 and audio programs need it.
 	AllowSysVIPC bool `json:"allow_sysv_ipc,omitempty"`
 
+	// AllowExecWritePaths makes every write path executable too, for
+	// build-and-run work: a compiler's ./a.out, `go test`, scripts a
+	// program writes and runs. It is one switch, off by default, because
+	// it ends what the exec allowlist promises for those paths: whatever
+	// the program can write it can then run (it could already run code
+	// through any granted interpreter). On Linux each write path gets
+	// Landlock's execute right, with the ELF interpreters of this machine.
+	AllowExecWritePaths bool `json:"allow_exec_write_paths,omitempty"`
+
+	// AllowSharedMemory grants /dev/shm read-write: POSIX shared memory
+	// and named semaphores (glibc's shm_open and sem_open, so Python's
+	// multiprocessing, which needs a semaphore for every Pool or Queue).
+	// /dev/shm is shared with every process of the host: without a
+	// private mount of it, which needs the mount-namespace layer this
+	// version does not have, the program can read and change the shared
+	// memory of every process of its user there. [PlanFor] reports that
+	// as not enforced (Strict: an error).
+	AllowSharedMemory bool `json:"allow_shared_memory,omitempty"`
+
 	// DenyWritePaths stay read-only even inside AllowedWritePaths: writes,
 	// creates, deletes, renames and truncation in them fail. A path need not
 	// exist yet: a protected path must not become creatable. Landlock only

@@ -258,5 +258,6 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 	}
 	plan.Features = append(plan.Features, layerFeatures(rc, false)...)
 	plan.Features = append(plan.Features, unenforcedLimits(rc, "resource limits are not implemented on macOS yet")...)
+	plan.Features = append(plan.Features, toolchainFeaturesElsewhere(rc)...)
 	return plan
 }

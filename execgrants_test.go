@@ -57,9 +57,10 @@ func TestExecExtras(t *testing.T) {
 	os.Symlink(filepath.Join(base, "missing"), filepath.Join(bin, "dangling"))
 	os.Symlink(lib, filepath.Join(bin, "dir"))
 
+	sh, _ := filepath.EvalSymlinks("/bin/sh")
 	got := execExtrasFor([]ResolvedPath{{Resolved: bin, IsDir: true}})
 	want := []execExtra{{Path: filepath.Join(lib, "tool"), Reason: "target of " + filepath.Join(bin, "tool"), Interps: []string{"/bin/sh"}}}
-	if len(got) != 1 || got[0].Path != want[0].Path || got[0].Reason != want[0].Reason || len(got[0].Interps) == 0 || got[0].Interps[0] != "/bin/sh" {
+	if len(got) != 1 || got[0].Path != want[0].Path || got[0].Reason != want[0].Reason || len(got[0].Interps) == 0 || got[0].Interps[0] != sh {
 		t.Errorf("extras %+v, want %+v", got, want)
 	}
 	// A target already covered by a grant is not repeated.
@@ -67,12 +68,14 @@ func TestExecExtras(t *testing.T) {
 		t.Errorf("extras under a granted directory: %+v", got)
 	}
 
-	rc := testResolved(t, Config{AllowedExecPaths: []string{bin}, AllowedWritePaths: []string{base}, AllowExecWritePaths: true})
+	ws := filepath.Join(base, "ws")
+	os.Mkdir(ws, 0o755)
+	rc := testResolved(t, Config{AllowedExecPaths: []string{bin}, AllowedWritePaths: []string{ws}, AllowExecWritePaths: true})
 	p := buildLinuxPolicy(rc, 7, "/proc/self", nil)
 	if acc, ok := ruleFor(p, filepath.Join(lib, "tool")); !ok || acc&ll.AccessFSExecute == 0 {
 		t.Errorf("symlink target: rule %v %v, want execute", acc, ok)
 	}
-	if acc, _ := ruleFor(p, base); acc&ll.AccessFSExecute == 0 || acc&ll.AccessFSMakeReg == 0 {
+	if acc, _ := ruleFor(p, ws); acc&ll.AccessFSExecute == 0 || acc&ll.AccessFSMakeReg == 0 {
 		t.Errorf("allow_exec_write_paths: write path rule %v, want write and execute", acc)
 	}
 	plan := withArtefacts(linuxPlan(rc, p, true, ""), p)
@@ -83,6 +86,14 @@ func TestExecExtras(t *testing.T) {
 	}
 	if f, ok := feature(plan, FeatureExecWrites); !ok || !f.Enforced {
 		t.Errorf("exec_write_paths feature: %+v %v", f, ok)
+	}
+
+	// A target inside a write path is not granted: the program could
+	// rewrite it and run what it wrote.
+	rc = testResolved(t, Config{AllowedExecPaths: []string{bin}, AllowedWritePaths: []string{lib}})
+	p = buildLinuxPolicy(rc, 7, "/proc/self", nil)
+	if acc, ok := ruleFor(p, filepath.Join(lib, "tool")); ok {
+		t.Errorf("symlink target inside a write path granted: %v", acc)
 	}
 
 	// Without the switch, a write path is not executable.

@@ -10,8 +10,17 @@ import (
 // and user space cannot set it, so a file with the same version has the
 // same content.
 func versionOf(fi os.FileInfo) (fileVersion, bool) {
+	if !fi.Mode().IsRegular() {
+		return fileVersion{}, false
+	}
+	return statVersion(fi)
+}
+
+// statVersion is versionOf for a file of any type (a directory's version
+// changes when an entry is added, removed or renamed).
+func statVersion(fi os.FileInfo) (fileVersion, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || !fi.Mode().IsRegular() {
+	if !ok {
 		return fileVersion{}, false
 	}
 	return fileVersion{dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size,

@@ -7,3 +7,5 @@ import "os"
 // versionOf is not needed off Linux: only the Linux WrapCommand looks for
 // interpreters on every spawn.
 func versionOf(os.FileInfo) (fileVersion, bool) { return fileVersion{}, false }
+
+func statVersion(os.FileInfo) (fileVersion, bool) { return fileVersion{}, false }

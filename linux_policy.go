@@ -266,33 +266,32 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 	}
 
 	// What the exec grants mean beyond their own paths (see
-	// execExtrasFor), each rule with its reason.
-	for _, x := range execExtrasFor(rc.exec) {
-		add(x.Path, pick(x.IsDir, llExecDir, llExecFile), "allowed_exec_paths: "+x.Reason)
-		interps := x.Interps
-		if x.IsDir {
-			interps = elfInterpreters
-		}
-		for _, in := range interps {
-			if procSelf == inChild {
-				add(in, llExecFile, "interpreter of "+x.Path)
-			} else if fi, err := os.Stat(in); err == nil && fi.Mode().IsRegular() {
-				add(in, llExecFile, "interpreter of "+x.Path)
+	// execExtrasFor), each rule with its reason. Interpreters follow the
+	// rule above (grantableInterpreter); a symlink target or helper
+	// directory inside a write path is not granted: the program could
+	// rewrite it and run what it wrote.
+	grantInterps := func(cands []string, why string) {
+		for _, in := range cands {
+			if r, err := grantableInterpreter(in, writePaths); err == nil {
+				add(r, llExecFile, "interpreter of "+why)
 			}
 		}
+	}
+	for _, x := range execExtrasFor(rc.exec) {
+		if slices.ContainsFunc(writePaths, func(w string) bool {
+			return x.Path == w || strings.HasPrefix(x.Path, strings.TrimSuffix(w, "/")+"/")
+		}) {
+			continue
+		}
+		add(x.Path, pick(x.IsDir, llExecDir, llExecFile), "allowed_exec_paths: "+x.Reason)
+		grantInterps(pick(x.IsDir, elfInterpreters, x.Interps), x.Path)
 	}
 	execWrites := cfg.AllowExecWritePaths && len(rc.write) > 0
 	if execWrites {
 		for _, rp := range rc.write {
 			add(rp.Resolved, ll.AccessFSExecute, "allow_exec_write_paths: programs built here may run")
 		}
-		for _, in := range elfInterpreters {
-			if procSelf == inChild {
-				add(in, llExecFile, "interpreter of programs in the write paths")
-			} else if fi, err := os.Stat(in); err == nil && fi.Mode().IsRegular() {
-				add(in, llExecFile, "interpreter of programs in the write paths")
-			}
-		}
+		grantInterps(elfInterpreters, "programs in the write paths")
 	}
 	if fi, err := os.Stat(sharedMemoryDir); err == nil && fi.IsDir() && cfg.AllowSharedMemory {
 		add(sharedMemoryDir, llWriteDir, "allow_shared_memory: POSIX shared memory and semaphores")

@@ -29,6 +29,8 @@ const (
 	FeatureMounts      = "mounts"              // host paths shown at other paths
 	FeatureCamera      = "camera"              // the camera device (macOS)
 	FeatureMicrophone  = "microphone"          // the microphone device (macOS)
+	FeatureExecWrites  = "exec_write_paths"    // programs in the write paths may run
+	FeatureSharedMem   = "shared_memory"       // /dev/shm, private to the sandbox or not
 )
 
 // Enforcement says whether one feature of a Config is enforced here.
@@ -174,6 +176,19 @@ func layerFeatures(rc *resolvedConfig, devices bool) []Enforcement {
 		if rc.cfg.AllowMicrophone {
 			out = append(out, Enforcement{Feature: FeatureMicrophone, Detail: "not enforceable: " + noDevice})
 		}
+	}
+	return out
+}
+
+// toolchainFeaturesElsewhere reports the toolchain switches on platforms
+// that do not implement them yet (all but Linux).
+func toolchainFeaturesElsewhere(rc *resolvedConfig) []Enforcement {
+	var out []Enforcement
+	if rc.cfg.AllowExecWritePaths {
+		out = append(out, Enforcement{Feature: FeatureExecWrites, Detail: "not implemented on " + runtime.GOOS + ": write paths follow the platform's exec rules; grant them with the exec allowlist"})
+	}
+	if rc.cfg.AllowSharedMemory {
+		out = append(out, Enforcement{Feature: FeatureSharedMem, Detail: "not implemented on " + runtime.GOOS})
 	}
 	return out
 }

@@ -137,6 +137,7 @@ func windowsPlan(rc *resolvedConfig, h hostState) Plan {
 	f(FeatureSyscalls, false, "Job Objects do not filter system calls", "")
 	p.Features = append(p.Features, layerFeatures(rc, true)...)
 	p.Features = append(p.Features, unenforcedLimits(rc, "Job Object limits for memory, processes and CPU time are not implemented yet")...)
+	p.Features = append(p.Features, toolchainFeaturesElsewhere(rc)...)
 	return p
 }
 
