@@ -8,8 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/openparallax/sandbox/internal/pty"
 )
 
 // DefaultMaxOutput is how many bytes of each output stream Run keeps when
@@ -30,18 +33,43 @@ type RunOptions struct {
 	// grant access to it for the program to use it.
 	Dir string
 
-	// Env is the program's complete environment, "KEY=value" entries.
-	// Nothing is inherited from the caller: nil means an empty
-	// environment (no PATH, no HOME).
+	// Env is the program's environment, "KEY=value" entries, to which Run
+	// adds only its temporary directory (TMPDIR, TMP, TEMP, GOTMPDIR) and,
+	// when Env has none, HOME: see Run. Nothing is inherited from the
+	// caller: nil means no PATH, for instance.
 	Env []string
 
 	// Stdin is the program's standard input; nil reads from the null
-	// device. An *os.File is passed to the program as it is; any other
-	// reader is copied through a pipe, and Run does not wait for a Read on
-	// it that is still blocked when the program ends. (On Windows a
-	// console is copied through a pipe too: a console input handle would
-	// let the program type into the caller's console.)
+	// device. An *os.File that is a regular file or a pipe is passed to
+	// the program as it is; any other reader, and any other file (a
+	// terminal or a console above all: the caller's terminal is never
+	// handed to the program), is copied through a pipe, and Run does not
+	// wait for a Read on it that is still blocked when the program ends.
 	Stdin io.Reader
+
+	// Stdout and Stderr, when set, receive the program's standard output
+	// and standard error as they are written, in full, each from its own
+	// pipe (so the two stay apart). The result keeps its first MaxOutput
+	// bytes of each as well. Run does not return before the last write;
+	// a writer that returns an error receives nothing more, and the
+	// output is still kept and drained.
+	Stdout, Stderr io.Writer
+
+	// TTY gives the program a pseudo-terminal that Run owns, as its
+	// standard input, output and error and its controlling terminal:
+	// for programs that behave differently on a terminal (REPLs, progress
+	// bars, colour). Terminal output has one stream, so everything the
+	// program writes goes to Stdout and RunResult.Stdout; Stderr stays
+	// empty. Stdin is copied to the terminal. Linux only for now: elsewhere
+	// Run returns an error. Whatever the program does to this terminal
+	// (modes, window size, hang-up) stays with it: the caller's terminal
+	// is not the program's.
+	TTY bool
+
+	// Resize, with TTY, delivers window sizes for the program's terminal:
+	// send the caller's size before or at the start, and again on each
+	// SIGWINCH. nil leaves the kernel's default (0x0).
+	Resize <-chan WindowSize
 
 	// Timeout, when positive, kills the program and all its processes
 	// that long after it started; the error then wraps
@@ -55,6 +83,9 @@ type RunOptions struct {
 	// DefaultMaxOutput; negative is an error.
 	MaxOutput int
 }
+
+// WindowSize is a terminal's size in character cells.
+type WindowSize struct{ Rows, Cols uint16 }
 
 // RunResult is what [Run] reports about one program.
 type RunResult struct {
@@ -100,6 +131,18 @@ type RunResult struct {
 // ctx or RunOptions.Timeout (the error wraps ctx.Err(); the result holds
 // the output so far). On error the result's ExitCode is -1 unless the
 // program exited on its own.
+//
+// # Temporary directory and home
+//
+// Every run gets a fresh private directory, created in the caller's
+// temporary directory (os.TempDir) with mode 0700, granted read-write for
+// the run and removed with everything in it once every process of the run
+// is gone. TMPDIR, TMP, TEMP and GOTMPDIR name a directory inside it
+// (replacing any in RunOptions.Env: those name directories the sandbox
+// does not grant); HOME names another one inside it unless RunOptions.Env
+// sets HOME. Nothing of a run's temporary files is shared with the host or
+// with other runs. POSIX shared memory (/dev/shm) is not part of it: see
+// Config.AllowSharedMemory.
 //
 // # Processes
 //
@@ -147,42 +190,77 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 		return res, fmt.Errorf("sandbox: Run %s: %w", name, err)
 	}
 
+	tmp, err := newRunTempDir(opts.Env)
+	if err != nil {
+		return res, fmt.Errorf("sandbox: Run: private temporary directory: %w", err)
+	}
+	defer tmp.remove()
+	cfg.AllowedWritePaths = append(slices.Clip(cfg.AllowedWritePaths), tmp.dir)
+
 	cmd := exec.Command(name, args...)
 	cmd.Dir = opts.Dir
-	cmd.Env = append(make([]string, 0, len(opts.Env)), opts.Env...) // never nil: nil inherits
+	cmd.Env = tmp.environ(opts.Env) // never nil: nil inherits
 	var closeAfterStart []*os.File
 	closeAll := func(fs []*os.File) {
 		for _, f := range fs {
-			f.Close()
+			if f != nil {
+				f.Close()
+			}
 		}
 	}
-	var stdinW *os.File
-	switch in := opts.Stdin.(type) {
-	case nil:
-	case *os.File:
-		cmd.Stdin = in
-	default:
-		r, w, err := os.Pipe()
+	var stdinW, outR, errR *os.File
+	if opts.TTY {
+		master, tty, err := pty.Open()
 		if err != nil {
+			return res, fmt.Errorf("sandbox: Run: TTY: %w", err)
+		}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+		setControllingTTY(cmd)
+		closeAfterStart = append(closeAfterStart, tty)
+		outR = master
+		if opts.Stdin != nil {
+			// The master is both ends: a copy writes into it.
+			stdinW = master
+		}
+		if opts.Resize != nil {
+			go func() {
+				for ws := range opts.Resize {
+					if pty.SetSize(master, ws.Rows, ws.Cols) != nil {
+						return // closed
+					}
+				}
+			}()
+		}
+	} else {
+		in, isFile := opts.Stdin.(*os.File)
+		switch {
+		case opts.Stdin == nil:
+		case isFile && passAsIs(in):
+			cmd.Stdin = in
+		default:
+			r, w, err := os.Pipe()
+			if err != nil {
+				return res, fmt.Errorf("sandbox: Run: %w", err)
+			}
+			cmd.Stdin, stdinW = r, w
+			closeAfterStart = append(closeAfterStart, r)
+		}
+		var outW, errW *os.File
+		outR, outW, err = outputPipe()
+		if err != nil {
+			closeAll(closeAfterStart)
+			closeAll([]*os.File{stdinW})
 			return res, fmt.Errorf("sandbox: Run: %w", err)
 		}
-		cmd.Stdin, stdinW = r, w
-		closeAfterStart = append(closeAfterStart, r)
+		errR, errW, err = outputPipe()
+		if err != nil {
+			closeAll(closeAfterStart)
+			closeAll([]*os.File{stdinW, outR, outW})
+			return res, fmt.Errorf("sandbox: Run: %w", err)
+		}
+		cmd.Stdout, cmd.Stderr = outW, errW
+		closeAfterStart = append(closeAfterStart, outW, errW)
 	}
-	outR, outW, err := outputPipe()
-	if err != nil {
-		closeAll(closeAfterStart)
-		closeAll([]*os.File{stdinW})
-		return res, fmt.Errorf("sandbox: Run: %w", err)
-	}
-	errR, errW, err := outputPipe()
-	if err != nil {
-		closeAll(closeAfterStart)
-		closeAll([]*os.File{stdinW, outR, outW})
-		return res, fmt.Errorf("sandbox: Run: %w", err)
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	closeAfterStart = append(closeAfterStart, outW, errW)
 
 	// Linux's Pdeathsig fires when the thread that created the child
 	// exits; Go ends a thread only when a goroutine locked to it exits, so
@@ -200,12 +278,16 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 
 	var stdout, stderr capture
 	var readers sync.WaitGroup
-	readers.Go(func() { stdout.read(outR, limit) })
-	readers.Go(func() { stderr.read(errR, limit) })
+	readers.Go(func() { stdout.read(outR, limit, opts.Stdout) })
+	if errR != nil {
+		readers.Go(func() { stderr.read(errR, limit, opts.Stderr) })
+	}
 	if stdinW != nil {
 		go func() {
 			io.Copy(stdinW, opts.Stdin)
-			stdinW.Close()
+			if !opts.TTY {
+				stdinW.Close()
+			}
 		}()
 	}
 
@@ -226,14 +308,16 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 	p.killRest() // what outlived the program
 	waitErr := cmd.Wait()
 	relErr := p.release()
-	if stdinW != nil {
+	if stdinW != nil && !opts.TTY {
 		stdinW.Close() // ends a copy blocked on a full pipe
 	}
-	outR.SetReadDeadline(time.Now().Add(drainTimeout))
-	errR.SetReadDeadline(time.Now().Add(drainTimeout))
+	for _, r := range []*os.File{outR, errR} {
+		if r != nil {
+			r.SetReadDeadline(time.Now().Add(drainTimeout))
+		}
+	}
 	readers.Wait()
-	outR.Close()
-	errR.Close()
+	closeAll([]*os.File{outR, errR}) // with TTY, also ends the copy of Stdin
 
 	res.Stdout, res.StdoutTruncated = stdout.data, stdout.truncated
 	res.Stderr, res.StderrTruncated = stderr.data, stderr.truncated
@@ -257,16 +341,31 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 	return res, nil
 }
 
-// capture keeps the first limit bytes read and discards the rest.
+// passAsIs reports whether Run may hand the file f to the program as its
+// standard input: a regular file or a pipe, which carry data and nothing
+// else. A terminal (the caller's) or another device is copied through a
+// pipe instead.
+func passAsIs(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && (fi.Mode().IsRegular() || fi.Mode()&os.ModeNamedPipe != 0)
+}
+
+// capture keeps the first limit bytes read and discards the rest; it also
+// copies everything to w, while w accepts it.
 type capture struct {
 	data      []byte
 	truncated bool
 }
 
-func (c *capture) read(r io.Reader, limit int) {
+func (c *capture) read(r io.Reader, limit int, w io.Writer) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := r.Read(buf)
+		if n > 0 && w != nil {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				w = nil
+			}
+		}
 		if n > 0 {
 			keep := min(n, limit-len(c.data))
 			c.data = append(c.data, buf[:keep]...)

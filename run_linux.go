@@ -131,31 +131,64 @@ func (e *startError) Unwrap() error {
 	return e.f.Errno
 }
 
-// killSession SIGKILLs every process whose session ID is sid until none is
-// left alive (zombies are dead already), for at most killWait. A process
-// cannot leave the session: Run's seccomp filter refuses setsid(2). The session ID
-// cannot name another session meanwhile: it is the PID of the program, which
-// Run has not reaped yet.
+// killSession kills every process whose session ID is sid. It is the one
+// place Run's tree kill lives, so that a cgroup kill (cgroup.kill of a
+// delegated cgroup) can replace it where one is available.
+//
+// Without a cgroup the kernel offers no atomic "kill this tree", and a
+// SIGKILL per process found by a /proc scan loses to a chain of processes
+// that each fork a successor and exit: the successor is born after the
+// scan passed its PID. So the session is frozen first: every live process
+// found gets SIGSTOP, and scans repeat until two consecutive scans find
+// every process of the session stopped (one scan that finds none running
+// never ends the loop: a process created during a scan, behind its
+// position in /proc, was created by one still running, which the next
+// scan sees). A stopped process cannot fork, and only a running process
+// of the session could continue one (Landlock's signal scope keeps
+// outsiders, and the program's seccomp filter keeps ptrace, out). Then
+// every process gets SIGKILL, and scans go on until two consecutive scans
+// find nothing alive. All for at most killWait.
+//
+// A process cannot leave the session: Run's seccomp filter refuses
+// setsid(2). The session ID cannot name another session meanwhile: it is
+// the PID of the program, which Run has not reaped yet.
 func killSession(sid int) {
 	deadline := time.Now().Add(killWait)
-	for delay := 100 * time.Microsecond; ; delay = min(2*delay, 10*time.Millisecond) {
-		if killSessionOnce(sid) == 0 || time.Now().After(deadline) {
-			return
+	pause := func(delay *time.Duration) {
+		time.Sleep(*delay)
+		*delay = min(2**delay, 10*time.Millisecond)
+	}
+	delay := 50 * time.Microsecond
+	for quiet := 0; quiet < 2 && time.Now().Before(deadline); {
+		_, running := signalSession(sid, unix.SIGSTOP)
+		if running == 0 {
+			quiet++
+			continue
 		}
-		time.Sleep(delay)
+		quiet = 0
+		pause(&delay)
+	}
+	delay = 50 * time.Microsecond
+	for quiet := 0; quiet < 2 && time.Now().Before(deadline); {
+		if live, _ := signalSession(sid, unix.SIGKILL); live == 0 {
+			quiet++
+			continue
+		}
+		quiet = 0
+		pause(&delay)
 	}
 }
 
-// killSessionOnce signals the live processes of session sid and returns how
-// many it found.
-func killSessionOnce(sid int) int {
+// signalSession sends sig to the live processes of session sid, and
+// returns how many live ones it found and how many of those were not
+// stopped when it looked.
+func signalSession(sid int, sig unix.Signal) (live, running int) {
 	d, err := os.Open("/proc")
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	defer d.Close()
 	names, _ := d.Readdirnames(-1)
-	found := 0
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
 		if err != nil || pid <= 0 {
@@ -172,14 +205,40 @@ func killSessionOnce(sid int) int {
 			continue // gone
 		}
 		if state, session, ok := procStat(pid); ok && session == sid {
-			unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0)
-			if state != 'Z' && state != 'X' {
-				found++
+			unix.PidfdSendSignal(pidfd, sig, nil, 0)
+			if alive := procAlive(pid, state); alive {
+				live++
+				if state != 'T' {
+					running++
+				}
 			}
 		}
 		unix.Close(pidfd)
 	}
-	return found
+	return live, running
+}
+
+// procAlive reports whether a process whose leader is in state is alive:
+// not a zombie, or a zombie leader whose other threads still run (a leader
+// may exit before its threads).
+func procAlive(pid int, state byte) bool {
+	if state != 'Z' && state != 'X' {
+		return true
+	}
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return false
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X' {
+			return true
+		}
+	}
+	return false
 }
 
 // procStat returns the state and session ID from /proc/PID/stat.

@@ -15,17 +15,17 @@ import (
 
 func TestCaptureKeepsPrefix(t *testing.T) {
 	var c capture
-	c.read(strings.NewReader(strings.Repeat("x", 100_000)), 1000)
+	c.read(strings.NewReader(strings.Repeat("x", 100_000)), 1000, nil)
 	if len(c.data) != 1000 || !c.truncated {
 		t.Errorf("kept %d, truncated %v; want 1000, true", len(c.data), c.truncated)
 	}
 	c = capture{}
-	c.read(strings.NewReader("short"), 1000)
+	c.read(strings.NewReader("short"), 1000, nil)
 	if string(c.data) != "short" || c.truncated {
 		t.Errorf("kept %q, truncated %v", c.data, c.truncated)
 	}
 	c = capture{}
-	c.read(strings.NewReader("exact"), 5)
+	c.read(strings.NewReader("exact"), 5, nil)
 	if string(c.data) != "exact" || c.truncated {
 		t.Errorf("exactly the limit: kept %q, truncated %v", c.data, c.truncated)
 	}

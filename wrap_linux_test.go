@@ -306,8 +306,17 @@ func TestRunPlumbing(t *testing.T) {
 			t.Fatalf("Run: %v, %+v", err, res)
 		}
 		r := decodeReport(t, res.Stdout)
-		if len(r.Env) != len(env) || !slices.Equal(r.Env, env) && len(env) > 0 {
-			t.Errorf("environ %q, want exactly %q", r.Env, env)
+		// Run adds its private temporary directory and a home in it.
+		var tmp string
+		if n := len(r.Env); n == len(env)+5 {
+			_, tmp, _ = strings.Cut(r.Env[len(env)], "=")
+		}
+		want := append(slices.Clone(env), "TMPDIR="+tmp, "TMP="+tmp, "TEMP="+tmp, "GOTMPDIR="+tmp, "HOME="+filepath.Join(filepath.Dir(tmp), "home"))
+		if tmp == "" || !slices.Equal(r.Env, want) {
+			t.Errorf("environ %q, want exactly %q", r.Env, want)
+		}
+		if _, err := os.Stat(filepath.Dir(tmp)); tmp != "" && !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the run's temporary directory %s is still there: %v", filepath.Dir(tmp), err)
 		}
 		if len(r.FDs) != 3 {
 			t.Errorf("descriptors %v, want only 0, 1, 2", r.FDs)
