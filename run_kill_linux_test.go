@@ -52,6 +52,8 @@ func TestRunKillsForkChain(t *testing.T) {
 		for range 20 {
 			if left := marked(mark); len(left) > 0 {
 				for _, pid := range left {
+					st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+					t.Logf("left: %s", st)
 					killStray(pid)
 				}
 				t.Fatalf("run %d: processes of the run outlived it: %v", i, left)

@@ -138,54 +138,76 @@ func (e *startError) Unwrap() error {
 // Without a cgroup the kernel offers no atomic "kill this tree", and a
 // SIGKILL per process found by a /proc scan loses to a chain of processes
 // that each fork a successor and exit: the successor is born after the
-// scan passed its PID. So the session is frozen first: every live process
-// found gets SIGSTOP, and scans repeat until two consecutive scans find
-// every process of the session stopped (one scan that finds none running
-// never ends the loop: a process created during a scan, behind its
-// position in /proc, was created by one still running, which the next
-// scan sees). A stopped process cannot fork, and only a running process
-// of the session could continue one (Landlock's signal scope keeps
-// outsiders, and the program's seccomp filter keeps ptrace, out). Then
-// every process gets SIGKILL, and scans go on until two consecutive scans
-// find nothing alive. All for at most killWait.
+// scan passed its PID. So the session is frozen first: the program's
+// process group gets SIGSTOP as a group (which also reaches forks in
+// flight), every live process found in the session gets it too, and scans repeat until two consecutive scans find
+// every process of the session stopped and no member the scan before did
+// not list. One scan that finds none running never ends the loop: a member
+// listed while running can fork and exit before its state is read, so
+// that it looks dead and its child, born after the listing, is missed;
+// the next scan lists that child as new. A stopped process cannot fork,
+// and only a running process of the session could continue one
+// (Landlock's signal scope keeps outsiders, and the program's seccomp
+// filter keeps ptrace, out). Then every process gets SIGKILL, and scans go
+// on, by the same rule, until two consecutive scans find nothing alive and
+// nothing new; the group SIGKILL alone always ends the program itself.
+// Each phase takes at most killWait/2. What is not closed: a chain whose
+// every member first moves to a process group of its own and then forks
+// is caught only by the scans, and may outlast both phases; a cgroup kill
+// closes that.
 //
 // A process cannot leave the session: Run's seccomp filter refuses
 // setsid(2). The session ID cannot name another session meanwhile: it is
 // the PID of the program, which Run has not reaped yet.
 func killSession(sid int) {
-	deadline := time.Now().Add(killWait)
-	pause := func(delay *time.Duration) {
-		time.Sleep(*delay)
-		*delay = min(2**delay, 10*time.Millisecond)
-	}
-	delay := 50 * time.Microsecond
-	for quiet := 0; quiet < 2 && time.Now().Before(deadline); {
-		_, running := signalSession(sid, unix.SIGSTOP)
-		if running == 0 {
-			quiet++
-			continue
+	for _, sig := range []unix.Signal{unix.SIGSTOP, unix.SIGKILL} {
+		// Each phase has its own time: the SIGKILL phase must run even
+		// when freezing did not finish, or a stopped program would never
+		// exit.
+		deadline := time.Now().Add(killWait / 2)
+		var seen map[int]bool
+		delay := 50 * time.Microsecond
+		for quiet := 0; quiet < 2 && time.Now().Before(deadline); {
+			members, busy := signalSession(sid, sig)
+			// Quiet: nothing running (SIGSTOP) or alive (SIGKILL), and
+			// no member the scan before did not list: a member that
+			// was listed running but had forked and exited by the time
+			// its state was read looks dead, and its child was born
+			// after the listing; the next scan lists the child.
+			newcomer := false
+			for pid := range members {
+				if !seen[pid] {
+					newcomer = true
+				}
+			}
+			seen = members
+			if busy == 0 && !newcomer {
+				quiet++
+				continue
+			}
+			quiet = 0
+			time.Sleep(delay)
+			delay = min(2*delay, 10*time.Millisecond)
 		}
-		quiet = 0
-		pause(&delay)
-	}
-	delay = 50 * time.Microsecond
-	for quiet := 0; quiet < 2 && time.Now().Before(deadline); {
-		if live, _ := signalSession(sid, unix.SIGKILL); live == 0 {
-			quiet++
-			continue
-		}
-		quiet = 0
-		pause(&delay)
 	}
 }
 
-// signalSession sends sig to the live processes of session sid, and
-// returns how many live ones it found and how many of those were not
-// stopped when it looked.
-func signalSession(sid int, sig unix.Signal) (live, running int) {
+// signalSession sends sig to the live processes of session sid. It returns
+// every member it listed (zombies too), and how many were busy: for
+// SIGSTOP, alive and not stopped when it looked; for SIGKILL, alive.
+func signalSession(sid int, sig unix.Signal) (members map[int]bool, busy int) {
+	members = map[int]bool{}
+	// First the program's own process group, whose ID is the session's
+	// (a session leader cannot change its group): a signal to a process
+	// group also reaches the children of forks in flight (the kernel
+	// restarts a fork that a group signal interrupts, or delivers the
+	// signal to both), so a chain of forks in that group is caught at
+	// once. Members that moved to another group of the session are
+	// signalled one by one below.
+	unix.Kill(-sid, sig)
 	d, err := os.Open("/proc")
 	if err != nil {
-		return 0, 0
+		return members, 0
 	}
 	defer d.Close()
 	names, _ := d.Readdirnames(-1)
@@ -197,6 +219,7 @@ func signalSession(sid int, sig unix.Signal) (live, running int) {
 		if _, session, ok := procStat(pid); !ok || session != sid {
 			continue
 		}
+		members[pid] = true
 		// The PID may have been reused since it was read: pin the
 		// process with a pidfd, check again, and signal through the
 		// pidfd, which never reaches a later process with that PID.
@@ -206,16 +229,13 @@ func signalSession(sid int, sig unix.Signal) (live, running int) {
 		}
 		if state, session, ok := procStat(pid); ok && session == sid {
 			unix.PidfdSendSignal(pidfd, sig, nil, 0)
-			if alive := procAlive(pid, state); alive {
-				live++
-				if state != 'T' {
-					running++
-				}
+			if procAlive(pid, state) && (sig == unix.SIGKILL || state != 'T') {
+				busy++
 			}
 		}
 		unix.Close(pidfd)
 	}
-	return live, running
+	return members, busy
 }
 
 // procAlive reports whether a process whose leader is in state is alive:
