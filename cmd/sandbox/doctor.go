@@ -42,8 +42,8 @@ func doctorConfig(workspace string, connectPort int) sandbox.Config {
 func doctor(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("doctor", stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	if !parse(fs, args, stderr) {
-		return exitUsage
+	if code, ok := parse(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		return usageError(stderr, "doctor", "unexpected argument %q", fs.Arg(0))

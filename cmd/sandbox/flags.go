@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +24,9 @@ type configFlags struct {
 	allowSpawn, strict          bool
 	allowCamera, allowMic       bool
 	limits                      sandbox.Limits // set by the --max-* flags; zero fields leave --config's
+	allowUDP, allowUnix         bool
+	execRW, allowShm            bool
+	given                       map[string]string // absolute path → as typed
 }
 
 func multi(fs *flag.FlagSet, dst *[]string, name, help string) {
@@ -38,6 +43,10 @@ func (c *configFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.allowSpawn, "allow-spawn", false, "let the program create processes")
 	fs.BoolVar(&c.allowCamera, "allow-camera", false, "let the program use the camera (macOS device-camera; not enforceable elsewhere)")
 	fs.BoolVar(&c.allowMic, "allow-microphone", false, "let the program use the microphone (macOS device-microphone; not enforceable elsewhere)")
+	fs.BoolVar(&c.allowUDP, "allow-udp", false, "let the program use UDP to any host and port (allow_udp)")
+	fs.BoolVar(&c.allowUnix, "allow-unix", false, "let the program create unix sockets (allow_unix_sockets)")
+	fs.BoolVar(&c.execRW, "allow-exec-rw", false, "let the program run what it builds: the --rw paths become executable (allow_exec_write_paths)")
+	fs.BoolVar(&c.allowShm, "allow-shm", false, "grant /dev/shm for POSIX shared memory and semaphores, e.g. Python multiprocessing; shared with the host (allow_shared_memory)")
 	fs.BoolVar(&c.strict, "strict", false, "refuse to run if any part of the Config cannot be enforced here")
 	fs.Func("max-procs", "limit the tasks (processes and threads) to `N`", intFlag(&c.limits.Processes))
 	fs.Func("max-memory", "limit memory to `SIZE` (bytes, or with a K, M or G suffix: 1024-based)", sizeFlag(&c.limits.MemoryBytes))
@@ -106,10 +115,35 @@ func (c *configFlags) config() (sandbox.Config, error) {
 			return cfg, fmt.Errorf("--config %s: trailing data after the Config", c.file)
 		}
 	}
-	cfg.AllowedReadPaths = append(cfg.AllowedReadPaths, c.ro...)
-	cfg.AllowedWritePaths = append(cfg.AllowedWritePaths, c.rw...)
-	cfg.AllowedExecPaths = append(cfg.AllowedExecPaths, c.exec...)
+	for _, l := range []struct {
+		flag string
+		from []string
+		to   *[]string
+	}{{"--ro", c.ro, &cfg.AllowedReadPaths}, {"--rw", c.rw, &cfg.AllowedWritePaths}, {"--exec", c.exec, &cfg.AllowedExecPaths}} {
+		for _, p := range l.from {
+			abs, err := expandPath(p)
+			if err != nil {
+				return cfg, fmt.Errorf("%s %q: %v", l.flag, p, err)
+			}
+			*l.to = append(*l.to, abs)
+			if abs != p {
+				if c.given == nil {
+					c.given = map[string]string{}
+				}
+				c.given[abs] = p
+			}
+		}
+	}
+	for _, ep := range c.connect {
+		if strings.Contains(ep, "://") {
+			return cfg, fmt.Errorf("--connect %q: a URL; write HOST:PORT (e.g. example.com:443)", ep)
+		}
+	}
 	cfg.AllowedTCPConnect = append(cfg.AllowedTCPConnect, c.connect...)
+	cfg.AllowUDP = cfg.AllowUDP || c.allowUDP
+	cfg.AllowUnixSockets = cfg.AllowUnixSockets || c.allowUnix
+	cfg.AllowExecWritePaths = cfg.AllowExecWritePaths || c.execRW
+	cfg.AllowSharedMemory = cfg.AllowSharedMemory || c.allowShm
 	for _, b := range c.bind {
 		p, err := strconv.ParseUint(b, 10, 16)
 		if err != nil || strings.TrimLeft(b, "0123456789") != "" {
@@ -134,13 +168,35 @@ func (c *configFlags) config() (sandbox.Config, error) {
 	cfg.AllowMicrophone = cfg.AllowMicrophone || c.allowMic
 	cfg.Strict = cfg.Strict || c.strict
 	if err := cfg.Validate(); err != nil {
-		return cfg, configFlagError(err)
+		return cfg, configFlagError(err, c.given)
 	}
 	return cfg, nil
 }
 
+// expandPath makes a path given on the command line absolute, as a shell
+// user means it: "~" and "~/x" relative to $HOME, anything else relative
+// to the working directory. (Paths in --config stay as the library takes
+// them: absolute.)
+func expandPath(p string) (string, error) {
+	switch {
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(home, p[1:]), nil
+	case strings.HasPrefix(p, "~"):
+		return "", errors.New("~user is not supported: write the path")
+	case p == "":
+		return "", errors.New("empty path")
+	}
+	return filepath.Abs(p)
+}
+
 // configFlagError names the flag behind a refused Config field.
-func configFlagError(err error) error {
+// given maps the absolute form of a path typed on the command line back to
+// what was typed.
+func configFlagError(err error, given map[string]string) error {
 	ce, ok := err.(*sandbox.ConfigError)
 	if !ok {
 		return err
@@ -154,6 +210,9 @@ func configFlagError(err error) error {
 		name = ce.Field
 	}
 	msg := fmt.Sprintf("%s %q: %s", name, ce.Value, ce.Reason)
+	if typed := given[ce.Value]; typed != "" {
+		msg = fmt.Sprintf("%s %q (%s): %s", name, typed, ce.Value, ce.Reason)
+	}
 	if ce.Err != nil {
 		msg += ": " + ce.Err.Error()
 	}
@@ -167,18 +226,33 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parse parses args; on error it prints one line naming the flag.
-func parse(fs *flag.FlagSet, args []string, stderr io.Writer) bool {
+// parse parses args; on error it prints one line naming the flag and
+// returns exitUsage. -h and --help print the command's usage and flags on
+// stdout and return exitOK. ok is true when the command should go on.
+func parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
-			fs.SetOutput(stderr)
+			// This command's lines of usage: its own and the ones
+			// continuing it.
+			fmt.Fprintln(stdout, "usage:")
+			in := false
+			for l := range strings.SplitSeq(usage, "\n") {
+				if t := strings.TrimSpace(l); strings.HasPrefix(t, "sandbox ") {
+					in = strings.HasPrefix(t, "sandbox "+fs.Name()+" ")
+				}
+				if in {
+					fmt.Fprintln(stdout, l)
+				}
+			}
+			fs.SetOutput(stdout)
 			fs.PrintDefaults()
-		} else {
-			fmt.Fprintf(stderr, "sandbox %s: %v\n", fs.Name(), err)
+			fs.SetOutput(io.Discard)
+			return exitOK, false
 		}
-		return false
+		fmt.Fprintf(stderr, "sandbox %s: %v\n", fs.Name(), err)
+		return exitUsage, false
 	}
-	return true
+	return 0, true
 }
 
 func usageError(stderr io.Writer, cmd, format string, args ...any) int {

@@ -48,8 +48,9 @@ const (
 const usage = `usage:
   sandbox doctor [--json]
   sandbox run [--ro PATH]... [--rw PATH]... [--exec PATH]... [--connect HOST:PORT]...
-              [--bind PORT]... [--allow-spawn] [--env K=V]... [--keep-env]
-              [--timeout D] [--config FILE.json] [--strict] [--explain] -- CMD [ARGS...]
+              [--bind PORT]... [--allow-spawn] [--allow-udp] [--allow-unix] [--allow-exec-rw]
+              [--allow-shm] [--env K=V]... [--keep-env] [--tty] [--timeout D]
+              [--config FILE.json] [--strict] [--explain] -- CMD [ARGS...]
   sandbox verify [--config FILE.json] [config flags] [--workspace DIR] [--json]
   sandbox plan [--config FILE.json] [config flags] [--json | --describe [--timeout D]]
   sandbox schema`

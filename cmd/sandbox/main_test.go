@@ -151,7 +151,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("exit code not passed through: %d", code)
 	}
 	_, errOut, _ = runCLI(t, "run", "--explain", "--", "cat", "/etc/passwd")
-	if !strings.Contains(errOut, "hint: /etc/passwd is outside the sandbox: --ro /etc/passwd") {
+	if !strings.Contains(errOut, "hint: reading /etc/passwd was denied: --ro /etc/passwd grants it") {
 		t.Errorf("--explain hint missing:\n%s", errOut)
 	}
 	_, errOut, _ = runCLI(t, "run", "--", "cat", "/etc/passwd")
@@ -236,7 +236,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"doctor", "--nope"}, "-nope"},
 		{[]string{"doctor", "extra"}, `"extra"`},
 		{[]string{"run"}, "missing CMD"},
-		{[]string{"run", "--ro", "relative", "--", "true"}, `--ro "relative"`},
+		{[]string{"run", "--ro", "relative", "--", "true"}, `--ro "relative" (`},
+		{[]string{"run", "--connect", "https://example.com", "--", "true"}, `write HOST:PORT`},
+		{[]string{"run", "--rw", "~nobody/x", "--", "true"}, `~user is not supported`},
 		{[]string{"run", "--connect", "example.com", "--", "true"}, `--connect "example.com"`},
 		{[]string{"run", "--bind", "70000", "--", "true"}, `--bind "70000"`},
 		{[]string{"run", "--env", "NOEQUALS", "--", "true"}, `--env "NOEQUALS"`},

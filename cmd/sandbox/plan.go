@@ -29,8 +29,8 @@ func plan(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
 	describe := fs.Bool("describe", false, "print, in plain sentences, what a program in this sandbox can and cannot do here (for an AI agent's tool description)")
 	timeLimit := fs.Duration("timeout", 0, "with --describe: the time limit the program will run under (`D`, e.g. 30s)")
-	if !parse(fs, args, stderr) {
-		return exitUsage
+	if code, ok := parse(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		return usageError(stderr, "plan", "unexpected argument %q", fs.Arg(0))
@@ -41,7 +41,7 @@ func plan(args []string, stdout, stderr io.Writer) int {
 	}
 	p, err := sandbox.PlanFor(cfg)
 	if err != nil {
-		return usageError(stderr, "plan", "%v", configFlagError(err))
+		return usageError(stderr, "plan", "%v", configFlagError(err, nil))
 	}
 	if *describe {
 		if *asJSON {

@@ -7,18 +7,29 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
+	"os/signal"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/pty"
 )
 
 // maxRunOutput is how much of each output stream `sandbox run` keeps.
 const maxRunOutput = 64 << 20
 
 // runCmd runs CMD confined and exits with its exit code. The environment
-// is PATH alone plus --env entries, unless --keep-env passes the caller's.
+// is PATH alone plus --env entries, unless --keep-env passes the caller's;
+// Run adds the run's private TMPDIR and, without a HOME, one inside it.
+//
+// Output streams as the program writes it, stdout and stderr each to its
+// own. With --tty (the default when stdin and stdout are both terminals)
+// the program gets a pseudo-terminal this command owns, never the caller's
+// terminal; the caller's terminal is put in raw mode meanwhile and
+// restored. SIGINT, SIGTERM and SIGHUP end the program and every process
+// it started, and the command then exits 128+N.
 func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("run", stderr)
 	var cf configFlags
@@ -27,9 +38,11 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	multi(fs, &env, "env", "set `K=V` in the program's environment (repeatable)")
 	keepEnv := fs.Bool("keep-env", false, "pass this environment to the program (default: PATH only)")
 	timeout := fs.Duration("timeout", 0, "kill the program and its processes after `D` (e.g. 30s)")
-	explain := fs.Bool("explain", false, "on a denial, print a hint naming the flag that would allow it")
-	if !parse(fs, args, stderr) {
-		return exitUsage
+	explainFlag := fs.Bool("explain", false, "on a denial, print hints naming the narrowest flag that would allow it")
+	inTerm, outTerm := isTerminal(stdin), isTerminal(stdout)
+	tty := fs.Bool("tty", runtime.GOOS == "linux" && inTerm && outTerm, "give the program a pseudo-terminal (default: when stdin and stdout are terminals); stdout and stderr are then one stream")
+	if code, ok := parse(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() == 0 {
 		return usageError(stderr, "run", "missing CMD (write it after --)")
@@ -52,13 +65,51 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	progEnv = append(progEnv, env...)
 
-	res, err := sandbox.Run(context.Background(), cfg, fs.Arg(0), fs.Args()[1:], sandbox.RunOptions{
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	var got atomic.Value
+	go func() {
+		if s, ok := <-sigs; ok {
+			got.Store(s)
+			stop()
+		}
+	}()
+
+	opts := sandbox.RunOptions{
 		Env: progEnv, Stdin: stdin, Timeout: *timeout, MaxOutput: maxRunOutput,
-	})
-	stdout.Write(res.Stdout)
-	stderr.Write(res.Stderr)
+		Stdout: stdout, Stderr: stderr, TTY: *tty,
+	}
+	if *tty {
+		if f, ok := stdin.(*os.File); ok && inTerm {
+			restore, resize, err := callerTerminal(f)
+			if err != nil {
+				fmt.Fprintf(stderr, "sandbox run: --tty: %v\n", err)
+				return exitRunFailed
+			}
+			defer restore()
+			opts.Resize = resize
+		}
+	}
+	res, err := sandbox.Run(ctx, cfg, fs.Arg(0), fs.Args()[1:], opts)
 	if res.StdoutTruncated || res.StderrTruncated {
-		fmt.Fprintf(stderr, "sandbox run: output truncated to %d bytes per stream\n", maxRunOutput)
+		fmt.Fprintf(stderr, "sandbox run: only the first %d bytes per stream were kept for --explain\n", maxRunOutput)
+	}
+	if *explainFlag {
+		home, _ := os.UserHomeDir()
+		cwd, _ := os.Getwd()
+		defer func() {
+			for _, h := range explain(res, err, hintContext{cfg: cfg, home: home, cwd: cwd}) {
+				fmt.Fprintln(stderr, "sandbox: hint: "+h)
+			}
+		}()
+	}
+	if s, ok := got.Load().(os.Signal); ok && errors.Is(err, context.Canceled) {
+		n := int(s.(syscall.Signal))
+		fmt.Fprintf(stderr, "sandbox run: %s: stopped %s and every process it started\n", s, fs.Arg(0))
+		return 128 + n
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
@@ -72,18 +123,18 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 127
 	case err != nil:
 		fmt.Fprintf(stderr, "sandbox run: %v\n", err)
-		if *explain {
-			explainDenial(stderr, res, err)
-		}
 		if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) {
 			return exitCannotExec
 		}
 		return exitRunFailed
 	}
-	if *explain && res.ExitCode != 0 {
-		explainDenial(stderr, res, nil)
-	}
 	return exitCode(res)
+}
+
+// isTerminal reports whether r is a terminal.
+func isTerminal(r any) bool {
+	f, ok := r.(*os.File)
+	return ok && pty.IsTerminal(f)
 }
 
 // exitCode is the program's exit code, or 128+N when signal N ended it.
@@ -97,47 +148,4 @@ func exitCode(res sandbox.RunResult) int {
 		}
 	}
 	return exitRunFailed
-}
-
-var absPath = regexp.MustCompile(`(/[^\s:'"]+)`)
-
-// explainDenial prints one hint line when the failure looks like a
-// sandbox denial: EACCES/EPERM text, or SIGSYS.
-func explainDenial(w io.Writer, res sandbox.RunResult, runErr error) {
-	text := string(res.Stderr)
-	if runErr != nil {
-		text += "\n" + runErr.Error()
-	}
-	var line string
-	for l := range strings.SplitSeq(text, "\n") {
-		low := strings.ToLower(l)
-		if strings.Contains(low, "permission denied") || strings.Contains(low, "operation not permitted") ||
-			strings.Contains(low, "eacces") || strings.Contains(low, "eperm") {
-			line = l
-			break
-		}
-	}
-	low := strings.ToLower(line)
-	switch {
-	case strings.Contains(res.State, "bad system call"):
-		fmt.Fprintln(w, "sandbox: hint: the program was killed by SIGSYS: a syscall the sandbox filters; --allow-spawn if it creates processes")
-	case line == "":
-		return
-	case strings.Contains(low, "connect") || strings.Contains(low, "dial") || strings.Contains(low, "socket"):
-		fmt.Fprintln(w, "sandbox: hint: network access is denied: --connect HOST:PORT grants a TCP destination")
-	case strings.Contains(low, "fork") || strings.Contains(low, "spawn") || strings.Contains(low, "clone"):
-		fmt.Fprintln(w, "sandbox: hint: creating processes is denied: --allow-spawn (with --exec PATH for each program) grants it")
-	case strings.Contains(low, "exec"):
-		if m := absPath.FindString(line); m != "" {
-			fmt.Fprintf(w, "sandbox: hint: executing %s is denied: --exec %s grants it\n", m, m)
-			return
-		}
-		fmt.Fprintln(w, "sandbox: hint: executing a program is denied: --exec PATH grants it")
-	default:
-		if m := absPath.FindString(line); m != "" {
-			fmt.Fprintf(w, "sandbox: hint: %s is outside the sandbox: --ro %s grants reading it, --rw %s writing\n", m, m, m)
-			return
-		}
-		fmt.Fprintln(w, "sandbox: hint: a file outside the sandbox was denied: --ro PATH grants reading, --rw PATH writing")
-	}
 }

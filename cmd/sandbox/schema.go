@@ -11,8 +11,8 @@ import (
 // program or a tool-calling model that writes Configs.
 func schema(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("schema", stderr)
-	if !parse(fs, args, stderr) {
-		return exitUsage
+	if code, ok := parse(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		return usageError(stderr, "schema", "unexpected argument %q", fs.Arg(0))

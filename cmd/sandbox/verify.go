@@ -17,8 +17,8 @@ func verify(args []string, stdout, stderr io.Writer) int {
 	cf.register(fs)
 	workspace := fs.String("workspace", "", "write the result to `DIR`/.openparallax/sandbox.status")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	if !parse(fs, args, stderr) {
-		return exitUsage
+	if code, ok := parse(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		return usageError(stderr, "verify", "unexpected argument %q", fs.Arg(0))
