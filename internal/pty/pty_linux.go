@@ -28,8 +28,9 @@ func Open() (master, tty *os.File, err error) {
 	}
 	// TIOCGPTPEER opens the terminal end through the master, not by a
 	// path another process could have replaced.
-	sfd, err := unix.IoctlRetInt(mfd, unix.TIOCGPTPEER)
-	if err != nil {
+	r, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(mfd), unix.TIOCGPTPEER, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC)
+	sfd := int(r)
+	if errno != 0 {
 		n, nerr := unix.IoctlGetUint32(mfd, unix.TIOCGPTN)
 		if nerr != nil {
 			master.Close()
@@ -40,8 +41,6 @@ func Open() (master, tty *os.File, err error) {
 			master.Close()
 			return nil, nil, fmt.Errorf("pty: open terminal: %w", err)
 		}
-	} else {
-		unix.CloseOnExec(sfd)
 	}
 	return master, os.NewFile(uintptr(sfd), "/dev/pts"), nil
 }
