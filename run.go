@@ -150,11 +150,13 @@ type RunResult struct {
 // started is gone; with AllowProcessSpawn that includes children that
 // outlive the program:
 //
-//   - Linux: the program starts in a new session (setsid: it has no
-//     controlling terminal, so nothing reaches the caller's terminal) and
-//     its seccomp filter also refuses setsid(2), so no descendant can leave
-//     that session; Run kills every process of the session, and reaps the
-//     program only afterwards, so its ID cannot be reused in between. The
+//   - Linux: the program starts in a new session (setsid: its controlling
+//     terminal is none, or with TTY the pseudo-terminal Run owns, never
+//     the caller's) and its seccomp filter also refuses setsid(2), so no
+//     descendant can leave that session; Run kills every process of the
+//     session (freezing it first: see killSession in run_linux.go), and
+//     reaps the program only afterwards, so its ID cannot be reused in
+//     between. The
 //     program is also started with Pdeathsig SIGKILL from an OS thread
 //     locked for the whole run, so it dies if the caller dies (Pdeathsig
 //     fires when the creating thread exits); its descendants do not, but

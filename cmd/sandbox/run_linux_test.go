@@ -50,12 +50,19 @@ func TestRunSignalKillsTree(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Both sleeps and the shell are up.
+		// Both sleeps and the shell are up (a process in the middle of
+		// execve may not show its environment: two looks in a row).
 		deadline := time.Now().Add(10 * time.Second)
-		for len(markedProcs(mark)) < 3 && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
+		n, settled := 0, 0
+		for settled < 2 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+			if n = len(markedProcs(mark)); n >= 3 {
+				settled++
+			} else {
+				settled = 0
+			}
 		}
-		if n := len(markedProcs(mark)); n < 3 {
+		if settled < 2 {
 			cmd.Process.Kill()
 			cmd.Wait()
 			t.Fatalf("%v: %d processes of the run found, want 3 (sh and two sleeps); stderr %s", sig, n, stderr.String())
