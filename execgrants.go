@@ -35,7 +35,8 @@ type execExtra struct {
 //     commit, remote-https) from its exec-path, /usr/lib/git-core on
 //     Debian (/usr/libexec/git-core elsewhere);
 //   - gcc and g++ run cc1, cc1plus, collect2 and lto-wrapper from
-//     /usr/lib/gcc/TRIPLET/VERSION (Debian) or /usr/libexec/gcc (Fedora).
+//     /usr/lib/gcc/TRIPLET/VERSION (Debian) or /usr/libexec/gcc (Fedora);
+//   - go runs compile, link, asm and vet from GOROOT/pkg/tool.
 //
 // Only these directories are added, never a whole /usr/lib: a helper
 // directory holds the programs of one tool and nothing else.
@@ -45,6 +46,22 @@ var toolHelpers = map[string][]string{
 	"g++": {"/usr/lib/gcc", "/usr/libexec/gcc"},
 	"cc":  {"/usr/lib/gcc", "/usr/libexec/gcc"},
 	"c++": {"/usr/lib/gcc", "/usr/libexec/gcc"},
+	"go":  nil, // GOROOT/pkg/tool: see helperDirs
+}
+
+// helperDirs returns the helper directories of tool, found at path: the
+// fixed ones of toolHelpers, and for the go command the directory of its
+// compiler and linker, GOROOT/pkg/tool (GOROOT being the parent of the
+// directory go is in, symlinks resolved).
+func helperDirs(tool, path string) []string {
+	if tool != "go" {
+		return toolHelpers[tool]
+	}
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil
+	}
+	return []string{filepath.Join(filepath.Dir(filepath.Dir(resolved)), "pkg", "tool")}
 }
 
 // helperTool returns the key of toolHelpers that a program name stands for:
@@ -111,7 +128,7 @@ func execExtrasFor(granted []ResolvedPath) []execExtra {
 		})
 	}
 	addHelpers := func(tool, why string) {
-		for _, d := range toolHelpers[tool] {
+		for _, d := range helperDirs(tool, why) {
 			if fi, err := os.Stat(d); err == nil && fi.IsDir() && !covered(d) {
 				out = append(out, execExtra{Path: d, IsDir: true, Reason: "helper programs of " + why})
 			}
@@ -173,7 +190,7 @@ func scanExecDir(dir string) []execExtra {
 		name := ent.Name()
 		path := filepath.Join(dir, name)
 		if tool := helperTool(name); tool != "" {
-			for _, d := range toolHelpers[tool] {
+			for _, d := range helperDirs(tool, path) {
 				if seen[d] {
 					continue
 				}

@@ -141,8 +141,10 @@ type RunResult struct {
 // (replacing any in RunOptions.Env: those name directories the sandbox
 // does not grant); HOME names another one inside it unless RunOptions.Env
 // sets HOME. Nothing of a run's temporary files is shared with the host or
-// with other runs. POSIX shared memory (/dev/shm) is not part of it: see
-// Config.AllowSharedMemory.
+// with other runs. With Config.AllowExecWritePaths it is executable too
+// (`go run` and `go test` build and run there). POSIX shared memory
+// (/dev/shm) is not part of it: see Config.AllowSharedMemory. (On macOS
+// run_darwin.go also makes one for GIT_CONFIG_GLOBAL.)
 //
 // # Processes
 //

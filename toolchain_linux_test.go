@@ -196,6 +196,29 @@ if __name__ == "__main__":
 		}
 	})
 
+	t.Run("go run", func(t *testing.T) {
+		// The go command builds in GOTMPDIR (the run's private directory)
+		// and runs the result from there, with its compiler and linker
+		// from GOROOT/pkg/tool: the exec grant of GOROOT/bin covers
+		// them, and allow_exec_write_paths the program it built.
+		goCmd, err := exec.LookPath("go")
+		if err != nil {
+			t.Skipf("no go command here: %v", err)
+		}
+		goCmd, _ = filepath.EvalSymlinks(goCmd)
+		goroot := filepath.Dir(filepath.Dir(goCmd))
+		e := newToolchainEnv(t)
+		os.WriteFile(filepath.Join(e.ws, "hello.go"), []byte("package main\n\nfunc main() { println(\"hello from go run\") }\n"), 0o644)
+		cfg := toolchainCfg(e.ws)
+		cfg.AllowedExecPaths = append(cfg.AllowedExecPaths, filepath.Dir(goCmd))
+		cfg.AllowedReadPaths = []string{goroot}
+		cfg.AllowExecWritePaths = true
+		_, errOut := e.sh(t, cfg, `PATH=`+filepath.Dir(goCmd)+`:$PATH GOTOOLCHAIN=local GOTELEMETRY=off go run hello.go`)
+		if !strings.Contains(errOut, "hello from go run\n") {
+			t.Errorf("go run: stderr %s", errOut)
+		}
+	})
+
 	t.Run("make", func(t *testing.T) {
 		needProg(t, "/usr/bin/make", "make")
 		e := newToolchainEnv(t)

@@ -46,8 +46,21 @@ func Open() (master, tty *os.File, err error) {
 }
 
 // SetSize sets the terminal's window size (the program receives SIGWINCH).
+// It is safe to call while another goroutine closes master: it then
+// returns an error.
 func SetSize(master *os.File, rows, cols uint16) error {
-	return unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols})
+	rc, err := master.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ioErr error
+	err = rc.Control(func(fd uintptr) {
+		ioErr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols})
+	})
+	if err != nil {
+		return err
+	}
+	return ioErr
 }
 
 // IsTerminal reports whether f is a terminal.
