@@ -1,0 +1,59 @@
+//go:build linux
+
+package sandbox_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openparallax/sandbox"
+)
+
+// TestRunTempDir: every run gets a private, writable TMPDIR (replacing the
+// caller's), a HOME inside it unless the caller set one, and nothing of it
+// is left after the run, also when the run is killed on timeout and the
+// program made a directory of it inaccessible (which stops the removal
+// only for a caller that is not root: as root this part passes anyway).
+func TestRunTempDir(t *testing.T) {
+	requireSandbox(t)
+	cfg := sandbox.Config{AllowProcessSpawn: true, AllowedExecPaths: []string{"/usr/bin", "/bin"}}
+	script := `echo "$TMPDIR"; echo "$HOME"; mkdir -p "$TMPDIR/a/b" && echo x > "$TMPDIR/a/b/f" && chmod 0 "$TMPDIR/a" && echo made; touch /tmp/sandbox-run-escape 2>/dev/null && echo wrote-tmp; exec sleep 60`
+	for _, env := range [][]string{
+		{"PATH=/usr/bin:/bin", "TMPDIR=/tmp"},
+		{"PATH=/usr/bin:/bin", "HOME=/nonexistent-home"},
+	} {
+		res, err := sandbox.Run(context.Background(), cfg, "/bin/sh", []string{"-c", script},
+			sandbox.RunOptions{Env: env, Timeout: 500 * time.Millisecond})
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%v: want a timeout, got %v (%+v)", env, err, res)
+		}
+		lines := strings.Split(string(res.Stdout), "\n")
+		if len(lines) < 3 || lines[2] != "made" {
+			t.Fatalf("%v: stdout %q stderr %q", env, res.Stdout, res.Stderr)
+		}
+		tmp, home := lines[0], lines[1]
+		if !strings.Contains(tmp, "sandbox-run-") {
+			t.Errorf("%v: TMPDIR %q is not the run's own", env, tmp)
+		}
+		wantHome := filepath.Join(filepath.Dir(tmp), "home")
+		if env[1] == "HOME=/nonexistent-home" {
+			wantHome = "/nonexistent-home"
+		}
+		if home != wantHome {
+			t.Errorf("%v: HOME %q, want %q", env, home, wantHome)
+		}
+		if strings.Contains(string(res.Stdout), "wrote-tmp") {
+			os.Remove("/tmp/sandbox-run-escape")
+			t.Errorf("%v: the program wrote to /tmp", env)
+		}
+		if _, err := os.Stat(filepath.Dir(tmp)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%v: %s left behind: %v", env, filepath.Dir(tmp), err)
+		}
+	}
+}
