@@ -145,7 +145,7 @@ func hintFor(line, kind string, hc hintContext) string {
 		return "network access was denied: --connect HOST:PORT grants a TCP destination"
 	case "fork":
 		if cfg.AllowProcessSpawn {
-			return "creating a process was refused although --allow-spawn is given: the sandbox refuses some forms whatever the flags (see `sandbox plan`)"
+			return "creating a process was refused although --allow-spawn is given: the sandbox refuses some forms whatever the flags, e.g. a child in a new session (setsid would leave the tree run kills; see `sandbox plan`)"
 		}
 		return "creating processes was denied: --allow-spawn grants it (with --exec PATH for each program it runs)"
 	}
