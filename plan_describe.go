@@ -122,7 +122,13 @@ func (p Plan) Describe() string {
 		if len(g.Exec) == 0 {
 			exec = claim(FeatureExec, "It cannot run any program file (executing one fails with a permission error).")
 		} else {
-			exec = claim(FeatureExec, "It can run only these programs (and the interpreters they need): "+list(g.Exec)+".")
+			exec = claim(FeatureExec, "It can run only these programs (and the interpreters they need, the targets of symlinks in them, and the helper programs of git, gcc and go): "+list(g.Exec)+".")
+		}
+		if f, ok := feature(FeatureExecWrites); ok && f.Enforced {
+			exec += " It can also run programs it writes inside the writable paths."
+		}
+		if _, ok := feature(FeatureSharedMem); ok {
+			exec += " It can use POSIX shared memory and semaphores in /dev/shm, which other programs of its user share."
 		}
 		spawn := claim(FeatureSpawn, "It cannot start other processes: creating one fails with a permission error.")
 		if g.Spawn {
