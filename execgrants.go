@@ -25,6 +25,8 @@ type execExtra struct {
 	// paths are known), read when the directory was scanned; the policy
 	// checks them against the write paths.
 	Interps []string
+	// Loader is the one of Interps that is an ELF interpreter, or "".
+	Loader string
 }
 
 // toolHelpers names, for a program, the directories of helper programs it
@@ -212,7 +214,8 @@ func scanExecDir(dir string) []execExtra {
 			continue
 		}
 		seen[target] = true
-		out = append(out, execExtra{Path: target, Reason: "target of " + path, Interps: interpretersOf(target, 0, nil)})
+		interps, loader := interpreterChain(target, 0, nil)
+		out = append(out, execExtra{Path: target, Reason: "target of " + path, Interps: interps, Loader: loader})
 	}
 	return out
 }

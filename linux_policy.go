@@ -163,6 +163,12 @@ type linuxPolicy struct {
 	Bind       []uint16
 	Seccomp    seccomp.Policy
 	Skipped    []string
+	// Loaders are the dynamic loaders (ELF interpreters) given execute,
+	// and ExecAfterStart says whether anything can still be executed once
+	// the sandboxed program runs: together they decide whether the exec
+	// allowlist holds for ELF files (see linuxPlan's exec_loader).
+	Loaders        []string
+	ExecAfterStart bool
 }
 
 // landlockABIConfigs are go-landlock's per-ABI sets; index = ABI version.
@@ -253,10 +259,13 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 			for _, in := range elfInterpreters {
 				if r, err := grantableInterpreter(in, writePaths); err == nil {
 					interps = append(interps, r)
+					p.addLoader(r)
 				}
 			}
 		} else {
-			interps = interpretersOf(rp.Resolved, 0, writePaths)
+			var loader string
+			interps, loader = interpreterChain(rp.Resolved, 0, writePaths)
+			p.addLoader(loader)
 		}
 		for _, in := range interps {
 			// Each is a regular executable file outside the write paths,
@@ -270,10 +279,13 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 	// rule above (grantableInterpreter); a symlink target or helper
 	// directory inside a write path is not granted: the program could
 	// rewrite it and run what it wrote.
-	grantInterps := func(cands []string, why string) {
+	grantInterps := func(cands []string, loaders []string, why string) {
 		for _, in := range cands {
 			if r, err := grantableInterpreter(in, writePaths); err == nil {
 				add(r, llExecFile, "interpreter of "+why)
+				if slices.Contains(loaders, in) {
+					p.addLoader(r)
+				}
 			}
 		}
 	}
@@ -284,14 +296,14 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 			continue
 		}
 		add(x.Path, pick(x.IsDir, llExecDir, llExecFile), "allowed_exec_paths: "+x.Reason)
-		grantInterps(pick(x.IsDir, elfInterpreters, x.Interps), x.Path)
+		grantInterps(pick(x.IsDir, elfInterpreters, x.Interps), pick(x.IsDir, elfInterpreters, []string{x.Loader}), x.Path)
 	}
 	execWrites := cfg.AllowExecWritePaths && len(rc.write) > 0
 	if execWrites {
 		for _, rp := range rc.write {
 			add(rp.Resolved, ll.AccessFSExecute, "allow_exec_write_paths: programs built here may run")
 		}
-		grantInterps(elfInterpreters, "programs in the write paths")
+		grantInterps(elfInterpreters, elfInterpreters, "programs in the write paths")
 	}
 	if fi, err := os.Stat(sharedMemoryDir); err == nil && fi.IsDir() && cfg.AllowSharedMemory {
 		add(sharedMemoryDir, llWriteDir, "allow_shared_memory: POSIX shared memory and semaphores")
@@ -315,6 +327,16 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 		// DenyPathMetadata is ApplySelf's: it breaks chmod(2) for every
 		// program, a price only a process that confines itself chooses
 		// (see forSelf).
+	}
+	// Under WrapCommand and Run (exec names the target) with neither spawn
+	// nor exec paths, the target is the only program its process can ever
+	// run: the filter's exec nonce refuses every later execve (see
+	// wrap_linux.go). Otherwise whatever the filter lets through, Landlock
+	// decides.
+	if len(exec) > 0 {
+		p.ExecAfterStart = cfg.AllowProcessSpawn || len(rc.exec) > 0
+	} else {
+		p.ExecAfterStart = p.Seccomp.AllowExec
 	}
 	return p
 }
@@ -371,6 +393,13 @@ func pick[T any](cond bool, a, b T) T {
 	return b
 }
 
+// addLoader records a dynamic loader given execute (see linuxPolicy.Loaders).
+func (p *linuxPolicy) addLoader(path string) {
+	if path != "" && !slices.Contains(p.Loaders, path) {
+		p.Loaders = append(p.Loaders, path)
+	}
+}
+
 // interpretersOf returns what the kernel must also be allowed to execute to
 // run path: its ELF PT_INTERP, or a script's "#!" interpreter (and that
 // one's interpreters), each with symlinks resolved. Unreadable or
@@ -379,21 +408,30 @@ func pick[T any](cond bool, a, b T) T {
 // policy uses too) allows it: a regular executable file outside every one
 // of writePaths (resolved). A path it refuses is never read by the host.
 func interpretersOf(path string, depth int, writePaths []string) []string {
+	chain, _ := interpreterChain(path, depth, writePaths)
+	return chain
+}
+
+// interpreterChain is interpretersOf, and also says which of the chain is
+// an ELF interpreter (PT_INTERP: the dynamic loader), or "". There is at
+// most one: the chain ends with the first ELF file's interpreter.
+func interpreterChain(path string, depth int, writePaths []string) (chain []string, loader string) {
 	if depth > 2 {
-		return nil
+		return nil, ""
 	}
 	interp, script := interpreterOf(path)
 	if interp == "" {
-		return nil
+		return nil, ""
 	}
 	resolved, err := grantableInterpreter(interp, writePaths)
 	if err != nil {
-		return nil
+		return nil, ""
 	}
 	if script {
-		return append([]string{resolved}, interpretersOf(resolved, depth+1, writePaths)...)
+		rest, loader := interpreterChain(resolved, depth+1, writePaths)
+		return append([]string{resolved}, rest...), loader
 	}
-	return []string{resolved}
+	return []string{resolved}, resolved
 }
 
 // fileVersion identifies a regular file's content (see versionOf).
@@ -541,6 +579,16 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 	}
 	f(FeatureExec, true, pick(p.Seccomp.AllowExec, "Landlock: execute only on the exec allowlist and its interpreters",
 		"seccomp: execve and execveat denied (empty exec allowlist)"), "")
+	if len(p.Loaders) > 0 && p.ExecAfterStart {
+		// Landlock checks execute on the file execve names, and on the
+		// ELF interpreter the kernel then maps; it cannot tell the loader
+		// started as an interpreter from the loader started directly,
+		// which then maps any file it can read.
+		f(FeatureExecLoader, false, "the dynamic loader "+strings.Join(p.Loaders, ", ")+
+			" is executable, as the dynamically linked programs granted need it: run directly (\"loader /any/file\") it runs any ELF file the program can read, "+
+			"so for ELF files the exec allowlist holds only as far as read access does (the mount layer's noexec write paths are not in force)",
+			"grant only statically linked programs; or, under WrapCommand and Run, no exec paths and no process spawn: then nothing can be executed once the target runs")
+	}
 
 	tcp := len(rc.connect) > 0 || len(rc.bind) > 0
 	switch {

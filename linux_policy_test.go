@@ -305,3 +305,43 @@ func TestInterpreterCache(t *testing.T) {
 		t.Errorf("%d cached interpreters after one more answer to a full cache, want 1", n)
 	}
 }
+
+// The plan's exec_loader report: present exactly when a dynamic loader is
+// on the exec allowlist and something can still be executed once the
+// program runs.
+func TestExecLoaderReport(t *testing.T) {
+	interps := interpretersOf("/bin/true", 0, nil)
+	if len(interps) == 0 {
+		t.Skip("/bin/true is statically linked here")
+	}
+	reported := func(rc *resolvedConfig, exec []string) bool {
+		p := buildLinuxPolicy(rc, 7, inChild, exec)
+		for _, f := range linuxPlan(rc, p, true, "").NotEnforced() {
+			if f.Feature == FeatureExecLoader {
+				return true
+			}
+		}
+		return false
+	}
+	cases := []struct {
+		name string
+		cfg  Config
+		wrap bool
+		want bool
+	}{
+		{"ApplySelf, no exec", Config{}, false, false},
+		{"ApplySelf, dynamic exec path", Config{AllowedExecPaths: []string{"/bin/true"}}, false, true},
+		{"WrapCommand, nothing after start", Config{}, true, false},
+		{"WrapCommand, spawn allowed", Config{AllowProcessSpawn: true}, true, true},
+		{"WrapCommand, exec path", Config{AllowedExecPaths: []string{"/bin/true"}}, true, true},
+	}
+	for _, c := range cases {
+		var exec []string
+		if c.wrap {
+			exec = []string{"/bin/true"}
+		}
+		if got := reported(testResolved(t, c.cfg), exec); got != c.want {
+			t.Errorf("%s: exec_loader reported %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ const (
 	FeatureTruncate    = "fs_truncate"         // truncate(2) confined to write paths
 	FeatureIoctlDev    = "fs_ioctl_dev"        // ioctl on device files confined
 	FeatureExec        = "exec"                // execution confined to the exec allowlist
+	FeatureExecLoader  = "exec_loader"         // the dynamic loader cannot run files off the allowlist
 	FeatureTCPConnect  = "tcp_connect"         // outgoing TCP confined to granted ports
 	FeatureTCPHost     = "tcp_connect_host"    // the host part of granted endpoints
 	FeatureTCPBind     = "tcp_bind"            // listening confined to granted ports
