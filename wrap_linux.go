@@ -3,6 +3,8 @@
 package sandbox
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/openparallax/sandbox/internal/seccomp"
+	"github.com/openparallax/sandbox/internal/spawnhelper"
 	"github.com/openparallax/sandbox/internal/trampoline"
 )
 
@@ -176,12 +179,18 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 	sp := pol.Seccomp
 	sp.DenySetsid = opts.denySetsid
 	sp.DenyPdeathsigChange = opts.denyPdeathsigChange
+	// Without spawning and without an exec allowlist the target is the
+	// only program its process may ever run (see seccomp's exec_nonce.go).
+	sp.ExecNonce = !cfg.AllowProcessSpawn && len(rc.exec) == 0
 	filter, err := trampolineFilter(sp)
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(selfExe); err != nil {
-		return fmt.Errorf("%w: WrapCommand re-executes %s: %w", ErrUnavailable, selfExe, err)
+	helper, _ := childHalf()
+	if helper == nil {
+		if _, err := os.Stat(selfExe); err != nil {
+			return fmt.Errorf("%w: WrapCommand re-executes %s: %w", ErrUnavailable, selfExe, err)
+		}
 	}
 
 	p := &trampoline.Payload{
@@ -198,12 +207,21 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 		p.Rules = append(p.Rules, trampoline.PathRule{Path: r.Path, Dir: uint64(r.Dir), File: uint64(r.File)})
 	}
 	for _, r := range pol.Paths {
+		// The child checks that it opens the object resolved here: a
+		// path replaced since (by a symlink to a secret, say) grants
+		// nothing. A path gone already grants nothing either.
+		var st unix.Stat_t
+		if err := unix.Stat(r.Path, &st); err != nil {
+			continue
+		}
+		rule := trampoline.PathRule{Path: r.Path, Dev: st.Dev, Ino: st.Ino}
 		// Directory rights always include READ_DIR, file rights never.
 		if r.Access&ll.AccessFSReadDir != 0 {
-			p.Rules = append(p.Rules, trampoline.PathRule{Path: r.Path, Dir: uint64(r.Access)})
+			rule.Dir = uint64(r.Access)
 		} else {
-			p.Rules = append(p.Rules, trampoline.PathRule{Path: r.Path, File: uint64(r.Access)})
+			rule.File = uint64(r.Access)
 		}
+		p.Rules = append(p.Rules, rule)
 	}
 	if pol.HandledNet != 0 {
 		for _, port := range pol.Connect {
@@ -213,7 +231,15 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 			p.Ports = append(p.Ports, trampoline.PortRule{Port: uint64(port), Access: ll.AccessNetBindTCP})
 		}
 	}
-	p.Filters = [][]trampoline.SockFilter{filter}
+	p.Filters = [][]trampoline.SockFilter{filter.prog}
+	if sp.AllowExec && sp.ExecNonce {
+		prog, nonce, err := filter.withNonce()
+		if err != nil {
+			return err
+		}
+		p.Filters[0], p.ExecNonce = prog, nonce
+	}
+	p.CgroupFD = -1
 	extra := slices.Clone(cmd.ExtraFiles)
 	if opts.failurePipe != nil {
 		p.ErrFD = p.FirstFD
@@ -224,33 +250,93 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 	if len(argv) == 0 {
 		argv = []string{cmd.Path}
 	}
-	cmd.Path = selfExe
+	if helper != nil {
+		// The helper is the last inherited descriptor, above the
+		// failure pipe; exec.Cmd puts it at exactly that number in the
+		// child, which executes it through /proc/self/fd. The helper
+		// marks it close-on-exec with everything from FirstFD up.
+		extra = append(extra, helper)
+		cmd.Path = spawnhelper.Path(3 + len(extra) - 1)
+	} else {
+		cmd.Path = selfExe
+	}
 	cmd.Args = append([]string{trampoline.Arg0}, argv...)
 	cmd.Env = p.Environ()
 	cmd.ExtraFiles = extra
 	return nil
 }
 
-// filterCache maps a seccomp.Policy to its program ([]trampoline.SockFilter,
-// never modified once stored). The program depends on nothing but the
-// policy and the architecture, and assembling it costs about as much as
-// the rest of WrapCommand.
+// filterCache maps a seccomp.Policy to its *cachedFilter. The program
+// depends on nothing but the policy and the architecture, and assembling it
+// costs about as much as the rest of WrapCommand.
 var filterCache sync.Map
 
-func trampolineFilter(p seccomp.Policy) ([]trampoline.SockFilter, error) {
+// cachedFilter is a program, never modified once stored, and where the
+// exec nonce goes into a copy of it (Policy.ExecNonce).
+type cachedFilter struct {
+	prog  []trampoline.SockFilter
+	slots [4][]int
+}
+
+func trampolineFilter(p seccomp.Policy) (*cachedFilter, error) {
 	if v, ok := filterCache.Load(p); ok {
-		return v.([]trampoline.SockFilter), nil
+		return v.(*cachedFilter), nil
 	}
 	f, err := seccomp.Build(p)
 	if err != nil {
 		return nil, fmt.Errorf("%w: building seccomp filter: %w", ErrUnavailable, err)
 	}
-	prog := make([]trampoline.SockFilter, len(f.Program))
+	c := &cachedFilter{prog: make([]trampoline.SockFilter, len(f.Program))}
 	for i, ins := range f.Program {
-		prog[i] = trampoline.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
+		c.prog[i] = trampoline.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
 	}
-	filterCache.Store(p, prog)
-	return prog, nil
+	if p.AllowExec && p.ExecNonce {
+		if c.slots, err = seccomp.ExecNonceSlots(f.Program); err != nil {
+			return nil, fmt.Errorf("%w: building seccomp filter: %w", ErrUnavailable, err)
+		}
+	}
+	filterCache.Store(p, c)
+	return c, nil
+}
+
+// withNonce returns a copy of the program with a fresh random exec nonce in
+// it, and the nonce. The words are written the way seccomp.PatchExecNonce
+// writes them (TestWrapExecNoncePatch compares the two).
+func (c *cachedFilter) withNonce() ([]trampoline.SockFilter, [2]uint64, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, [2]uint64{}, fmt.Errorf("sandbox: WrapCommand: exec nonce: %w", err)
+	}
+	nonce := [2]uint64{binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])}
+	words := [4]uint32{uint32(nonce[0]), uint32(nonce[0] >> 32), uint32(nonce[1]), uint32(nonce[1] >> 32)}
+	prog := slices.Clone(c.prog)
+	for w, s := range c.slots {
+		for _, i := range s {
+			prog[i].K = words[w]
+		}
+	}
+	return prog, nonce, nil
+}
+
+// forceGoTrampoline makes WrapCommand use the Go trampoline even where the
+// helper works (tests run the WrapCommand tests through both).
+var forceGoTrampoline bool
+
+// childHalf returns the helper's sealed memfd, or nil and why the Go
+// trampoline is the child half in this process.
+func childHalf() (*os.File, string) {
+	if forceGoTrampoline {
+		return nil, "the Go trampoline is forced (tests)"
+	}
+	return spawnhelper.Executable()
+}
+
+// childHalfLine says, for the plan, which child half WrapCommand and Run use.
+func childHalfLine() string {
+	if f, why := childHalf(); f == nil {
+		return "WrapCommand/Run child half: the Go trampoline (a re-exec of this program), because " + why
+	}
+	return "WrapCommand/Run child half: the static helper (internal/spawnhelper), from a sealed memfd"
 }
 
 // wrapTarget returns the program cmd would execute, as an absolute path

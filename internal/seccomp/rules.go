@@ -380,6 +380,9 @@ func filterSpecs(p Policy) []filterSpec {
 	if !p.AllowExec {
 		deny.rules = append(deny.rules, unconditional("Policy.AllowExec is false", "execve", "execveat"))
 	}
+	if p.AllowExec && p.ExecNonce {
+		deny.rules = append(deny.rules, execNonceRules()...)
+	}
 	if p.DenySetsid {
 		deny.rules = append(deny.rules, unconditional("Policy.DenySetsid: the process and its children stay in their session", "setsid"))
 	}

@@ -166,6 +166,13 @@ type Policy struct {
 	// it ignores or catches (anything but SIGKILL can be caught), and
 	// outlive a killed caller.
 	DenyPdeathsigChange bool
+
+	// ExecNonce, with AllowExec, refuses execveat and every execve whose
+	// fourth and fifth arguments (which execve does not use) are not a
+	// 128-bit value the filter holds: see exec_nonce.go. The program is
+	// built with a placeholder there; [PatchExecNonce] writes a per-process
+	// random value into a copy of it. Without AllowExec it changes nothing.
+	ExecNonce bool
 }
 
 // Filter is one assembled seccomp program.
@@ -191,6 +198,11 @@ func Build(p Policy) (Filter, error) {
 	prog, err := assemble(filterSpecs(p), target)
 	if err != nil {
 		return Filter{}, fmt.Errorf("seccomp: building the filter for %s: %w", runtime.GOARCH, err)
+	}
+	if p.AllowExec && p.ExecNonce {
+		if _, err := ExecNonceSlots(prog); err != nil {
+			return Filter{}, err
+		}
 	}
 	return Filter{Name: "sandbox", Program: prog}, nil
 }

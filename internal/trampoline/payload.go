@@ -28,8 +28,8 @@ const (
 	// MAX_ARG_STRLEN (32 pages, 128 KiB on 4 KiB pages).
 	chunkSize = 64 << 10
 
-	version = '1'
-	magic   = "SBX1"
+	version = '2'
+	magic   = "SBX2"
 )
 
 // Exit statuses of a trampoline that could not start its target.
@@ -59,6 +59,29 @@ type Payload struct {
 
 	// Filters are seccomp programs, loaded in order.
 	Filters [][]SockFilter
+
+	// ExecNonce goes into the fourth and fifth argument registers of the
+	// child's execve of the target (execve reads three): a filter built
+	// with seccomp.Policy.ExecNonce accepts no other execve. Zero when the
+	// filter does not check it.
+	ExecNonce [2]uint64
+
+	// Room for later steps of the child half, each done before the
+	// Landlock step. CgroupFD, when not -1, is an inherited descriptor of
+	// a cgroup.procs file the child writes "0" to (joining that cgroup)
+	// before anything else. Rlimits are set with prlimit64 on the child
+	// itself. Flags asks for steps a child half may not have (bit 0: a
+	// namespace step, which only the Go trampoline will have); a child half
+	// refuses a payload with a flag it does not know (exit 125).
+	CgroupFD int
+	Flags    uint32
+	Rlimits  []Rlimit
+}
+
+// Rlimit is one resource limit the child sets on itself.
+type Rlimit struct {
+	Resource uint32
+	Cur, Max uint64
 }
 
 // PathRule is a landlock_path_beneath_attr made in the child: it opens
@@ -66,10 +89,14 @@ type Payload struct {
 // directory, File if it is anything else. A path that does not exist, or
 // whose rights for what it is are 0, gets no rule: less access, never more.
 // A path granted as a file and replaced by a directory since WrapCommand
-// thus grants nothing beneath it.
+// thus grants nothing beneath it. When Dev or Ino is not 0 they are the
+// device and inode (stat's st_dev, st_ino) of what the parent resolved, and
+// a path that opens anything else (replaced, or by a symlink to elsewhere)
+// gets no rule either.
 type PathRule struct {
 	Path      string
 	Dir, File uint64
+	Dev, Ino  uint64
 }
 
 // PortRule is one landlock_net_port_attr.
@@ -160,21 +187,25 @@ func lookup(env []string, key string) (string, bool) {
 
 // Binary layout, little-endian:
 //
-//	"SBX1" path env(count, strings) firstFD errFD handledFS handledNet
-//	scoped rules(count, {dir file path}) ports(count, {port access})
-//	filters(count, {count, {code jt jf k}})
+//	"SBX2" path env(count, strings) firstFD errFD handledFS handledNet
+//	scoped rules(count, {dir file dev ino path}) ports(count, {port access})
+//	filters(count, {count, {code jt jf k}}) nonce0 nonce1 cgroupFD flags
+//	rlimits(count, {resource cur max})
 //
-// Strings are a u32 length and bytes; counts are u32; fds are i32.
+// Strings are a u32 length and bytes; counts, flags and resources are u32;
+// fds are i32; the rest u64. internal/spawnhelper/helper.c reads the same
+// format: change both together.
 
 func (p *Payload) marshal() []byte {
 	// The exact size, so that the buffer is allocated once
 	// (TestPayloadRoundTrip checks it).
-	size := len(magic) + 4 + len(p.Path) + 4 + 4 + 4 + 3*8 + 4 + 4 + 16*len(p.Ports) + 4
+	size := len(magic) + 4 + len(p.Path) + 4 + 4 + 4 + 3*8 + 4 + 4 + 16*len(p.Ports) + 4 +
+		2*8 + 4 + 4 + 4 + 20*len(p.Rlimits)
 	for _, e := range p.Env {
 		size += 4 + len(e)
 	}
 	for _, r := range p.Rules {
-		size += 8 + 8 + 4 + len(r.Path)
+		size += 4*8 + 4 + len(r.Path)
 	}
 	for _, f := range p.Filters {
 		size += 4 + 8*len(f)
@@ -195,6 +226,8 @@ func (p *Payload) marshal() []byte {
 	for _, r := range p.Rules {
 		w.u64(r.Dir)
 		w.u64(r.File)
+		w.u64(r.Dev)
+		w.u64(r.Ino)
 		w.str(r.Path)
 	}
 	w.u32(uint32(len(p.Ports)))
@@ -209,6 +242,16 @@ func (p *Payload) marshal() []byte {
 			w.b = append(w.b, byte(ins.Code), byte(ins.Code>>8), ins.Jt, ins.Jf)
 			w.u32(ins.K)
 		}
+	}
+	w.u64(p.ExecNonce[0])
+	w.u64(p.ExecNonce[1])
+	w.u32(uint32(int32(p.CgroupFD)))
+	w.u32(p.Flags)
+	w.u32(uint32(len(p.Rlimits)))
+	for _, l := range p.Rlimits {
+		w.u32(l.Resource)
+		w.u64(l.Cur)
+		w.u64(l.Max)
 	}
 	return w.b
 }
@@ -232,11 +275,13 @@ func unmarshal(b []byte) (*Payload, error) {
 	p.HandledFS = r.u64()
 	p.HandledNet = r.u64()
 	p.Scoped = r.u64()
-	if n := r.count(20); n >= 0 {
+	if n := r.count(36); n >= 0 {
 		p.Rules = make([]PathRule, n)
 		for i := range p.Rules {
 			p.Rules[i].Dir = r.u64()
 			p.Rules[i].File = r.u64()
+			p.Rules[i].Dev = r.u64()
+			p.Rules[i].Ino = r.u64()
 			p.Rules[i].Path = r.str()
 		}
 	}
@@ -265,6 +310,16 @@ func unmarshal(b []byte) (*Payload, error) {
 			p.Filters[i] = f
 		}
 	}
+	p.ExecNonce[0] = r.u64()
+	p.ExecNonce[1] = r.u64()
+	p.CgroupFD = int(int32(r.u32()))
+	p.Flags = r.u32()
+	if n := r.count(20); n >= 0 {
+		p.Rlimits = make([]Rlimit, n)
+		for i := range p.Rlimits {
+			p.Rlimits[i] = Rlimit{Resource: r.u32(), Cur: r.u64(), Max: r.u64()}
+		}
+	}
 	switch {
 	case r.bad:
 		return nil, errors.New("truncated payload")
@@ -272,8 +327,10 @@ func unmarshal(b []byte) (*Payload, error) {
 		return nil, errors.New("trailing bytes in payload")
 	case p.Path == "" || p.Path[0] != '/':
 		return nil, errors.New("target path is not absolute")
-	case p.FirstFD < 3 || p.ErrFD != -1 && p.ErrFD != p.FirstFD:
+	case p.FirstFD < 3 || p.ErrFD != -1 && p.ErrFD != p.FirstFD || p.CgroupFD < -1:
 		return nil, errors.New("bad descriptor layout")
+	case p.Flags != 0:
+		return nil, errors.New("payload asks for a step this trampoline does not have")
 	}
 	for _, s := range p.Env {
 		if !noNUL(s) {

@@ -13,16 +13,20 @@ func samplePayload() *Payload {
 		Env:     []string{"A=1", "EMPTY=", "NOEQUALS", "LD_PRELOAD=/x.so", ""},
 		FirstFD: 5, ErrFD: 5,
 		HandledFS: 0x7fff, HandledNet: 3, Scoped: 3,
-		Rules:   []PathRule{{"/usr/lib", 9, 1}, {"/tmp/a b", 0x1fff, 0}, {"/etc/hosts", 0, 1}},
-		Ports:   []PortRule{{443, 2}, {0, 1}},
-		Filters: [][]SockFilter{{{Code: 6, K: 0x7fff0000}}, {{Code: 0x20, Jt: 1, Jf: 2, K: 4}, {Code: 6, K: 0x50001}}},
+		Rules: []PathRule{{Path: "/usr/lib", Dir: 9, File: 1}, {Path: "/tmp/a b", Dir: 0x1fff, Dev: 0x803, Ino: 1 << 40},
+			{Path: "/etc/hosts", File: 1}},
+		Ports:     []PortRule{{443, 2}, {0, 1}},
+		Filters:   [][]SockFilter{{{Code: 6, K: 0x7fff0000}}, {{Code: 0x20, Jt: 1, Jf: 2, K: 4}, {Code: 6, K: 0x50001}}},
+		ExecNonce: [2]uint64{0x0123456789abcdef, 0xfedcba9876543210},
+		CgroupFD:  6,
+		Rlimits:   []Rlimit{{Resource: 7, Cur: 64, Max: 128}, {Resource: 0, Cur: ^uint64(0), Max: ^uint64(0)}},
 	}
 }
 
 func TestPayloadRoundTrip(t *testing.T) {
 	p := samplePayload()
 	env := p.Environ()
-	if !strings.HasPrefix(env[0], EnvMarker+"=1 ") {
+	if !strings.HasPrefix(env[0], EnvMarker+"=2 ") {
 		t.Fatalf("first entry %q", env[0])
 	}
 	for _, kv := range env {
@@ -73,7 +77,9 @@ func TestPayloadRejects(t *testing.T) {
 		"low FirstFD":   func(p *Payload) { p.FirstFD = 2 },
 		"stray ErrFD":   func(p *Payload) { p.ErrFD = 9 },
 		"NUL in env":    func(p *Payload) { p.Env = []string{"A=\x00"} },
-		"empty rule":    func(p *Payload) { p.Rules = []PathRule{{"", 9, 1}} },
+		"empty rule":    func(p *Payload) { p.Rules = []PathRule{{Path: "", Dir: 9, File: 1}} },
+		"unknown step":  func(p *Payload) { p.Flags = 1 },
+		"bad cgroup fd": func(p *Payload) { p.CgroupFD = -2 },
 	} {
 		p := *good
 		mutate(&p)

@@ -20,7 +20,12 @@ const (
 	landlockRulePath     = 1      // LANDLOCK_RULE_PATH_BENEATH
 	landlockRulePort     = 2      // LANDLOCK_RULE_NET_PORT
 	prSetNoNewPrivs      = 38     // PR_SET_NO_NEW_PRIVS
-	seccompSetModeFilter = 1      // SECCOMP_SET_MODE_FILTER
+	prCapbsetDrop        = 24     // PR_CAPBSET_DROP
+	prCapAmbient         = 47     // PR_CAP_AMBIENT
+	prCapAmbientClearAll = 4      // PR_CAP_AMBIENT_CLEAR_ALL
+	capSetpcap           = 8      // CAP_SETPCAP
+	capsV3               = 0x20080522
+	seccompSetModeFilter = 1 // SECCOMP_SET_MODE_FILTER
 	oPath                = 0x200000
 )
 
@@ -87,9 +92,27 @@ func trampoline() {
 	}
 	argv = argv[1:]
 
+	if p.CgroupFD >= 0 {
+		for {
+			n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(p.CgroupFD), uintptr(unsafe.Pointer(unsafe.StringData("0"))), 1)
+			if e == syscall.EINTR {
+				continue
+			}
+			if e != 0 || n != 1 {
+				fail(Failure{Step: "write", Errno: e, Detail: "cgroup.procs"})
+			}
+			break
+		}
+	}
 	// The target gets exactly fds 0-2 and cmd.ExtraFiles.
 	if _, _, e := syscall.RawSyscall(sysCloseRange, uintptr(p.FirstFD), ^uintptr(0), closeRangeCloexec); e != 0 {
 		fail(Failure{Step: "close_range", Errno: e})
+	}
+	for _, l := range p.Rlimits {
+		rl := [2]uint64{l.Cur, l.Max}
+		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, uintptr(l.Resource), uintptr(unsafe.Pointer(&rl)), 0, 0, 0); e != 0 {
+			fail(Failure{Step: "prlimit64", Errno: e})
+		}
 	}
 
 	if f, ok := restrict(p); !ok {
@@ -99,8 +122,83 @@ func trampoline() {
 		fail(f)
 	}
 
-	e = errnoOf(syscall.Exec(p.Path, argv, p.Env))
+	e = execve(p.Path, argv, p.Env, p.ExecNonce)
 	fail(Failure{Step: "execve", Errno: e, Detail: p.Path})
+}
+
+// execve executes path with the exec nonce in the fourth and fifth
+// argument registers, which execve does not read, and which a filter
+// built with seccomp.Policy.ExecNonce checks. syscall.Exec cannot set them.
+func execve(path string, argv, env []string, nonce [2]uint64) syscall.Errno {
+	cpath, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		return syscall.EINVAL
+	}
+	cargv, err := syscall.SlicePtrFromStrings(argv)
+	if err != nil {
+		return syscall.EINVAL
+	}
+	cenv, err := syscall.SlicePtrFromStrings(env)
+	if err != nil {
+		return syscall.EINVAL
+	}
+	for {
+		_, _, e := syscall.RawSyscall6(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(cpath)),
+			uintptr(unsafe.Pointer(&cargv[0])), uintptr(unsafe.Pointer(&cenv[0])),
+			uintptr(nonce[0]), uintptr(nonce[1]), 0)
+		if e != syscall.EINTR {
+			return e
+		}
+	}
+}
+
+type capHeader struct {
+	version uint32
+	pid     int32
+}
+
+type capData struct{ effective, permitted, inheritable uint32 }
+
+// dropCaps empties every capability set of the calling thread: the
+// bounding set (when CAP_SETPCAP allows it; execve by uid 0 grants it),
+// the ambient set, then permitted, effective and inheritable. It checks
+// with capget that nothing is left. (For uid 0 no_new_privs would also keep
+// execve from granting more than the emptied permitted set.)
+func dropCaps() (Failure, bool) {
+	h := capHeader{version: capsV3}
+	var d [2]capData
+	if _, _, e := syscall.RawSyscall(syscall.SYS_CAPGET, uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&d)), 0); e != 0 {
+		return Failure{Step: "capget", Errno: e}, false
+	}
+	if d[0].permitted&(1<<capSetpcap) != 0 {
+		d[0].effective |= 1 << capSetpcap
+		if _, _, e := syscall.RawSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&d)), 0); e != 0 {
+			return Failure{Step: "capset", Errno: e, Detail: "(CAP_SETPCAP)"}, false
+		}
+		for c := uintptr(0); c < 64; c++ {
+			_, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prCapbsetDrop, c, 0)
+			if e == syscall.EINVAL {
+				break // past CAP_LAST_CAP
+			}
+			if e != 0 {
+				return Failure{Step: "prctl(PR_CAPBSET_DROP)", Errno: e}, false
+			}
+		}
+	}
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClearAll, 0, 0, 0, 0); e != 0 {
+		return Failure{Step: "prctl(PR_CAP_AMBIENT_CLEAR_ALL)", Errno: e}, false
+	}
+	d = [2]capData{}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&d)), 0); e != 0 {
+		return Failure{Step: "capset", Errno: e}, false
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_CAPGET, uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&d)), 0); e != 0 {
+		return Failure{Step: "capget", Errno: e}, false
+	}
+	if d != [2]capData{} {
+		return Failure{Step: "capset", Detail: "(capabilities remain after dropping them all)"}, false
+	}
+	return Failure{}, true
 }
 
 func errnoOf(err error) syscall.Errno {
@@ -200,6 +298,9 @@ func restrict(p *Payload) (Failure, bool) {
 		if _, _, e := syscall.RawSyscall(syscall.SYS_FSTAT, uintptr(fd), uintptr(unsafe.Pointer(&st)), 0); e != 0 {
 			return Failure{Step: "fstat", Errno: e, Detail: rule.Path}, false
 		}
+		if (rule.Dev != 0 || rule.Ino != 0) && (uint64(st.Dev) != rule.Dev || uint64(st.Ino) != rule.Ino) {
+			continue // not the object WrapCommand resolved: no access, never more
+		}
 		access := rule.File
 		if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
 			access = rule.Dir
@@ -219,6 +320,9 @@ func restrict(p *Payload) (Failure, bool) {
 		if e != 0 {
 			return Failure{Step: "landlock_add_rule", Errno: e, Detail: "port " + itoa(int(port.Port))}, false
 		}
+	}
+	if f, ok := dropCaps(); !ok {
+		return f, false
 	}
 	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0, 0, 0, 0); e != 0 {
 		return Failure{Step: "prctl(PR_SET_NO_NEW_PRIVS)", Errno: e}, false

@@ -1,0 +1,6 @@
+package spawnhelper
+
+import _ "embed"
+
+//go:embed helper_linux_amd64.bin
+var image []byte
