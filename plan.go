@@ -80,6 +80,10 @@ type Plan struct {
 	// TimeLimit is not set by PlanFor: a host that runs the program with a
 	// timeout (RunOptions.Timeout) sets it so that Describe mentions it.
 	TimeLimit time.Duration `json:"-"`
+	// ChildHalf says, on Linux, what runs in WrapCommand's and Run's child
+	// between fork and the target (the static helper or the Go
+	// trampoline), and why.
+	ChildHalf string `json:"child_half,omitempty"`
 }
 
 // NotEnforced returns the features that are asked for but not enforced.

@@ -100,7 +100,9 @@ func planPlatform(rc *resolvedConfig) Plan {
 	// PlanFor describes ApplySelf; WrapCommand's plan differs in
 	// file_metadata (see metadataPlan), which this plan's detail names.
 	pol := buildLinuxPolicy(rc, k.abi, "/proc/self", nil).forSelf()
-	return withArtefacts(linuxPlan(rc, pol, k.seccomp, k.abiReason), pol)
+	plan := withArtefacts(linuxPlan(rc, pol, k.seccomp, k.abiReason), pol)
+	plan.ChildHalf = childHalfLine()
+	return plan
 }
 
 // ApplySelf restricts the calling process and all its threads. The whole

@@ -128,6 +128,9 @@ func helperMain(mode string, args []string) int {
 		os.Stdout.Write(make([]byte, n))
 		return 0
 	}
+	if f, ok := childHelpers[mode]; ok {
+		return f(args)
+	}
 	if f, ok := benchHelpers[mode]; ok {
 		return f(args)
 	}

@@ -1,0 +1,257 @@
+//go:build linux
+
+package sandbox_test
+
+// The child half of WrapCommand and Run (internal/spawnhelper's static
+// helper, or the Go trampoline where the helper cannot run; CI runs these
+// tests through both, see SANDBOX_TEST_GO_TRAMPOLINE): capabilities
+// dropped, rule paths checked against what WrapCommand resolved, and the
+// exec nonce.
+
+import (
+	"context"
+	"debug/elf"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/rawsys"
+)
+
+// childHelpers are helper modes (see helperMain) for these tests.
+var childHelpers = map[string]func(args []string) int{
+	// caps: the capability lines of /proc/self/status.
+	"caps": func([]string) int {
+		b, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			fmt.Println("error", err)
+			return 3
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "Cap") {
+				fmt.Println(l)
+			}
+		}
+		return 0
+	},
+	// chown PATH UID GID: the errno of chown.
+	"chown": func(args []string) int {
+		uid, _ := strconv.Atoi(args[1])
+		gid, _ := strconv.Atoi(args[2])
+		fmt.Println(int(rawsys.Errno(syscall.Chown(args[0], uid, gid))))
+		return 0
+	},
+	// execve PATH ARG...: execve; on failure print its errno.
+	"execve": func(args []string) int {
+		err := syscall.Exec(args[0], args, []string{quickExit})
+		fmt.Println(int(rawsys.Errno(err)))
+		return 0
+	},
+	// memfd-exec FILE execve|execveat: copy FILE into a memfd and run it.
+	"memfd-exec": func(args []string) int {
+		b, err := os.ReadFile(args[0])
+		if err != nil {
+			fmt.Println("error", err)
+			return 3
+		}
+		fd, err := unix.MemfdCreate("x", unix.MFD_CLOEXEC)
+		if err != nil {
+			fmt.Println("memfd_create", int(rawsys.Errno(err)))
+			return 0
+		}
+		unix.Write(fd, b)
+		if args[1] == "execveat" {
+			argv, _ := syscall.SlicePtrFromStrings([]string{"x"})
+			envv, _ := syscall.SlicePtrFromStrings(nil)
+			empty, _ := syscall.BytePtrFromString("")
+			_, _, e := syscall.Syscall6(unix.SYS_EXECVEAT, uintptr(fd), uintptr(unsafe.Pointer(empty)),
+				uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])), unix.AT_EMPTY_PATH, 0)
+			fmt.Println(int(e))
+			return 0
+		}
+		err = syscall.Exec("/proc/self/fd/"+strconv.Itoa(fd), []string{"x"}, nil)
+		fmt.Println(int(rawsys.Errno(err)))
+		return 0
+	},
+}
+
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the capabilities of a root target are what is tested")
+	}
+}
+
+// TestWrapChildHalf: on linux/amd64 and arm64 WrapCommand runs the static
+// helper from its memfd unless the Go trampoline is forced, and Plan says
+// which is used.
+func TestWrapChildHalf(t *testing.T) {
+	requireSandbox(t)
+	cmd := exec.Command("/bin/true")
+	cmd.ExtraFiles = []*os.File{os.Stdin}
+	wrap(t, cmd, sandbox.Config{})
+	plan, err := sandbox.PlanFor(sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forced := os.Getenv("SANDBOX_TEST_GO_TRAMPOLINE") == "1"
+	switch {
+	case forced || (runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64"):
+		if cmd.Path != "/proc/self/exe" || !strings.Contains(plan.ChildHalf, "Go trampoline") {
+			t.Errorf("Path %q, plan %q: want the Go trampoline", cmd.Path, plan.ChildHalf)
+		}
+	default:
+		// ExtraFiles: the caller's one (fd 3), then the helper (fd 4).
+		if cmd.Path != "/proc/self/fd/4" || len(cmd.ExtraFiles) != 2 || !strings.Contains(plan.ChildHalf, "static helper") {
+			t.Errorf("Path %q, %d ExtraFiles, plan %q: want the helper at fd 4", cmd.Path, len(cmd.ExtraFiles), plan.ChildHalf)
+		}
+	}
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+}
+
+// wrapped runs a wrapped command and returns its combined output.
+func wrapped(t *testing.T, cfg sandbox.Config, path string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(path, args...)
+	cmd.Env = []string{quickExit}
+	wrap(t, cmd, cfg)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestWrapCapsDropped: a root target starts with every capability set
+// empty, so a chown that changes nothing, of a file outside the grants
+// that root does not own, needs CAP_CHOWN and fails with EPERM. (A file
+// root owns would not do: its owner may chown it to itself without any
+// capability.)
+func TestWrapCapsDropped(t *testing.T) {
+	requireSandbox(t)
+	requireRoot(t)
+	out, err := wrapped(t, sandbox.Config{}, self(t), helperArg, "caps")
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, set := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+		if !strings.Contains(out, set+":\t0000000000000000\n") {
+			t.Errorf("%s not empty in the target:\n%s", set, out)
+		}
+	}
+
+	f := filepath.Join(t.TempDir(), "owned-by-nobody")
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(f, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	// The same chown, unsandboxed, succeeds: the capability decides.
+	if err := os.Chown(f, 65534, 65534); err != nil {
+		t.Fatalf("control chown: %v", err)
+	}
+	out, err = wrapped(t, sandbox.Config{}, self(t), helperArg, "chown", f, "65534", "65534")
+	if err != nil || strings.TrimSpace(out) != strconv.Itoa(int(syscall.EPERM)) {
+		t.Errorf("chown of a file root does not own, in the sandbox: %q, %v; want EPERM (%d)", out, err, syscall.EPERM)
+	}
+}
+
+// TestWrapRuleReplacedBySymlink: a granted directory replaced, between
+// WrapCommand and Start, by a symlink to a secret directory grants nothing:
+// the child checks it opens the object WrapCommand resolved.
+func TestWrapRuleReplacedBySymlink(t *testing.T) {
+	requireSandbox(t)
+	base := t.TempDir()
+	granted := filepath.Join(base, "granted")
+	secretDir := filepath.Join(base, "secret")
+	for _, d := range []string{granted, secretDir} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(granted, "f"), []byte("granted\n"), 0o644)
+	os.WriteFile(filepath.Join(secretDir, "f"), []byte("secret\n"), 0o644)
+	cfg := sandbox.Config{AllowedReadPaths: []string{granted}}
+	read := func(swap bool) string {
+		cmd := exec.Command(self(t), helperArg, "read", filepath.Join(granted, "f"))
+		cmd.Env = []string{quickExit}
+		wrap(t, cmd, cfg)
+		if swap {
+			if err := os.Rename(granted, granted+".old"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(secretDir, granted); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if got, want := read(false), filepath.Join(granted, "f")+" 0"; got != want {
+		t.Fatalf("control: %q, want %q", got, want)
+	}
+	if got, want := read(true), filepath.Join(granted, "f")+" "+strconv.Itoa(int(syscall.EACCES)); got != want {
+		t.Errorf("granted directory swapped for a symlink to a secret: %q, want %q (EACCES)", got, want)
+	}
+}
+
+// TestWrapExecNonce: with neither spawning nor an exec allowlist, the
+// target can execute nothing after its own start: not itself, not its
+// dynamic loader, not a memfd (execve of /proc/self/fd/N and execveat with
+// AT_EMPTY_PATH). The filter answers EPERM (Landlock would say EACCES).
+// With the target itself on the exec allowlist, re-executing it works.
+func TestWrapExecNonce(t *testing.T) {
+	requireSandbox(t)
+	trueBin := need(t, "/bin/true", "coreutils")
+	loader := ""
+	if f, err := elf.Open(trueBin); err == nil {
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP {
+				b := make([]byte, p.Filesz)
+				p.ReadAt(b, 0)
+				loader = strings.TrimRight(string(b), "\x00")
+			}
+		}
+		f.Close()
+	}
+	eperm := strconv.Itoa(int(syscall.EPERM))
+	cases := [][]string{
+		{"execve", self(t), helperArg, "sleep", "0s"},
+		{"memfd-exec", trueBin, "execve"},
+		{"memfd-exec", trueBin, "execveat"},
+	}
+	if loader != "" {
+		cases = append(cases, []string{"execve", loader, trueBin})
+	}
+	for _, c := range cases {
+		// Reading /bin/true (to copy it) grants no execution.
+		out, err := wrapped(t, sandbox.Config{AllowedReadPaths: []string{trueBin}}, self(t), append([]string{helperArg}, c...)...)
+		out = strings.TrimSpace(out)
+		if err != nil || out != eperm && out != "memfd_create "+eperm {
+			t.Errorf("%q in a target that may execute nothing: %q, %v; want EPERM (%s)", c, out, err, eperm)
+		}
+	}
+	// Control: the target on the exec allowlist may execute itself.
+	out, err := wrapped(t, sandbox.Config{AllowedExecPaths: []string{self(t)}}, self(t), helperArg, "execve", self(t), helperArg, "read", "/nonexistent")
+	if err != nil || strings.TrimSpace(out) != "/nonexistent "+strconv.Itoa(int(syscall.ENOENT)) {
+		t.Errorf("re-exec with the target on the exec allowlist: %q, %v", out, err)
+	}
+	// And Run has the same: the failure pipe and setsid refusal change nothing.
+	res, err := sandbox.Run(context.Background(), sandbox.Config{}, self(t), []string{helperArg, "execve", self(t), helperArg, "sleep", "0s"}, sandbox.RunOptions{Env: []string{quickExit}})
+	if err != nil || strings.TrimSpace(string(res.Stdout)) != eperm {
+		t.Errorf("Run: re-exec of the target: %q, %v; want EPERM", res.Stdout, err)
+	}
+}
