@@ -66,26 +66,36 @@ type wrapOptions struct {
 //
 // # How
 //
-// cmd is rewritten to re-execute the current executable (/proc/self/exe)
-// as a trampoline, which the init function of this package's
+// cmd is rewritten to start a child half that confines itself and
+// execve's the target in place: the target keeps the child's PID, so
+// /proc/self in the default paths names it. On linux/amd64 and arm64 the
+// child half is a small static helper (internal/spawnhelper: freestanding
+// C built from source in this repository) executed from a sealed memfd
+// that WrapCommand appends to cmd.ExtraFiles and names in cmd.Path
+// (/proc/self/fd/N); its cost does not depend on the host program. Where
+// that cannot run (see [Plan].ChildHalf) and on other architectures, the
+// child half re-executes the current executable (/proc/self/exe) as a
+// trampoline, which the init function of this package's
 // internal/trampoline recognises before the host program's main runs, and
 // before the init functions of this package, of its dependencies beyond
 // the runtime and syscall, and of every package importing it. (Init
 // functions of host packages that depend on neither os nor this package and
 // sort before it by import path may run first, unconfined, as host code.)
-// The trampoline confines itself and execve's the target in place: the
-// target keeps the trampoline's PID, so /proc/self in the default paths
-// names it. Nothing of the trampoline reaches the target: it gets exactly
+// Nothing of the child half reaches the target: it gets exactly
 // cmd.Args, the environment cmd would have had (cmd.Environ() at the time
 // of the call, less the reserved variable OPENPARALLAX_SANDBOX_TRAMPOLINE),
 // cmd.Dir, stdin, stdout, stderr and cmd.ExtraFiles at their usual numbers,
 // and no other descriptor: every descriptor above them, including any the
-// host leaked without close-on-exec, is closed at execve. No helper binary,
-// no cgo: the host program is the trampoline. Rules are made in the child
-// by opening the paths WrapCommand resolved (and the default paths, which
-// only the child looks at), with the rights for what each is then: a path
-// removed in between, or no longer the file or directory it was granted
-// as, is skipped (less access, never more).
+// host leaked without close-on-exec and the helper's own, is closed at
+// execve. No cgo. Rules are made in the child by opening the paths
+// WrapCommand resolved (and the default paths, which only the child looks
+// at), with the rights for what each is then: a path removed in between,
+// replaced by another object (WrapCommand records device and inode; a
+// directory swapped for a symlink to elsewhere opens another object), or
+// no longer the file or directory it was granted as, is skipped (less
+// access, never more). The child drops every capability before the target
+// runs: a root target starts with empty permitted, effective, inheritable,
+// ambient and bounding sets.
 //
 // # What is enforced
 //
@@ -93,7 +103,11 @@ type wrapOptions struct {
 // difference: the target (symlinks resolved) is added to the exec allowlist
 // with its ELF interpreter (or script interpreter), so execve is allowed
 // for it. With AllowProcessSpawn false the target is the only process it
-// can ever be: it cannot fork, and a further execve follows the exec
+// can ever be: it cannot fork; with an empty AllowedExecPaths it cannot
+// execute anything either, not even itself or its dynamic loader (the
+// filter accepts only the child's own execve, by a per-spawn 128-bit nonce
+// in registers execve does not read; see internal/seccomp's
+// exec_nonce.go); with AllowedExecPaths a further execve follows the exec
 // allowlist (the target itself, its interpreter and AllowedExecPaths).
 // With AllowProcessSpawn true its children inherit the sandbox.
 //
@@ -125,12 +139,15 @@ type wrapOptions struct {
 // Configure cmd completely before WrapCommand: it reads cmd.Path,
 // cmd.Args, cmd.Env, cmd.Dir and cmd.ExtraFiles now. Afterwards only
 // appending to cmd.Args (the arguments reach the target) and the fields
-// the trampoline passes through untouched (Stdin, Stdout, Stderr,
+// the child half passes through untouched (Stdin, Stdout, Stderr,
 // SysProcAttr, Cancel, WaitDelay) may change. Replacing cmd.Args or
 // cmd.Env makes the child exit with status 125 without running anything;
-// files added to cmd.ExtraFiles are closed before the target starts; and a
-// changed cmd.Path would run that program instead of the trampoline, not
-// confined at all.
+// files added to cmd.ExtraFiles are closed before the target starts (and
+// with the helper, whose descriptor is the last of cmd.ExtraFiles, a file
+// appended shifts nothing: cmd.Path names the helper's number); and a
+// changed cmd.Path, or with the helper a replaced cmd.ExtraFiles (cmd.Path
+// names a descriptor number), would run another program instead of the
+// child half, not confined at all.
 func (linuxSandbox) WrapCommand(cmd *exec.Cmd, cfg Config) error {
 	return wrapLinux(cmd, cfg, wrapOptions{})
 }

@@ -51,18 +51,25 @@
 // # In the child
 //
 //  1. Decode the payload; read argv from /proc/self/cmdline.
-//  2. Mark every descriptor from Payload.FirstFD upwards close-on-exec
-//     (close_range with CLOSE_RANGE_CLOEXEC): the target gets exactly fds
-//     0-2 and cmd.ExtraFiles, at the numbers exec.Cmd gave them.
+//  2. Write "0" to Payload.CgroupFD if there is one. Mark every descriptor
+//     from Payload.FirstFD upwards close-on-exec (close_range with
+//     CLOSE_RANGE_CLOEXEC): the target gets exactly fds 0-2 and
+//     cmd.ExtraFiles, at the numbers exec.Cmd gave them. Set
+//     Payload.Rlimits.
 //  3. Landlock: create the ruleset; open each path rule's path and add
 //     the rights for what it is now, a directory or not (see [PathRule]:
-//     a path that no longer exists, or is no longer what it was granted
-//     as, is skipped: less access, never more); set no_new_privs;
-//     landlock_restrict_self. The default paths are looked at only here,
-//     not by the parent: /proc/self, for one, names the child's own PID,
-//     which the target keeps.
-//  4. Load each seccomp program with seccomp(SECCOMP_SET_MODE_FILTER).
-//  5. execve the target.
+//     a path that no longer exists, that is not the object the parent
+//     resolved (device and inode), or is no longer what it was granted
+//     as, is skipped: less access, never more). The default paths are
+//     looked at only here, not by the parent: /proc/self, for one, names
+//     the child's own PID, which the target keeps.
+//  4. Drop every capability: the bounding set (with CAP_SETPCAP), the
+//     ambient set, then permitted, effective and inheritable (a root target
+//     starts with none: execve by uid 0 would grant the bounding set).
+//  5. Set no_new_privs; landlock_restrict_self; load each seccomp program
+//     with seccomp(SECCOMP_SET_MODE_FILTER).
+//  6. execve the target, with Payload.ExecNonce in the fourth and fifth
+//     argument registers (see internal/seccomp's exec_nonce.go).
 //
 // Steps 3-5 run on one OS thread (the runtime keeps the main goroutine
 // locked to the main thread during initialisation; the init checks it runs
