@@ -367,6 +367,9 @@ func resolve(cfg Config) (*resolvedConfig, error) {
 			rc.bind = append(rc.bind, p)
 		}
 	}
+	if err := rc.checkPlantedSymlinks(); err != nil {
+		return nil, err
+	}
 	return rc, nil
 }
 

@@ -11,6 +11,7 @@ package sandbox_test
 import (
 	"context"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -253,5 +254,47 @@ func TestWrapExecNonce(t *testing.T) {
 	res, err := sandbox.Run(context.Background(), sandbox.Config{}, self(t), []string{helperArg, "execve", self(t), helperArg, "sleep", "0s"}, sandbox.RunOptions{Env: []string{quickExit}})
 	if err != nil || strings.TrimSpace(string(res.Stdout)) != eperm {
 		t.Errorf("Run: re-exec of the target: %q, %v; want EPERM", res.Stdout, err)
+	}
+}
+
+// TestGrantThroughSymlinkInWritePath: a grant that resolves through a
+// symlink inside a write path (which an earlier sandboxed run could have
+// planted) is refused, Strict or not; the same grant through a symlink
+// outside every write path, or of the link's target itself, is accepted.
+func TestGrantThroughSymlinkInWritePath(t *testing.T) {
+	base := t.TempDir()
+	ws := filepath.Join(base, "ws")
+	secret := filepath.Join(base, "secret")
+	for _, d := range []string{ws, secret, filepath.Join(secret, "sub")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	planted := filepath.Join(ws, "data")
+	if err := os.Symlink("../secret", planted); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(base, "link")
+	if err := os.Symlink(secret, outside); err != nil {
+		t.Fatal(err)
+	}
+	// A link outside that leads through the planted one.
+	chain := filepath.Join(base, "chain")
+	if err := os.Symlink("ws/data", chain); err != nil {
+		t.Fatal(err)
+	}
+	for _, strict := range []bool{false, true} {
+		for _, p := range []string{planted, filepath.Join(planted, "sub"), chain} {
+			_, err := sandbox.PlanFor(sandbox.Config{Strict: strict, AllowedWritePaths: []string{ws}, AllowedReadPaths: []string{p}})
+			var ce *sandbox.ConfigError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "inside the write path") {
+				t.Errorf("read grant %s (Strict %v): %v; want a ConfigError naming the planted symlink", p, strict, err)
+			}
+		}
+		for _, p := range []string{outside, secret, ws} {
+			if _, err := sandbox.PlanFor(sandbox.Config{Strict: strict, AllowedWritePaths: []string{ws}, AllowedReadPaths: []string{p}}); err != nil {
+				t.Errorf("read grant %s (Strict %v): %v", p, strict, err)
+			}
+		}
 	}
 }
