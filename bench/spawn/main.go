@@ -40,7 +40,14 @@ func main() {
 	goexec := flag.String("goexec", "", "path of the goexec baseline")
 	llRestrict := flag.String("landlock-restrict", "", "path of go-landlock's landlock-restrict")
 	bwrap := flag.String("bwrap", "", "path of bwrap")
+	raw := flag.Bool("raw", false, "print one line per variant: name, nanoseconds, spawns (for -hosts)")
+	hosts := flag.String("hosts", "", "LABEL=PATH,...: drive these spawn binaries round by round, interleaved, and print one table per host")
 	flag.Parse()
+	if *hosts != "" {
+		// -goexec is then LABEL:PATH,... (one baseline per host).
+		drive(*hosts, *n, *rounds, []string{"-landlock-restrict", *llRestrict, "-bwrap", *bwrap}, *goexec)
+		return
+	}
 
 	const target = "/bin/true"
 	vs := []*variant{{name: "bare " + target, spawn: run(target)}}
@@ -92,6 +99,12 @@ func main() {
 		}
 	}
 
+	if *raw {
+		for _, v := range vs {
+			fmt.Printf("%s\t%d\t%d\n", v.name, v.total.Nanoseconds(), v.n)
+		}
+		return
+	}
 	mean := func(v *variant) time.Duration { return v.total / time.Duration(v.n) }
 	bare := mean(vs[0])
 	var base time.Duration
