@@ -86,6 +86,9 @@ func plan(args []string, stdout, stderr io.Writer) int {
 	section(stdout, "Network rules:", p.Network)
 	section(stdout, "Syscall filter:", p.Syscalls)
 	section(stdout, "Default paths absent here:", p.Skipped)
+	if p.ChildHalf != "" {
+		section(stdout, "Spawning (WrapCommand, Run, sandbox run):", []string{p.ChildHalf})
+	}
 	fmt.Fprintln(stdout, "\nmacOS Seatbelt profile (sandbox-exec -p PROFILE -D NAME=VALUE ...):")
 	if rep.Seatbelt.Error != "" {
 		fmt.Fprintf(stdout, "  not generated: %s\n", rep.Seatbelt.Error)

@@ -10,7 +10,7 @@
 set -eu
 cd "$(dirname "$0")"
 out=${OUT:-.}
-flags="-std=c11 -Os -Wall -Wextra -Werror -nostdlib -static -ffreestanding
+flags="-std=c11 -Os -Wall -Wextra -Werror -nostdlib -static -ffreestanding -fno-strict-aliasing
  -fno-pie -no-pie -fno-stack-protector -fno-stack-clash-protection
  -fcf-protection=none -fno-asynchronous-unwind-tables -fno-unwind-tables
  -fno-ident -ffile-prefix-map=$PWD=. -Wl,--build-id=none -Wl,-z,noexecstack
