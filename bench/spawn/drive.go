@@ -50,17 +50,23 @@ func drive(spec string, n, rounds int, args []string, goexec string) {
 			}
 			for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 				f := strings.Split(line, "\t")
-				if len(f) != 3 {
+				if len(f) != 4 {
 					fmt.Fprintf(os.Stderr, "%s: bad line %q\n", h.label, line)
 					os.Exit(1)
 				}
 				ns, _ := strconv.ParseInt(f[1], 10, 64)
 				cnt, _ := strconv.Atoi(f[2])
+				cpu, _ := strconv.ParseInt(f[3], 10, 64)
 				v := h.vs[f[0]]
 				if v == nil {
 					v = &variant{name: f[0]}
 					h.vs[f[0]] = v
 					h.order = append(h.order, f[0])
+				}
+				if cpu < 0 || v.cpu < 0 {
+					v.cpu = -1
+				} else {
+					v.cpu += time.Duration(cpu)
 				}
 				v.total += time.Duration(ns)
 				v.n += cnt
@@ -74,13 +80,18 @@ func drive(spec string, n, rounds int, args []string, goexec string) {
 	for _, h := range hs {
 		fmt.Printf("\nhost %s (%s)\n", h.label, h.path)
 		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(w, "variant\tmean per spawn\tvs bare\tvs bare, per round\t")
+		fmt.Fprintln(w, "variant\tmean per spawn\tvs bare\tvs bare, per round\tchild CPU per spawn\tCPU vs bare\t")
 		bare := h.vs[h.order[0]]
 		for _, name := range h.order {
 			v := h.vs[name]
 			m := v.total / time.Duration(v.n)
-			fmt.Fprintf(w, "%s\t%.3f ms\t%.2fx\t%s\t\n", name, float64(m)/1e6,
-				float64(v.total)/float64(v.n)/(float64(bare.total)/float64(bare.n)), roundSpread(v, bare))
+			cpu, cpuRel := "-", "-"
+			if v.cpu >= 0 && bare.cpu > 0 {
+				cpu = fmt.Sprintf("%.3f ms", float64(v.cpu)/float64(v.n)/1e6)
+				cpuRel = fmt.Sprintf("%.2fx", float64(v.cpu)/float64(v.n)/(float64(bare.cpu)/float64(bare.n)))
+			}
+			fmt.Fprintf(w, "%s\t%.3f ms\t%.2fx\t%s\t%s\t%s\t\n", name, float64(m)/1e6,
+				float64(v.total)/float64(v.n)/(float64(bare.total)/float64(bare.n)), roundSpread(v, bare), cpu, cpuRel)
 		}
 		w.Flush()
 	}

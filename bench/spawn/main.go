@@ -24,14 +24,26 @@ import (
 
 type variant struct {
 	name   string
-	spawn  func() error
+	spawn  func() (time.Duration, error) // the child's CPU time, or -1
 	total  time.Duration
+	cpu    time.Duration // -1: not known
 	n      int
 	rounds []time.Duration // the time of each round
 }
 
-func run(name string, args ...string) func() error {
-	return func() error { return exec.Command(name, args...).Run() }
+func run(name string, args ...string) func() (time.Duration, error) {
+	return func() (time.Duration, error) { return cpuOf(exec.Command(name, args...)) }
+}
+
+// cpuOf runs cmd and returns the CPU time (user and system) the kernel
+// accounted to it and to the descendants it waited for: on a loaded
+// machine a steadier measure than wall time.
+func cpuOf(cmd *exec.Cmd) (time.Duration, error) {
+	err := cmd.Run()
+	if cmd.ProcessState == nil {
+		return -1, err
+	}
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), err
 }
 
 func main() {
@@ -56,19 +68,19 @@ func main() {
 	}
 	sb := sandbox.New()
 	vs = append(vs,
-		&variant{name: "sandbox WrapCommand", spawn: func() error {
+		&variant{name: "sandbox WrapCommand", spawn: func() (time.Duration, error) {
 			cmd := exec.Command(target)
 			if err := sb.WrapCommand(cmd, sandbox.Config{}); err != nil {
-				return err
+				return -1, err
 			}
-			return cmd.Run()
+			return cpuOf(cmd)
 		}},
-		&variant{name: "sandbox Run", spawn: func() error {
+		&variant{name: "sandbox Run", spawn: func() (time.Duration, error) {
 			res, err := sandbox.Run(context.Background(), sandbox.Config{}, target, nil, sandbox.RunOptions{})
 			if err == nil && res.ExitCode != 0 {
 				err = fmt.Errorf("exit code %d: %s", res.ExitCode, res.Stderr)
 			}
-			return err
+			return -1, err // Run's Result has no CPU times
 		}})
 	if *llRestrict != "" {
 		vs = append(vs, &variant{name: "landlock-restrict -ro /", spawn: run(*llRestrict, "-ro", "/", "--", target)})
@@ -78,7 +90,7 @@ func main() {
 	}
 
 	for _, v := range vs { // warm up, and fail early
-		if err := v.spawn(); err != nil {
+		if _, err := v.spawn(); err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", v.name, err)
 			os.Exit(1)
 		}
@@ -87,9 +99,15 @@ func main() {
 		for _, v := range vs {
 			start := time.Now()
 			for range *n {
-				if err := v.spawn(); err != nil {
+				cpu, err := v.spawn()
+				if err != nil {
 					fmt.Fprintf(os.Stderr, "%s: %v\n", v.name, err)
 					os.Exit(1)
+				}
+				if cpu < 0 || v.cpu < 0 {
+					v.cpu = -1
+				} else {
+					v.cpu += cpu
 				}
 			}
 			d := time.Since(start)
@@ -101,7 +119,7 @@ func main() {
 
 	if *raw {
 		for _, v := range vs {
-			fmt.Printf("%s\t%d\t%d\n", v.name, v.total.Nanoseconds(), v.n)
+			fmt.Printf("%s\t%d\t%d\t%d\n", v.name, v.total.Nanoseconds(), v.n, v.cpu.Nanoseconds())
 		}
 		return
 	}
