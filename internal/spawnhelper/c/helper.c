@@ -527,9 +527,10 @@ __attribute__((noreturn, used)) void start(long *sp)
 	v = (const char *)take(&r, 4);
 	if (!v || v[0] != 'S' || v[1] != 'B' || v[2] != 'X' || v[3] != '2')
 		fail("trampoline", 0, "invalid invocation (bad payload magic)");
-	target = str(&r);
-	if (!target || target[0] != '/')
+	v = str(&r);
+	if (!v || v[0] != '/')
 		fail("trampoline", 0, "invalid invocation (target path is not absolute)");
+	target = v; /* only now: fail() prints it */
 	envc = count(&r, 4);
 	/* The envp array sits at the end of the arena (8-aligned). */
 	env = (char **)(arena + arenacap - 8 * ((u64)envc + 1) - 64);
