@@ -298,3 +298,27 @@ func TestGrantThroughSymlinkInWritePath(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapAsNobody: a command whose SysProcAttr.Credential makes it
+// nobody still reaches its child half (exec.Cmd changes the credentials
+// before execve; the helper's /proc/self/fd path is the process's own),
+// and the target is confined: cat reads its grant, not a file outside that
+// nobody may read by permissions.
+func TestWrapAsNobody(t *testing.T) {
+	requireSandbox(t)
+	requireRoot(t)
+	cat := need(t, "/bin/cat", "coreutils")
+	ws, allowed, secret := fsFiles(t)
+	// t.TempDir and its parent are 0700: let nobody in.
+	os.Chmod(filepath.Dir(ws), 0o755)
+	os.Chmod(filepath.Dir(filepath.Dir(ws)), 0o755)
+	cmd := exec.Command(cat, allowed, secret)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	wrap(t, cmd, sandbox.Config{AllowedReadPaths: []string{ws}})
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.HasPrefix(string(out), "allowed content\n") ||
+		!strings.Contains(string(out), secret+": Permission denied") {
+		t.Errorf("as nobody: %v, %q; want the grant read and the secret denied", err, out)
+	}
+}
