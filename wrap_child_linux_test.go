@@ -31,8 +31,8 @@ import (
 
 // childHelpers are helper modes (see helperMain) for these tests.
 var childHelpers = map[string]func(args []string) int{
-	// caps: the capability lines of /proc/self/status.
-	"caps": func([]string) int {
+	// child-caps: the capability lines of /proc/self/status.
+	"child-caps": func([]string) int {
 		b, err := os.ReadFile("/proc/self/status")
 		if err != nil {
 			fmt.Println("error", err)
@@ -45,42 +45,33 @@ var childHelpers = map[string]func(args []string) int{
 		}
 		return 0
 	},
-	// chown PATH UID GID: the errno of chown.
-	"chown": func(args []string) int {
+	// child-chown PATH UID GID: the errno of chown.
+	"child-chown": func(args []string) int {
 		uid, _ := strconv.Atoi(args[1])
 		gid, _ := strconv.Atoi(args[2])
 		fmt.Println(int(rawsys.Errno(syscall.Chown(args[0], uid, gid))))
 		return 0
 	},
-	// execve PATH ARG...: execve; on failure print its errno.
-	"execve": func(args []string) int {
+	// child-execve PATH ARG...: execve; on failure print its errno.
+	"child-execve": func(args []string) int {
 		err := syscall.Exec(args[0], args, []string{quickExit})
 		fmt.Println(int(rawsys.Errno(err)))
 		return 0
 	},
-	// memfd-exec FILE execve|execveat: copy FILE into a memfd and run it.
-	"memfd-exec": func(args []string) int {
-		b, err := os.ReadFile(args[0])
-		if err != nil {
-			fmt.Println("error", err)
-			return 3
-		}
-		fd, err := unix.MemfdCreate("x", unix.MFD_CLOEXEC)
-		if err != nil {
-			fmt.Println("memfd_create", int(rawsys.Errno(err)))
-			return 0
-		}
-		unix.Write(fd, b)
-		if args[1] == "execveat" {
+	// child-memfd-exec execve|execveat: run the executable memfd the parent
+	// passed as fd 3 (memfd_create itself is the memfd rule's business;
+	// here the exec route is what is tested).
+	"child-memfd-exec": func(args []string) int {
+		if args[0] == "execveat" {
+			empty, _ := syscall.BytePtrFromString("")
 			argv, _ := syscall.SlicePtrFromStrings([]string{"x"})
 			envv, _ := syscall.SlicePtrFromStrings(nil)
-			empty, _ := syscall.BytePtrFromString("")
-			_, _, e := syscall.Syscall6(unix.SYS_EXECVEAT, uintptr(fd), uintptr(unsafe.Pointer(empty)),
+			_, _, e := syscall.Syscall6(unix.SYS_EXECVEAT, 3, uintptr(unsafe.Pointer(empty)),
 				uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])), unix.AT_EMPTY_PATH, 0)
 			fmt.Println(int(e))
 			return 0
 		}
-		err = syscall.Exec("/proc/self/fd/"+strconv.Itoa(fd), []string{"x"}, nil)
+		err := syscall.Exec("/proc/self/fd/3", []string{"x"}, nil)
 		fmt.Println(int(rawsys.Errno(err)))
 		return 0
 	},
@@ -140,7 +131,7 @@ func wrapped(t *testing.T, cfg sandbox.Config, path string, args ...string) (str
 func TestWrapCapsDropped(t *testing.T) {
 	requireSandbox(t)
 	requireRoot(t)
-	out, err := wrapped(t, sandbox.Config{}, self(t), helperArg, "caps")
+	out, err := wrapped(t, sandbox.Config{}, self(t), helperArg, "child-caps")
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
@@ -161,7 +152,7 @@ func TestWrapCapsDropped(t *testing.T) {
 	if err := os.Chown(f, 65534, 65534); err != nil {
 		t.Fatalf("control chown: %v", err)
 	}
-	out, err = wrapped(t, sandbox.Config{}, self(t), helperArg, "chown", f, "65534", "65534")
+	out, err = wrapped(t, sandbox.Config{}, self(t), helperArg, "child-chown", f, "65534", "65534")
 	if err != nil || strings.TrimSpace(out) != strconv.Itoa(int(syscall.EPERM)) {
 		t.Errorf("chown of a file root does not own, in the sandbox: %q, %v; want EPERM (%d)", out, err, syscall.EPERM)
 	}
@@ -229,29 +220,45 @@ func TestWrapExecNonce(t *testing.T) {
 		f.Close()
 	}
 	eperm := strconv.Itoa(int(syscall.EPERM))
+	// An executable memfd holding /bin/true, inherited as fd 3.
+	img, err := os.ReadFile(trueBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mfd, err := unix.MemfdCreate("true", unix.MFD_CLOEXEC)
+	if err != nil {
+		t.Skipf("memfd_create: %v", err)
+	}
+	memfd := os.NewFile(uintptr(mfd), "memfd")
+	defer memfd.Close()
+	if _, err := memfd.Write(img); err != nil {
+		t.Fatal(err)
+	}
 	cases := [][]string{
-		{"execve", self(t), helperArg, "sleep", "0s"},
-		{"memfd-exec", trueBin, "execve"},
-		{"memfd-exec", trueBin, "execveat"},
+		{"child-execve", self(t), helperArg, "sleep", "0s"},
+		{"child-memfd-exec", "execve"},
+		{"child-memfd-exec", "execveat"},
 	}
 	if loader != "" {
-		cases = append(cases, []string{"execve", loader, trueBin})
+		cases = append(cases, []string{"child-execve", loader, trueBin})
 	}
 	for _, c := range cases {
-		// Reading /bin/true (to copy it) grants no execution.
-		out, err := wrapped(t, sandbox.Config{AllowedReadPaths: []string{trueBin}}, self(t), append([]string{helperArg}, c...)...)
-		out = strings.TrimSpace(out)
-		if err != nil || out != eperm && out != "memfd_create "+eperm {
+		cmd := exec.Command(self(t), append([]string{helperArg}, c...)...)
+		cmd.Env = []string{quickExit}
+		cmd.ExtraFiles = []*os.File{memfd}
+		wrap(t, cmd, sandbox.Config{AllowedReadPaths: []string{trueBin}})
+		b, err := cmd.CombinedOutput()
+		if out := strings.TrimSpace(string(b)); err != nil || out != eperm {
 			t.Errorf("%q in a target that may execute nothing: %q, %v; want EPERM (%s)", c, out, err, eperm)
 		}
 	}
 	// Control: the target on the exec allowlist may execute itself.
-	out, err := wrapped(t, sandbox.Config{AllowedExecPaths: []string{self(t)}}, self(t), helperArg, "execve", self(t), helperArg, "read", "/nonexistent")
+	out, err := wrapped(t, sandbox.Config{AllowedExecPaths: []string{self(t)}}, self(t), helperArg, "child-execve", self(t), helperArg, "read", "/nonexistent")
 	if err != nil || strings.TrimSpace(out) != "/nonexistent "+strconv.Itoa(int(syscall.ENOENT)) {
 		t.Errorf("re-exec with the target on the exec allowlist: %q, %v", out, err)
 	}
 	// And Run has the same: the failure pipe and setsid refusal change nothing.
-	res, err := sandbox.Run(context.Background(), sandbox.Config{}, self(t), []string{helperArg, "execve", self(t), helperArg, "sleep", "0s"}, sandbox.RunOptions{Env: []string{quickExit}})
+	res, err := sandbox.Run(context.Background(), sandbox.Config{}, self(t), []string{helperArg, "child-execve", self(t), helperArg, "sleep", "0s"}, sandbox.RunOptions{Env: []string{quickExit}})
 	if err != nil || strings.TrimSpace(string(res.Stdout)) != eperm {
 		t.Errorf("Run: re-exec of the target: %q, %v; want EPERM", res.Stdout, err)
 	}
