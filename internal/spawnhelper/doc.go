@@ -65,9 +65,9 @@
 // have to, or a cleanup would have to guess when), and each spawn would
 // pay a memfd_create or pipe, a write and the helper's read in the parent
 // and child. The cost of the environment is small: for Config{} the
-// payload is 6.6 KB of base64 (a 205-instruction seccomp program and ~30
-// rules), copied once by execve and decoded in one pass; the helper's
-// whole run is a fraction of the spawn (see README's benchmarks). The
+// payload is 11.3 KB of base64 (mostly the seccomp program, then ~30
+// rules), copied once by execve and decoded in one pass, a copy an fd
+// transport would make too (see README's benchmarks for the whole spawn). The
 // payload is trusted as the caller's, as with the trampoline: whoever sets
 // a process's environment can run any program anyway; a set-user-ID or
 // set-group-ID helper refuses to run (it never is: it lives in a memfd).
