@@ -22,6 +22,9 @@ import (
 // only for a caller that is not root: as root this part passes anyway).
 func TestRunTempDir(t *testing.T) {
 	requireSandbox(t)
+	for _, prog := range []string{"/bin/mkdir", "/bin/chmod", "/bin/touch", "/bin/sleep"} {
+		need(t, prog, "coreutils")
+	}
 	cfg := sandbox.Config{AllowProcessSpawn: true, AllowedExecPaths: []string{"/usr/bin", "/bin"}}
 	script := `echo "$TMPDIR"; echo "$HOME"; mkdir -p "$TMPDIR/a/b" && echo x > "$TMPDIR/a/b/f" && chmod 0 "$TMPDIR/a" && echo made; touch /tmp/sandbox-run-escape 2>/dev/null && echo wrote-tmp; exec sleep 60`
 	for _, env := range [][]string{

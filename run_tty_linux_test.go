@@ -40,6 +40,9 @@ func TestRunNeverHandsOverATerminal(t *testing.T) {
 // pseudo-terminal Run owns, and it is the program's controlling terminal.
 func TestRunTTY(t *testing.T) {
 	requireSandbox(t)
+	for _, prog := range []string{"/bin/sleep", "/bin/stty", "/usr/bin/tty"} {
+		need(t, prog, "coreutils")
+	}
 	cfg := sandbox.Config{AllowProcessSpawn: true, AllowedExecPaths: []string{"/usr/bin", "/bin"}}
 	resize := make(chan sandbox.WindowSize, 1)
 	resize <- sandbox.WindowSize{Rows: 33, Cols: 101}

@@ -86,19 +86,11 @@ exit $status`
 	return out, errOut
 }
 
-// needProg skips the subtest when a program is not installed.
-func needProg(t *testing.T, path, pkg string) {
-	t.Helper()
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("%s is not installed (Debian package %s): not tested here", path, pkg)
-	}
-}
-
 func TestToolchains(t *testing.T) {
 	requireSandbox(t)
 
 	t.Run("git", func(t *testing.T) {
-		needProg(t, "/usr/bin/git", "git")
+		need(t, "/usr/bin/git", "git")
 		e := newToolchainEnv(t)
 		out, errOut := e.sh(t, toolchainCfg(e.ws), `set -e
 git init -q repo
@@ -119,7 +111,7 @@ cat clone/file.txt`)
 	})
 
 	t.Run("python venv", func(t *testing.T) {
-		needProg(t, "/usr/bin/python3", "python3")
+		need(t, "/usr/bin/python3", "python3")
 		if exec.Command("/usr/bin/python3", "-c", "import ensurepip").Run() != nil {
 			t.Skip("python3 has no ensurepip here (Debian package python3-venv): venv not tested")
 		}
@@ -130,7 +122,7 @@ venv/bin/python -c 1`)
 	})
 
 	t.Run("python tempfile", func(t *testing.T) {
-		needProg(t, "/usr/bin/python3", "python3")
+		need(t, "/usr/bin/python3", "python3")
 		e := newToolchainEnv(t)
 		out, _ := e.sh(t, toolchainCfg(e.ws), `python3 -c 'import tempfile, os; d = tempfile.mkdtemp(); print("MKDTEMP=" + d); print(os.environ["TMPDIR"])'`)
 		if !strings.Contains(out, "MKDTEMP=/") || strings.Contains(out, "MKDTEMP="+e.ws) {
@@ -142,7 +134,7 @@ venv/bin/python -c 1`)
 	})
 
 	t.Run("python multiprocessing", func(t *testing.T) {
-		needProg(t, "/usr/bin/python3", "python3")
+		need(t, "/usr/bin/python3", "python3")
 		e := newToolchainEnv(t)
 		// POSIX semaphores live in /dev/shm, which is the host's: the
 		// program gets it only with AllowSharedMemory (reported by
@@ -160,7 +152,7 @@ if __name__ == "__main__":
 	})
 
 	t.Run("perl", func(t *testing.T) {
-		needProg(t, "/usr/bin/perl", "perl")
+		need(t, "/usr/bin/perl", "perl")
 		e := newToolchainEnv(t)
 		out, _ := e.sh(t, toolchainCfg(e.ws), `perl -MJSON::PP -e 'print encode_json([1, "a"]), "\n"'`)
 		if !strings.HasPrefix(out, `[1,"a"]`+"\n") {
@@ -169,7 +161,7 @@ if __name__ == "__main__":
 	})
 
 	t.Run("node", func(t *testing.T) {
-		needProg(t, "/usr/bin/node", "nodejs")
+		need(t, "/usr/bin/node", "nodejs")
 		e := newToolchainEnv(t)
 		out, _ := e.sh(t, toolchainCfg(e.ws), `node -e 'console.log("cpus", require("os").cpus().length > 0)'`)
 		if !strings.HasPrefix(out, "cpus true\n") {
@@ -178,7 +170,7 @@ if __name__ == "__main__":
 	})
 
 	t.Run("gcc and a.out", func(t *testing.T) {
-		needProg(t, "/usr/bin/gcc", "gcc")
+		need(t, "/usr/bin/gcc", "gcc")
 		e := newToolchainEnv(t)
 		os.WriteFile(filepath.Join(e.ws, "hello.c"), []byte("#include <stdio.h>\nint main(void) { puts(\"hello from a.out\"); return 0; }\n"), 0o644)
 		cfg := toolchainCfg(e.ws)
@@ -220,7 +212,7 @@ if __name__ == "__main__":
 	})
 
 	t.Run("make", func(t *testing.T) {
-		needProg(t, "/usr/bin/make", "make")
+		need(t, "/usr/bin/make", "make")
 		e := newToolchainEnv(t)
 		os.WriteFile(filepath.Join(e.ws, "Makefile"), []byte("out.txt: in.txt\n\ttr a-z A-Z < in.txt > out.txt\n"), 0o644)
 		os.WriteFile(filepath.Join(e.ws, "in.txt"), []byte("made\n"), 0o644)
@@ -231,7 +223,7 @@ if __name__ == "__main__":
 	})
 
 	t.Run("bash here-document 100 KiB", func(t *testing.T) {
-		needProg(t, "/usr/bin/bash", "bash")
+		need(t, "/usr/bin/bash", "bash")
 		e := newToolchainEnv(t)
 		// Bash writes a here-document larger than a pipe to a file in
 		// TMPDIR; without a writable one it became empty input.
@@ -244,7 +236,7 @@ if __name__ == "__main__":
 	})
 
 	t.Run("sort a large input", func(t *testing.T) {
-		needProg(t, "/usr/bin/sort", "coreutils")
+		need(t, "/usr/bin/sort", "coreutils")
 		e := newToolchainEnv(t)
 		out, _ := e.sh(t, toolchainCfg(e.ws), `seq 2000000 | sort -n | tail -1`)
 		if !strings.HasPrefix(out, "2000000\n") {
@@ -253,7 +245,7 @@ if __name__ == "__main__":
 	})
 
 	t.Run("mktemp", func(t *testing.T) {
-		needProg(t, "/usr/bin/mktemp", "coreutils")
+		need(t, "/usr/bin/mktemp", "coreutils")
 		e := newToolchainEnv(t)
 		out, _ := e.sh(t, toolchainCfg(e.ws), `f=$(mktemp) && echo "MKTEMP=$f" && echo data > "$f" && case "$f" in "$TMPDIR"/*) echo in-tmpdir;; esac`)
 		if !strings.Contains(out, "in-tmpdir\n") {
