@@ -106,38 +106,22 @@ func mountPoint(path string, file bool) error {
 	return unix.Close(fd)
 }
 
-// maskFile mounts, over path, an empty file of mode 000 that lives on a
-// detached tmpfs of its own (made with the new mount API, so that it needs
-// no directory anywhere), read-only.
+// maskFile mounts /dev/null over path, nodev and read-only: with nodev,
+// opening the device fails with EACCES whatever the opener's capabilities
+// (may_open refuses device files on a nodev mount), so the file can be
+// neither read nor written, and the write does not vanish silently, as it
+// would into a usable /dev/null. stat shows a character device. (An empty
+// file of a detached tmpfs would need open_tree on a detached mount, which
+// kernels before 6.15 refuse with EINVAL.)
 func maskFile(path string) error {
-	fsfd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	tree, err := unix.OpenTree(unix.AT_FDCWD, "/dev/null", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 	if err != nil {
-		return fmt.Errorf("fsopen: %w", err)
-	}
-	defer unix.Close(fsfd)
-	if err := unix.FsconfigCreate(fsfd); err != nil {
-		return fmt.Errorf("fsconfig: %w", err)
-	}
-	mfd, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
-	if err != nil {
-		return fmt.Errorf("fsmount: %w", err)
-	}
-	defer unix.Close(mfd)
-	f, err := unix.Openat(mfd, "hidden", unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("creating the empty file: %w", err)
-	}
-	unix.Close(f)
-	if err := unix.Fchmodat(mfd, "hidden", 0, 0); err != nil {
-		return fmt.Errorf("chmod of the empty file: %w", err)
-	}
-	tree, err := unix.OpenTree(mfd, "hidden", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
-	if err != nil {
-		return fmt.Errorf("open_tree: %w", err)
+		return fmt.Errorf("open_tree /dev/null: %w", err)
 	}
 	defer unix.Close(tree)
 	if err := unix.MoveMount(tree, "", unix.AT_FDCWD, path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
 		return fmt.Errorf("move_mount: %w", err)
 	}
-	return unix.MountSetattr(unix.AT_FDCWD, path, 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY})
+	return unix.MountSetattr(unix.AT_FDCWD, path, 0, &unix.MountAttr{
+		Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NOEXEC})
 }

@@ -47,8 +47,9 @@
 //     Protected paths: their clones attached at their own path and made
 //     read-only recursively; being mount points, they can be neither
 //     renamed nor removed (EBUSY), nor can a parent be renamed over them.
-//  8. Hidden paths: an empty tmpfs (directories) or an empty file (files),
-//     both mode 000 and read-only, mounted over them.
+//  8. Hidden paths: an empty tmpfs of mode 000 (directories) or /dev/null
+//     on a nodev mount (files), both read-only, mounted over them: listing
+//     or opening them fails with EACCES.
 //
 // A write path is made writable again (step 5) by clearing the read-only
 // flag this plan set in step 3. A mount that was read-only on the host
@@ -133,8 +134,8 @@ const (
 	// is first made (a directory, or an empty file when File) inside a
 	// tmpfs of this plan.
 	OpAttach
-	// OpMaskFile: an empty file of mode 000 on a tmpfs of its own,
-	// mounted over Path read-only.
+	// OpMaskFile: /dev/null mounted over Path, nodev and read-only, so
+	// that opening it fails with EACCES.
 	OpMaskFile
 )
 
@@ -202,7 +203,7 @@ func (o Op) String() string {
 			s += " (mount point made in this plan's tmpfs)"
 		}
 	case OpMaskFile:
-		s = "hide file " + o.Path + " under an empty mode-000 file"
+		s = "hide file " + o.Path + " under a nodev /dev/null"
 	}
 	if o.Why != "" {
 		s += ": " + o.Why
@@ -477,7 +478,7 @@ func (b *builder) build() {
 			b.op(Op{Kind: OpTmpfs, Path: r, Mode: 0, Set: AttrRdonly | AttrNosuid | AttrNodev | AttrNoexec,
 				Why: "hidden directory: an empty, read-only tmpfs of mode 000 (listing and reading fail with EACCES)"})
 		} else {
-			b.op(Op{Kind: OpMaskFile, Path: r, Why: "hidden file: opening it fails with EACCES"})
+			b.op(Op{Kind: OpMaskFile, Path: r, Why: "hidden file: opening it fails with EACCES (stat shows a character device)"})
 		}
 		b.plan.Hidden = append(b.plan.Hidden, r)
 	}
