@@ -58,6 +58,7 @@ func nobodyDir(t *testing.T) string {
 }
 
 func TestLimitFileSize(t *testing.T) {
+	requireSandbox(t) // the limits are applied with ApplySelf, which applies nothing without the mechanism
 	for _, who := range users(t) {
 		t.Run(who, func(t *testing.T) {
 			dir := childtest.Share(t, func() string { return nobodyDir(t) })
@@ -127,6 +128,7 @@ func TestLimitFileSize(t *testing.T) {
 }
 
 func TestLimitOpenFiles(t *testing.T) {
+	requireSandbox(t) // the limits are applied with ApplySelf, which applies nothing without the mechanism
 	for _, who := range users(t) {
 		t.Run(who, func(t *testing.T) {
 			childtest.Run(t, func(t *testing.T) {
@@ -182,6 +184,7 @@ func nobodyTasks() int {
 // of the user, so the limit is set a margin above the tasks nobody has now
 // and the loop must stop within that margin.
 func TestLimitProcessesNobody(t *testing.T) {
+	requireSandbox(t) // the limits are applied with ApplySelf, which applies nothing without the mechanism
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to become nobody; root itself is exempt from RLIMIT_NPROC (the plan says so)")
 	}
@@ -338,6 +341,7 @@ func signalOf(ps *os.ProcessState) syscall.Signal {
 }
 
 func TestLimitCPUTime(t *testing.T) {
+	requireSandbox(t) // the limits are applied with ApplySelf, which applies nothing without the mechanism
 	if _, err := os.Stat("/bin/sh"); err != nil {
 		t.Skip("no /bin/sh")
 	}
@@ -369,6 +373,7 @@ func TestLimitCPUTime(t *testing.T) {
 // MemoryBytes under ApplySelf is RLIMIT_DATA: it stops a heap that grows
 // past it, and, as the plan says, not memory held through a memfd.
 func TestLimitMemory(t *testing.T) {
+	requireSandbox(t) // the limits are applied with ApplySelf, which applies nothing without the mechanism
 	for _, who := range users(t) {
 		t.Run(who, func(t *testing.T) {
 			ps, out := limitsHelper(t, "hog", who)
