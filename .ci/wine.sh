@@ -135,7 +135,10 @@ out="$dir/go-test.log"
 cd "$repo"
 set +e
 [ $# -gt 0 ] || set -- ./...
-GOOS=windows GOARCH=amd64 go test "${overlay[@]}" -count=1 -v -timeout=5m "$@" 2>&1 | tee "$out"
+# -p 1: one test binary under Wine at a time. Two started together race to
+# start the prefix's wineserver, and the loser fails with "a wine server
+# seems to be running, but I cannot connect to it" (seen on a loaded host).
+GOOS=windows GOARCH=amd64 go test "${overlay[@]}" -p 1 -count=1 -v -timeout=5m "$@" 2>&1 | tee "$out"
 status=${PIPESTATUS[0]}
 set -e
 # Leftover Wine processes of this prefix (a test killed mid-way) end with it.
