@@ -33,12 +33,20 @@ func TestWriteCanaryResultOverOpenFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer windows.CloseHandle(h)
+	// Closed once: a second CloseHandle of the same value can close a
+	// handle opened since (t.TempDir's cleanup failed with "Invalid
+	// handle" when this closed h twice).
+	defer func() {
+		if h != windows.InvalidHandle {
+			windows.CloseHandle(h)
+		}
+	}()
 	want := sandbox.NewCanaryResult(sandbox.ModeJobObject, []sandbox.ProbeResult{{Name: "process_spawn", Status: sandbox.ProbeBlocked}})
 	start := time.Now()
 	err = sandbox.WriteCanaryResult(ws, want)
 	if err != nil && winjob.UnderWine() {
 		windows.CloseHandle(h)
+		h = windows.InvalidHandle
 		os.RemoveAll(filepath.Join(ws, sandbox.StatusDir))
 		t.Skipf("Wine 8.0 has no POSIX-semantics rename, so a file held open cannot be replaced (%v): "+
 			"only Windows proves that the status file is replaced while a reader holds it", err)
