@@ -99,7 +99,10 @@ type Config struct {
 
 	// AllowSharedMemory grants /dev/shm read-write: POSIX shared memory
 	// and named semaphores (glibc's shm_open and sem_open, so Python's
-	// multiprocessing, which needs a semaphore for every Pool or Queue).
+	// multiprocessing, which needs a semaphore for every Pool or Queue),
+	// and the heap file of a Java VM with the Z garbage collector, which
+	// falls back to /dev/shm when the sandbox refuses its executable
+	// memfd (see the memfd rule in internal/seccomp).
 	// /dev/shm is shared with every process of the host: without a
 	// private mount of it, which needs the mount-namespace layer this
 	// version does not have, the program can read and change the shared

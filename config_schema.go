@@ -87,7 +87,7 @@ var configFieldDocs = map[string]fieldDoc{
 		description: "Make every write path executable too, for build-and-run work (a compiler's ./a.out, go run, scripts the program writes). Off by default: whatever the program can write it can then run.",
 	},
 	"allow_shared_memory": {
-		description: "Grant /dev/shm read-write for POSIX shared memory and named semaphores (Python multiprocessing). /dev/shm is the host's, shared with every process of the user: reported as not enforced (not private).",
+		description: "Grant /dev/shm read-write for POSIX shared memory and named semaphores (Python multiprocessing), and the Java heap file of the Z garbage collector. /dev/shm is the host's, shared with every process of the user: reported as not enforced (not private).",
 	},
 	"allow_camera": {
 		description: "Grant the camera (macOS device-camera); elsewhere reported as not enforceable: grant the device paths instead.",

@@ -553,6 +553,20 @@ func enosysSpec(p Policy) filterSpec {
 		unconditional("its mode is in a struct seccomp cannot read; on ENOSYS callers (systemd, Rust's cap-std and rustix users) use openat, whose mode is checked",
 			"openat2"),
 	}}
+	// The memfd rule, seen from a real caller: OpenJDK's Z garbage
+	// collector (17.0.15 of Debian 12, and 25.0.3) keeps the Java heap in
+	// memfd_create("java_heap", MFD_CLOEXEC), with neither
+	// MFD_NOEXEC_SEAL nor MFD_EXEC. On Linux 6.3+ with vm.memfd_noexec=0
+	// (the default) that memfd is created with mode 0777, executable,
+	// so a kernel new enough to seal does not make the rule unnecessary:
+	// it answers this call ENOSYS on every kernel. The JVM then logs
+	// "Failed to create memfd file (Function not supported)" and puts the
+	// heap in a file it creates with O_TMPFILE in a tmpfs mount point
+	// (/dev/shm first), which Landlock checks: it runs with
+	// allow_shared_memory and refuses to start without it (EACCES).
+	// HotSpot falls back on any errno (strace-injected EPERM, EACCES and
+	// EINVAL give the same fallback); ENOSYS is chosen for the callers
+	// that test for it, see desc. TestRunMemfdFallbackZGC runs it.
 	if p.AllowExec {
 		spec.rules = append(spec.rules, rule{
 			names:   []string{"memfd_create"},
