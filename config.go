@@ -128,6 +128,23 @@ type Config struct {
 	// reported as not enforced where it is not in force.
 	Mounts []Mount `json:"mounts"`
 
+	// NoGitProtection turns off the default protection of git
+	// repositories in the write paths. By default, under WrapCommand and
+	// Run, a repository whose .git is at the top of a write path, or in
+	// the working directory or one of its parents up to a write path,
+	// keeps the git directory's hooks and config read-only (for a
+	// worktree or a "gitdir:" file, those of the real git directory and
+	// its common directory), and its .git can be neither renamed nor
+	// removed: hooks, core.hooksPath, core.fsmonitor and aliases would
+	// otherwise run the sandbox's code outside it the next time the user
+	// runs git there. Everything else in the repository stays writable,
+	// so add, commit, branch, merge and fetch work. A repository the
+	// sandboxed program creates itself is not protected (nothing can be
+	// mounted on a path that does not exist without making it on the
+	// host): treat it as the program's code. Needs the mount-namespace
+	// layer, like DenyWritePaths.
+	NoGitProtection bool `json:"no_git_protection,omitempty"`
+
 	// AllowCamera and AllowMicrophone grant the camera and the microphone
 	// (macOS: Seatbelt's device-camera and device-microphone). Elsewhere
 	// there is no such device permission and [PlanFor] reports them as not

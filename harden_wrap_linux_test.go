@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -242,7 +243,8 @@ func metaHelper(args []string) int {
 
 // TestWrapMetadata: under WrapCommand, chown and xattr writes by path
 // outside the grants are refused unless AllowChown; chmod by path of the
-// user's own file is NOT (reported as not enforced); set-ID modes are
+// user's own file is NOT without the mount layer (reported as not
+// enforced), and is with it (Strict asks for it: EROFS); set-ID modes are
 // refused everywhere; SysV IPC is refused unless AllowSysVIPC.
 func TestWrapMetadata(t *testing.T) {
 	requireSandbox(t)
@@ -280,10 +282,32 @@ func TestWrapMetadata(t *testing.T) {
 			}
 		}
 	}
-	// Strict: WrapCommand refuses, naming file_metadata.
+	// Strict: WrapCommand uses the mount layer, whose read-only mounts
+	// refuse chmod outside the write paths (EROFS); where that layer is
+	// unavailable it refuses, naming file_metadata. The file outside is
+	// not under /tmp, which the layer makes private.
+	other, err := os.MkdirTemp(pick(dirExists("/var/tmp"), "/var/tmp", "/"), "sandbox-meta-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(other)
+	outside = filepath.Join(other, "outside")
+	os.WriteFile(outside, []byte("x"), 0o600)
 	cmd := exec.Command(self(t), helperArg, "meta", outside, ws)
-	err := sandbox.New().WrapCommand(cmd, sandbox.Config{Strict: true})
-	if !errors.Is(err, sandbox.ErrNotEnforced) || !strings.Contains(err.Error(), sandbox.FeatureMetadata) {
-		t.Errorf("Strict WrapCommand: %v, want ErrNotEnforced naming %s", err, sandbox.FeatureMetadata)
+	cmd.Env = []string{quickExit}
+	err = sandbox.New().WrapCommand(cmd, sandbox.Config{Strict: true, AllowedWritePaths: []string{ws}})
+	if ok, why := mountLayerAvailable(t); !ok {
+		t.Logf("the mount layer is unavailable (%s): Strict must refuse", why)
+		if !errors.Is(err, sandbox.ErrNotEnforced) || !strings.Contains(err.Error(), sandbox.FeatureMetadata) {
+			t.Errorf("Strict WrapCommand: %v, want ErrNotEnforced naming %s", err, sandbox.FeatureMetadata)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("Strict WrapCommand with the mount layer: %v", err)
+	}
+	out, err := cmd.CombinedOutput()
+	if want := fmt.Sprintf("chmod %d\nchown 1\nlchown 1\nsetxattr 1\nopen-suid 1\nshmget 1\n", int(syscall.EROFS)); err != nil || string(out) != want {
+		t.Errorf("Strict: %v\n%s\nwant\n%s", err, out, want)
 	}
 }

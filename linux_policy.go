@@ -169,6 +169,9 @@ type linuxPolicy struct {
 	// allowlist holds for ELF files (see linuxPlan's exec_loader).
 	Loaders        []string
 	ExecAfterStart bool
+	// Layer is the mount-namespace layer WrapCommand and Run would use
+	// (see mountlayer_linux.go); nil where it was not looked at.
+	Layer *mountLayer
 }
 
 // landlockABIConfigs are go-landlock's per-ABI sets; index = ABI version.
@@ -586,7 +589,9 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 		// which then maps any file it can read.
 		f(FeatureExecLoader, false, "the dynamic loader "+strings.Join(p.Loaders, ", ")+
 			" is executable, as the dynamically linked programs granted need it: run directly (\"loader /any/file\") it runs any ELF file the program can read, "+
-			"so for ELF files the exec allowlist holds only as far as read access does (the mount layer's noexec write paths are not in force)",
+			"so for ELF files the exec allowlist holds only as far as read access does"+
+			pick(p.Layer.used(), " (under WrapCommand and Run the mount layer mounts the write paths noexec: nothing the program writes runs this way)",
+				" (the mount layer's noexec write paths are not in force)"),
 			"grant only statically linked programs; or, under WrapCommand and Run, no exec paths and no process spawn: then nothing can be executed once the target runs")
 	}
 
@@ -640,7 +645,7 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 	}
 	f(FeatureSpawn, true, pick(cfg.AllowProcessSpawn, "granted: children inherit the sandbox",
 		"seccomp: fork, vfork and clone of a process denied"), "")
-	mdEnforced, mdDetail, mdHint := metadataPlan(cfg, p.Seccomp)
+	mdEnforced, mdDetail, mdHint := metadataPlan(cfg, p.Seccomp, p.Layer)
 	f(FeatureMetadata, mdEnforced, mdDetail, mdHint)
 	if cfg.AllowSysVIPC {
 		f(FeatureSysVIPC, true, "granted: System V IPC in the host's IPC namespace: every segment, queue and semaphore set the user may access is reachable", "")
@@ -652,10 +657,21 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 		f(FeatureExecWrites, true, "granted: Landlock execute on every write path (allow_exec_write_paths), with the ELF interpreters", "")
 	}
 	if cfg.AllowSharedMemory {
-		f(FeatureSharedMem, false, "/dev/shm is granted read-write and is the host's: the program can read and change the shared memory and semaphores of every process of its user there; a private /dev/shm needs the mount-namespace layer, which this version does not have",
-			"grant it only to programs that need POSIX shared memory or semaphores (Python multiprocessing)")
+		const shared = "/dev/shm is granted read-write and is the host's: the program can read and change the shared memory and semaphores of every process of its user there"
+		const shmHint = "grant it only to programs that need POSIX shared memory or semaphores (Python multiprocessing)"
+		if p.Layer.used() {
+			plan.Features = append(plan.Features,
+				Enforcement{Feature: FeatureSharedMem, Scope: ScopeApplySelf, Detail: "ApplySelf: " + shared, Hint: shmHint},
+				Enforcement{Feature: FeatureSharedMem, Scope: ScopeCommand, Enforced: plan.Available,
+					Detail: "WrapCommand/Run: /dev/shm is a private tmpfs (mount layer), granted read-write"})
+		} else {
+			f(FeatureSharedMem, false, shared+"; "+layerMissing(p.Layer), shmHint)
+		}
 	}
-	plan.Features = append(plan.Features, layerFeatures(rc, true)...)
+	plan.Features = append(plan.Features, slices.DeleteFunc(layerFeatures(rc, true), func(e Enforcement) bool {
+		return e.Feature == FeatureDenyWrite || e.Feature == FeatureDenyRead || e.Feature == FeatureMounts
+	})...)
+	plan.Features = append(plan.Features, mountLayerFeatures(rc, p.Layer, plan.Available)...)
 	if plan.Available {
 		// The credentials ApplySelf's rlimits will live with: today the
 		// caller's own. An ApplySelf that drops capabilities before the
@@ -671,28 +687,41 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 // extended attributes of files outside its grants, which Landlock does not
 // mediate. ApplySelf's policy (DenyPathMetadata; also PlanFor's, which
 // describes ApplySelf and names the difference) refuses every by-path
-// form; WrapCommand's and Run's refuse chown and xattr writes by path, and leave chmod and
-// utimes by path of the user's own files (dropped capabilities keep root
-// to its own files too) to the mount-namespace layer, which this version
-// does not have. Everywhere, no set-user-ID or set-group-ID bit can be set.
-func metadataPlan(cfg Config, sp seccomp.Policy) (enforced bool, detail, hint string) {
+// form; WrapCommand's and Run's refuse chown and xattr writes by path, and
+// leave chmod and utimes by path of the user's own files (dropped
+// capabilities keep root to its own files too) to the mount-namespace
+// layer's read-only mounts (EROFS everywhere outside the write paths),
+// where that layer is used (layer). Everywhere, no set-user-ID or
+// set-group-ID bit can be set.
+func metadataPlan(cfg Config, sp seccomp.Policy, layer *mountLayer) (enforced bool, detail, hint string) {
 	const setid = "; no set-user-ID or set-group-ID bit can be set anywhere"
 	chown := "chown and extended attribute writes by path refused"
 	if cfg.AllowChown {
 		chown = "allow_chown: chown and extended attribute writes by path reach files outside the grants"
 	}
 	if sp.DenyPathMetadata {
-		wrapped := ". Under WrapCommand and Run (no read-only mount layer in this version) chmod and utimes by path of files " +
-			"the user owns outside the grants are NOT restricted: their plan reports file_metadata as not enforced and Strict refuses there"
+		wrapped := ". Under WrapCommand and Run the mount layer's read-only mounts refuse every metadata change outside the write paths (EROFS)"
+		if !layer.used() {
+			wrapped = ". Under WrapCommand and Run (" + layerMissing(layer) + ") chmod and utimes by path of files " +
+				"the user owns outside the grants are NOT restricted: their plan reports file_metadata as not enforced and Strict refuses there"
+		}
 		if cfg.AllowChown {
 			return false, "ApplySelf: chmod and utimes by path refused; " + chown + setid + wrapped, "leave allow_chown off"
 		}
 		return true, "ApplySelf: seccomp refuses chmod, chown, utimes and extended attribute writes by path; their descriptor forms " +
 			"(fchmod, fchown, futimens, fsetxattr) work only on files Landlock let the process open" + setid + wrapped, ""
 	}
+	if layer.used() {
+		if cfg.AllowChown {
+			return false, "WrapCommand and Run: everything outside the write paths is a read-only mount (chmod, chown, utimes, xattrs: EROFS); " +
+				chown + " inside the write paths" + setid, "leave allow_chown off"
+		}
+		return true, "WrapCommand and Run: everything outside the write paths is a read-only mount (mount layer): chmod, chown, utimes " +
+			"and extended attribute writes there fail with EROFS; " + chown + setid, ""
+	}
 	return false, "WrapCommand and Run: chmod and utimes by path of files the user owns outside the grants are not restricted " +
-		"(Landlock has no hook for them, and this version has no read-only mount layer); " + chown + setid +
-		"; ApplySelf refuses all of them by path", "confine the program with ApplySelf, or grant it nothing the user owns that matters"
+		"(Landlock has no hook for them, and " + layerMissing(layer) + "); " + chown + setid +
+		"; ApplySelf refuses all of them by path", layerHint(layer, "confine the program with ApplySelf, or grant it nothing the user owns that matters")
 }
 
 // withArtefacts adds to plan the rules p makes, for PlanFor and the CLI's

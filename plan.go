@@ -32,6 +32,9 @@ const (
 	FeatureMicrophone  = "microphone"          // the microphone device (macOS)
 	FeatureExecWrites  = "exec_write_paths"    // programs in the write paths may run
 	FeatureSharedMem   = "shared_memory"       // /dev/shm, private to the sandbox or not
+	FeatureGitProtect  = "git_protection"      // a repository's hooks and config read-only (Linux mount layer)
+	FeaturePrivateTmp  = "private_tmp"         // a private /tmp and /dev/shm (Linux mount layer)
+	FeatureWriteNoexec = "write_paths_noexec"  // nothing written in the write paths can be executed
 )
 
 // Enforcement says whether one feature of a Config is enforced here.

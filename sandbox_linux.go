@@ -100,6 +100,10 @@ func planPlatform(rc *resolvedConfig) Plan {
 	// PlanFor describes ApplySelf; WrapCommand's plan differs in
 	// file_metadata (see metadataPlan), which this plan's detail names.
 	pol := buildLinuxPolicy(rc, k.abi, "/proc/self", nil).forSelf()
+	// What WrapCommand and Run would do with the mount layer, from the
+	// caller's working directory (their default).
+	cwd, _ := os.Getwd()
+	pol.Layer = newMountLayer(rc, nil, cwd)
 	plan := withArtefacts(linuxPlan(rc, pol, k.seccomp, k.abiReason), pol)
 	plan.ChildHalf = childHalfLine()
 	return plan

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
@@ -190,8 +191,21 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 
 	k := kernel()
 	pol := buildLinuxPolicy(rc, k.abi, inChild, []string{resolved})
+	cwd := cmd.Dir
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	} else if abs, err := filepath.Abs(cwd); err == nil {
+		cwd = abs
+	}
+	pol.Layer = newMountLayer(rc, []string{resolved}, cwd)
 	if err := checkApplicable(linuxPlan(rc, pol, k.seccomp, k.abiReason), cfg); err != nil {
 		return err
+	}
+	var attr *syscall.SysProcAttr
+	if pol.Layer.used() {
+		if attr, err = nsAttr(cmd.SysProcAttr, false); err != nil {
+			return fmt.Errorf("sandbox: WrapCommand: %w", err)
+		}
 	}
 	sp := pol.Seccomp
 	sp.DenySetsid = opts.denySetsid
@@ -204,6 +218,10 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 		return err
 	}
 	helper, _ := childHalf()
+	if attr != nil {
+		// Only the Go trampoline has the namespace step.
+		helper = nil
+	}
 	if helper == nil {
 		if _, err := os.Stat(selfExe); err != nil {
 			return fmt.Errorf("%w: WrapCommand re-executes %s: %w", ErrUnavailable, selfExe, err)
@@ -232,6 +250,11 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 			continue
 		}
 		rule := trampoline.PathRule{Path: r.Path, Dev: st.Dev, Ino: st.Ino}
+		if attr != nil && slices.Contains(pol.Layer.plan.Tmp, r.Path) {
+			// /dev/shm (allow_shared_memory): the child opens the
+			// private tmpfs the layer mounted there, not what is here.
+			rule.Dev, rule.Ino = 0, 0
+		}
 		// Directory rights always include READ_DIR, file rights never.
 		if r.Access&ll.AccessFSReadDir != 0 {
 			rule.Dir = uint64(r.Access)
@@ -255,6 +278,11 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 			return err
 		}
 		p.Filters[0], p.ExecNonce = prog, nonce
+	}
+	if attr != nil {
+		if err := withNamespaceStep(p, rc, pol); err != nil {
+			return err
+		}
 	}
 	p.CgroupFD = -1
 	extra := slices.Clone(cmd.ExtraFiles)
@@ -280,6 +308,42 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 	cmd.Args = append([]string{trampoline.Arg0}, argv...)
 	cmd.Env = p.Environ()
 	cmd.ExtraFiles = extra
+	if attr != nil {
+		cmd.SysProcAttr = attr
+	}
+	return nil
+}
+
+// withNamespaceStep adds the mount layer's step to p, and the Landlock
+// rules of the Mounts' targets: each opens, in the child after the
+// mounts, the source shown there (checked by the source's device and
+// inode), with read rights, or read-write ones for a writable mount.
+func withNamespaceStep(p *trampoline.Payload, rc *resolvedConfig, pol linuxPolicy) error {
+	var ns unix.Stat_t
+	if err := unix.Stat("/proc/self/ns/mnt", &ns); err != nil {
+		return fmt.Errorf("%w: WrapCommand: /proc/self/ns/mnt: %w", ErrUnavailable, err)
+	}
+	p.Flags |= trampoline.FlagNamespaces
+	p.Mounts = pol.Layer.plan.MountOps()
+	p.Net = trampoline.NetStep{FD: -1}
+	p.ParentMountNS = [2]uint64{ns.Dev, ns.Ino}
+	unixRight := landlock.AccessFSSet(0)
+	if rc.cfg.AllowUnixSockets {
+		unixRight = ll.AccessFSResolveUnix
+	}
+	for _, m := range rc.mounts {
+		var st unix.Stat_t
+		if err := unix.Stat(m.Path, &st); err != nil {
+			continue // reported by the plan as a gap
+		}
+		rule := trampoline.PathRule{Path: m.At, Dev: st.Dev, Ino: st.Ino}
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			rule.Dir = uint64(pick(m.Write, llWriteDir|unixRight, llReadDir) & pol.HandledFS)
+		} else {
+			rule.File = uint64(pick(m.Write, llWriteFile, llRead) & pol.HandledFS)
+		}
+		p.Rules = append(p.Rules, rule)
+	}
 	return nil
 }
 

@@ -63,6 +63,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/openparallax/sandbox/internal/trampoline"
 )
 
 // Kind is what a path is on the host.
@@ -121,22 +123,24 @@ type Mount struct {
 // OpKind is what one step does.
 type OpKind int
 
+// The kinds are internal/trampoline's mount step kinds: the trampoline
+// executes these ops as trampoline.MountOp (see Apply).
 const (
 	// OpPrivate: mount(NULL, Path, NULL, MS_REC|MS_PRIVATE).
-	OpPrivate OpKind = iota
+	OpPrivate OpKind = trampoline.MountPrivate
 	// OpClone: slot Slot = open_tree(Path, OPEN_TREE_CLONE|AT_RECURSIVE).
-	OpClone
+	OpClone OpKind = trampoline.MountClone
 	// OpSetAttr: mount_setattr(Path, Set, Clear, AT_RECURSIVE if Recursive).
-	OpSetAttr
+	OpSetAttr OpKind = trampoline.MountSetAttr
 	// OpTmpfs: a new tmpfs at Path with mode Mode, attributes Set.
-	OpTmpfs
+	OpTmpfs OpKind = trampoline.MountTmpfs
 	// OpAttach: move_mount(slot Slot → Path); with Create, the mount point
 	// is first made (a directory, or an empty file when File) inside a
 	// tmpfs of this plan.
-	OpAttach
+	OpAttach OpKind = trampoline.MountAttach
 	// OpMaskFile: /dev/null mounted over Path, nodev and read-only, so
 	// that opening it fails with EACCES.
-	OpMaskFile
+	OpMaskFile OpKind = trampoline.MountMaskFile
 )
 
 // Mount attributes (MOUNT_ATTR_* of linux/mount.h), kept here so that the
@@ -229,6 +233,16 @@ type Plan struct {
 	Tmp []string
 }
 
+// MountOps returns the plan's steps as the trampoline executes them.
+func (p Plan) MountOps() []trampoline.MountOp {
+	out := make([]trampoline.MountOp, len(p.Ops))
+	for i, o := range p.Ops {
+		out[i] = trampoline.MountOp{Kind: uint32(o.Kind), Path: o.Path, Slot: uint32(o.Slot), Mode: o.Mode,
+			Set: o.Set, Clear: o.Clear, Recursive: o.Recursive, Create: o.Create, File: o.File}
+	}
+	return out
+}
+
 // Lines renders the plan's steps, one per line.
 func (p Plan) Lines() []string {
 	out := make([]string, len(p.Ops))
@@ -281,8 +295,9 @@ type builder struct {
 	plan  Plan
 	slots int
 	// tmpfs are the directories this plan mounted a tmpfs on: mount
-	// points beneath them may be created.
-	tmpfs []string
+	// points beneath them may be created. shown are the paths where a
+	// host tree was attached since: beneath them, nothing is created.
+	tmpfs, shown []string
 }
 
 func (b *builder) op(o Op) { b.plan.Ops = append(b.plan.Ops, o) }
@@ -300,8 +315,20 @@ func (b *builder) clone(p, why string) int {
 
 // inTmpfs reports whether p lies beneath a tmpfs of this plan (so a mount
 // point may be made there without touching the host).
+// A path beneath a host tree attached there since (a write path, a kept
+// read path, a mount) is on the host: nothing is made there.
 func (b *builder) inTmpfs(p string) bool {
+	if slices.ContainsFunc(b.shown, func(s string) bool { return under(p, s) }) {
+		return false
+	}
 	return slices.ContainsFunc(b.tmpfs, func(t string) bool { return p != t && under(p, t) })
+}
+
+// attach adds an OpAttach of a host tree's clone, and remembers where.
+func (b *builder) attach(o Op) {
+	o.Kind = OpAttach
+	b.op(o)
+	b.shown = append(b.shown, o.Path)
 }
 
 // writable reports whether p lies inside a write path or a writable mount
@@ -408,11 +435,11 @@ func (b *builder) build() {
 		b.plan.Tmp = append(b.plan.Tmp, d)
 	}
 	for _, k := range keep {
-		b.op(Op{Kind: OpAttach, Path: k.path, Slot: k.slot, Create: true, File: k.file, Why: "read path kept visible"})
+		b.attach(Op{Path: k.path, Slot: k.slot, Create: b.inTmpfs(k.path), File: k.file, Why: "read path kept visible"})
 	}
 
 	for i, w := range writes {
-		b.op(Op{Kind: OpAttach, Path: w.Path, Slot: writeSlot[i], Create: b.inTmpfs(w.Path),
+		b.attach(Op{Path: w.Path, Slot: writeSlot[i], Create: b.inTmpfs(w.Path),
 			File: s.Lookup(w.Path) == File, Why: "write path"})
 		set := uint64(AttrNosuid | AttrNodev)
 		why := "write path: writable, nosuid, nodev"
@@ -436,7 +463,7 @@ func (b *builder) build() {
 			b.gap("mounts", m.Target, "target and source are not both directories or both files")
 			continue
 		}
-		b.op(Op{Kind: OpAttach, Path: m.Target, Slot: mountSlot[i], Create: create, File: file, Why: "mount of " + m.Source})
+		b.attach(Op{Path: m.Target, Slot: mountSlot[i], Create: create, File: file, Why: "mount of " + m.Source})
 		set, clear := uint64(AttrNosuid|AttrNodev), uint64(0)
 		if m.Write {
 			clear |= AttrRdonly

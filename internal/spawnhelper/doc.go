@@ -79,9 +79,11 @@
 // a flags word for steps a child half may not have; a child half refuses
 // a payload with a flag it does not know.
 //
-// The namespace layer (mount and network namespaces) will run in the Go
-// trampoline, not in the helper: WrapCommand will choose the trampoline
-// when a Config needs namespaces. Measured on the reference machine
+// The namespace layer (mount and network namespaces) runs in the Go
+// trampoline, not in the helper: WrapCommand chooses the trampoline when a
+// Config needs namespaces (see the sandbox package's mountlayer_linux.go),
+// and the payload's FlagNamespaces, which the helper refuses, carries the
+// step. Measured on the reference machine
 // (loaded, 100 spawns each, three interleaved rounds): "unshare -Urmn
 // /bin/true" costs 1.6–1.7× "/bin/true", so creating the namespaces costs
 // about a whole bare spawn by itself, and the Go runtime's start-up adds

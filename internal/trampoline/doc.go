@@ -56,22 +56,33 @@
 //     CLOSE_RANGE_CLOEXEC): the target gets exactly fds 0-2 and
 //     cmd.ExtraFiles, at the numbers exec.Cmd gave them. Set
 //     Payload.Rlimits.
-//  3. Landlock: create the ruleset; open each path rule's path and add
+//  3. (With FlagNamespaces, only here: the C helper refuses the flag.) The
+//     namespace step, in the namespaces the parent cloned this process
+//     into (see the sandbox package's ns_linux.go): refuse to go on if
+//     /proc/self/ns/mnt is still the parent's mount namespace
+//     (Payload.ParentMountNS: a caller replaced cmd.SysProcAttr after
+//     WrapCommand); perform the mount layer's ops ([ApplyMounts], raw
+//     system calls: mount, open_tree, move_mount, mount_setattr, the plan
+//     of internal/mountns); chdir again to the working directory by its
+//     path, so that it names what the target sees; then the network step
+//     (Payload.Net). With FlagProbe, exit 0 here (the parent's
+//     availability probe).
+//  4. Landlock: create the ruleset; open each path rule's path and add
 //     the rights for what it is now, a directory or not (see [PathRule]:
 //     a path that no longer exists, that is not the object the parent
 //     resolved (device and inode), or is no longer what it was granted
 //     as, is skipped: less access, never more). The default paths are
 //     looked at only here, not by the parent: /proc/self, for one, names
 //     the child's own PID, which the target keeps.
-//  4. Drop every capability: the bounding set (with CAP_SETPCAP), the
+//  5. Drop every capability: the bounding set (with CAP_SETPCAP), the
 //     ambient set, then permitted, effective and inheritable (a root target
 //     starts with none: execve by uid 0 would grant the bounding set).
-//  5. Set no_new_privs; landlock_restrict_self; load each seccomp program
+//  6. Set no_new_privs; landlock_restrict_self; load each seccomp program
 //     with seccomp(SECCOMP_SET_MODE_FILTER).
-//  6. execve the target, with Payload.ExecNonce in the fourth and fifth
+//  7. execve the target, with Payload.ExecNonce in the fourth and fifth
 //     argument registers (see internal/seccomp's exec_nonce.go).
 //
-// Steps 3-5 run on one OS thread (the runtime keeps the main goroutine
+// Steps 3-6 run on one OS thread (the runtime keeps the main goroutine
 // locked to the main thread during initialisation; the init checks it runs
 // there): Landlock and seccomp are applied to that thread only, which
 // suffices, because execve from it replaces the whole process and the new

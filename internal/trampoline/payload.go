@@ -76,6 +76,73 @@ type Payload struct {
 	CgroupFD int
 	Flags    uint32
 	Rlimits  []Rlimit
+
+	// The namespace step, present in the encoding only when Flags has
+	// FlagNamespaces (only the Go trampoline has the step; the C helper
+	// refuses the flag). The child was cloned into new mount and IPC
+	// namespaces (and a user namespace when the caller is not root, and
+	// a network namespace when Net is used); after the rlimits and before
+	// Landlock it performs Mounts in order (see [MountOp]), then the
+	// network step Net. Landlock's rules are opened after the mounts, so
+	// they name what the sandbox will see.
+	Mounts []MountOp
+	Net    NetStep
+	// ParentMountNS is the device and inode of the parent's mount
+	// namespace (stat of /proc/self/ns/mnt). The namespace step refuses
+	// to run in that namespace: a caller that replaced cmd.SysProcAttr
+	// after WrapCommand (losing CLONE_NEWNS) would otherwise, as root,
+	// have the mounts made on the host.
+	ParentMountNS [2]uint64
+}
+
+// Payload flags.
+const (
+	// FlagNamespaces: the payload has the namespace step (Mounts, Net).
+	FlagNamespaces = 1 << 0
+	// FlagProbe: the trampoline exits 0 right after the namespace step,
+	// without confining itself or executing anything. Used once per
+	// process by the parent's availability probe, which tries the
+	// namespace step for real (a user namespace whose capabilities an LSM
+	// withholds is only found out by a mount that fails).
+	FlagProbe = 1 << 1
+
+	knownFlags = FlagNamespaces | FlagProbe
+)
+
+// MountOp is one step of the mount layer, as internal/mountns.Build makes
+// it (mountns.Op, which has the same kinds and fields): one or two mount-API
+// system calls, executed by [ApplyMounts] in the child.
+type MountOp struct {
+	Kind      uint32 // MountPrivate, ...
+	Path      string // absolute
+	Slot      uint32 // the clone slot of MountClone and MountAttach
+	Mode      uint32 // the tmpfs root's mode (MountTmpfs)
+	Set       uint64 // MOUNT_ATTR_* to set (MountSetAttr, MountTmpfs)
+	Clear     uint64 // MOUNT_ATTR_* to clear (MountSetAttr)
+	Recursive bool   // MountSetAttr: the whole subtree
+	Create    bool   // MountAttach: make the mount point first (inside a tmpfs of the plan)
+	File      bool   // MountAttach with Create: the mount point is a file
+}
+
+// Mount step kinds (mountns.OpKind has the same values).
+const (
+	MountPrivate  = iota // mount(NULL, Path, NULL, MS_REC|MS_PRIVATE)
+	MountClone           // slot = open_tree(Path, OPEN_TREE_CLONE|AT_RECURSIVE)
+	MountSetAttr         // mount_setattr(Path, Set, Clear, AT_RECURSIVE if Recursive)
+	MountTmpfs           // a new tmpfs at Path, mode Mode, flags from Set
+	MountAttach          // move_mount(slot → Path)
+	MountMaskFile        // /dev/null over Path, nodev and read-only: opening fails with EACCES
+	mountKinds
+)
+
+// NetStep is the network part of the namespace step (filled by the egress
+// layer): FD, when not -1, is an inherited descriptor through which the
+// child hands the caller what the step makes; Port is the step's loopback
+// port. Encoded always with the namespace section, so the format is made
+// once. Meaningful only with FlagNamespaces (the zero value otherwise).
+type NetStep struct {
+	FD   int
+	Port uint16
 }
 
 // Rlimit is one resource limit the child sets on itself.
@@ -191,7 +258,10 @@ func lookup(env []string, key string) (string, bool) {
 //	scoped rules(count, {dir file dev ino path}) ports(count, {port access})
 //	filters(count, {count, {code jt jf k}}) nonce0 nonce1 cgroupFD flags
 //	rlimits(count, {resource cur max})
+//	[only with FlagNamespaces:] mounts(count, {kind bits slot mode set clear
+//	path}) netFD netPort parentMountNSDev parentMountNSIno
 //
+// (bits: 1 recursive, 2 create, 4 file; netPort is a u32.)
 // Strings are a u32 length and bytes; counts, flags and resources are u32;
 // fds are i32; the rest u64. internal/spawnhelper/helper.c reads the same
 // format: change both together.
@@ -201,6 +271,12 @@ func (p *Payload) marshal() []byte {
 	// (TestPayloadRoundTrip checks it).
 	size := len(magic) + 4 + len(p.Path) + 4 + 4 + 4 + 3*8 + 4 + 4 + 16*len(p.Ports) + 4 +
 		2*8 + 4 + 4 + 4 + 20*len(p.Rlimits)
+	if p.Flags&FlagNamespaces != 0 {
+		size += 4 + 4 + 4 + 16
+		for _, m := range p.Mounts {
+			size += 4*4 + 2*8 + 4 + len(m.Path)
+		}
+	}
 	for _, e := range p.Env {
 		size += 4 + len(e)
 	}
@@ -252,6 +328,32 @@ func (p *Payload) marshal() []byte {
 		w.u32(l.Resource)
 		w.u64(l.Cur)
 		w.u64(l.Max)
+	}
+	if p.Flags&FlagNamespaces != 0 {
+		w.u32(uint32(len(p.Mounts)))
+		for _, m := range p.Mounts {
+			bits := uint32(0)
+			if m.Recursive {
+				bits |= 1
+			}
+			if m.Create {
+				bits |= 2
+			}
+			if m.File {
+				bits |= 4
+			}
+			w.u32(m.Kind)
+			w.u32(bits)
+			w.u32(m.Slot)
+			w.u32(m.Mode)
+			w.u64(m.Set)
+			w.u64(m.Clear)
+			w.str(m.Path)
+		}
+		w.u32(uint32(int32(p.Net.FD)))
+		w.u32(uint32(p.Net.Port))
+		w.u64(p.ParentMountNS[0])
+		w.u64(p.ParentMountNS[1])
 	}
 	return w.b
 }
@@ -320,6 +422,33 @@ func unmarshal(b []byte) (*Payload, error) {
 			p.Rlimits[i] = Rlimit{Resource: r.u32(), Cur: r.u64(), Max: r.u64()}
 		}
 	}
+	if p.Flags&FlagNamespaces != 0 {
+		if n := r.count(36); n >= 0 {
+			p.Mounts = make([]MountOp, n)
+			for i := range p.Mounts {
+				m := &p.Mounts[i]
+				m.Kind = r.u32()
+				bits := r.u32()
+				m.Recursive, m.Create, m.File = bits&1 != 0, bits&2 != 0, bits&4 != 0
+				m.Slot = r.u32()
+				m.Mode = r.u32()
+				m.Set = r.u64()
+				m.Clear = r.u64()
+				m.Path = r.str()
+				if bits&^7 != 0 || m.Kind >= mountKinds || m.Path == "" || m.Path[0] != '/' || !noNUL(m.Path) {
+					return nil, errors.New("bad mount step")
+				}
+			}
+		}
+		p.Net.FD = int(int32(r.u32()))
+		port := r.u32()
+		if port > 0xffff || p.Net.FD < -1 {
+			return nil, errors.New("bad network step")
+		}
+		p.Net.Port = uint16(port)
+		p.ParentMountNS[0] = r.u64()
+		p.ParentMountNS[1] = r.u64()
+	}
 	switch {
 	case r.bad:
 		return nil, errors.New("truncated payload")
@@ -329,7 +458,7 @@ func unmarshal(b []byte) (*Payload, error) {
 		return nil, errors.New("target path is not absolute")
 	case p.FirstFD < 3 || p.ErrFD != -1 && p.ErrFD != p.FirstFD || p.CgroupFD < -1:
 		return nil, errors.New("bad descriptor layout")
-	case p.Flags != 0:
+	case p.Flags&^knownFlags != 0:
 		return nil, errors.New("payload asks for a step this trampoline does not have")
 	}
 	for _, s := range p.Env {

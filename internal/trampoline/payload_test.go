@@ -46,6 +46,38 @@ func TestPayloadRoundTrip(t *testing.T) {
 	}
 }
 
+// The namespace section round-trips, and is absent without the flag.
+func TestPayloadNamespaces(t *testing.T) {
+	p := samplePayload()
+	p.Flags = FlagNamespaces
+	p.Mounts = []MountOp{
+		{Kind: MountPrivate, Path: "/"},
+		{Kind: MountClone, Path: "/work space", Slot: 3},
+		{Kind: MountSetAttr, Path: "/", Set: 3, Clear: 8, Recursive: true},
+		{Kind: MountTmpfs, Path: "/tmp", Mode: 01777, Set: 0xe},
+		{Kind: MountAttach, Path: "/tmp/x/f", Slot: 3, Create: true, File: true},
+		{Kind: MountMaskFile, Path: "/w/.env"},
+	}
+	p.Net = NetStep{FD: 7, Port: 65535}
+	p.ParentMountNS = [2]uint64{4, 4026531841}
+	if b := p.marshal(); len(b) != cap(b) {
+		t.Errorf("marshal: %d bytes in a buffer of %d: the size is miscounted", len(b), cap(b))
+	}
+	got, err := FromEnviron(p.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, p) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, p)
+	}
+	plain := samplePayload()
+	plain.Mounts = p.Mounts // not encoded without the flag
+	got, err = FromEnviron(plain.Environ())
+	if err != nil || got.Mounts != nil || got.Net != (NetStep{}) {
+		t.Fatalf("without FlagNamespaces: %v, mounts %v, net %+v", err, got.Mounts, got.Net)
+	}
+}
+
 func TestPayloadChunks(t *testing.T) {
 	p := samplePayload()
 	p.Env = nil
@@ -78,7 +110,16 @@ func TestPayloadRejects(t *testing.T) {
 		"stray ErrFD":   func(p *Payload) { p.ErrFD = 9 },
 		"NUL in env":    func(p *Payload) { p.Env = []string{"A=\x00"} },
 		"empty rule":    func(p *Payload) { p.Rules = []PathRule{{Path: "", Dir: 9, File: 1}} },
-		"unknown step":  func(p *Payload) { p.Flags = 1 },
+		"unknown step":  func(p *Payload) { p.Flags = 1 << 2 },
+		"bad mount kind": func(p *Payload) {
+			p.Flags = FlagNamespaces
+			p.Mounts = []MountOp{{Kind: mountKinds, Path: "/"}}
+		},
+		"relative mount path": func(p *Payload) {
+			p.Flags = FlagNamespaces
+			p.Mounts = []MountOp{{Kind: MountPrivate, Path: "tmp"}}
+		},
+		"bad net fd":    func(p *Payload) { p.Flags = FlagNamespaces; p.Net.FD = -2 },
 		"bad cgroup fd": func(p *Payload) { p.CgroupFD = -2 },
 	} {
 		p := *good

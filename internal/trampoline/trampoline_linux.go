@@ -115,6 +115,15 @@ func trampoline() {
 		}
 	}
 
+	if p.Flags&FlagNamespaces != 0 {
+		if f, ok := namespaceStep(p); !ok {
+			fail(f)
+		}
+		if p.Flags&FlagProbe != 0 {
+			syscall.Exit(0)
+		}
+	}
+
 	if f, ok := restrict(p); !ok {
 		fail(f)
 	}
@@ -125,6 +134,45 @@ func trampoline() {
 	e = execve(p.Path, argv, p.Env, p.ExecNonce)
 	fail(Failure{Step: "execve", Errno: e, Detail: p.Path})
 }
+
+// namespaceStep runs in the new namespaces the parent cloned this process
+// into: the mount layer's steps, then the network step. The working
+// directory is looked up again afterwards: the process entered it before
+// the mounts, on the mount that was there then (now read-only, or hidden
+// under a private /tmp); by its path it names what the target will see.
+func namespaceStep(p *Payload) (Failure, bool) {
+	var st syscall.Stat_t
+	fd, e := openat(&procMntNS[0], oPath|syscall.O_CLOEXEC)
+	if e == 0 {
+		_, _, e = syscall.RawSyscall(syscall.SYS_FSTAT, uintptr(fd), uintptr(unsafe.Pointer(&st)), 0)
+		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(fd), 0, 0)
+	}
+	if e != 0 {
+		return Failure{Step: "stat", Errno: e, Detail: "/proc/self/ns/mnt"}, false
+	}
+	if uint64(st.Dev) == p.ParentMountNS[0] && uint64(st.Ino) == p.ParentMountNS[1] {
+		return Failure{Step: "namespace step", Detail: "still in the caller's mount namespace (was cmd.SysProcAttr replaced after WrapCommand?): refusing to mount"}, false
+	}
+	var cwd [4096]byte
+	n, _, e := syscall.RawSyscall(syscall.SYS_GETCWD, uintptr(unsafe.Pointer(&cwd[0])), uintptr(len(cwd)), 0)
+	haveCwd := e == 0 && n > 1 && cwd[0] == '/'
+	if f, failed := ApplyMounts(p.Mounts); failed >= 0 {
+		return f, false
+	}
+	if haveCwd {
+		if _, _, e := syscall.RawSyscall(syscall.SYS_CHDIR, uintptr(unsafe.Pointer(&cwd[0])), 0, 0); e != 0 {
+			return Failure{Step: "chdir", Errno: e, Detail: string(cwd[:n-1]) + " (the working directory, after the mounts)"}, false
+		}
+	}
+	if p.Net.FD >= 0 {
+		// The egress layer's step (issue 19) goes here; until then a
+		// payload that asks for it is refused rather than ignored.
+		return Failure{Step: "network step", Detail: "not in this build"}, false
+	}
+	return Failure{}, true
+}
+
+var procMntNS = []byte("/proc/self/ns/mnt\x00")
 
 // execve executes path with the exec nonce in the fourth and fifth
 // argument registers, which execve does not read, and which a filter

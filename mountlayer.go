@@ -1,0 +1,167 @@
+package sandbox
+
+// The mount-namespace layer's decision and its plan entries, pure: the plan
+// is computed (and tested as data) on every OS; only Linux builds a layer
+// (mountlayer_linux.go).
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/openparallax/sandbox/internal/mountns"
+)
+
+// nsState is the result of the availability probe.
+type nsState struct {
+	ok bool
+	// reason says why the namespaces cannot be used, hint the remedy.
+	reason, hint string
+}
+
+// mountLayer is the layer's decision and plan for one Config.
+type mountLayer struct {
+	// needs lists what asks for the layer, e.g. "deny_write_paths".
+	needs []string
+	// ns is the availability probe's result (only probed when needed).
+	ns   nsState
+	spec mountns.Spec
+	plan mountns.Plan
+	// git lists the repositories (their .git) protected by default.
+	git []string
+	err error // Build refused the spec (a bug, or an unclean path)
+}
+
+// used reports whether WrapCommand and Run start the child half in new
+// namespaces with this layer.
+func (l *mountLayer) used() bool { return l != nil && len(l.needs) > 0 && l.ns.ok && l.err == nil }
+
+// layerMissing says why the layer is not in force (for plan details).
+func layerMissing(l *mountLayer) string {
+	switch {
+	case l == nil:
+		return "the mount-namespace layer was not looked at for this plan"
+	case len(l.needs) == 0:
+		return "the mount-namespace layer is not used, as nothing in the Config needs it (deny_write_paths, deny_read_paths, mounts, a git repository in a write path, allow_shared_memory or strict would)"
+	case l.err != nil:
+		return "the mount-namespace layer cannot be planned: " + l.err.Error()
+	case !l.ns.ok:
+		return "the mount-namespace layer is unavailable here: " + l.ns.reason
+	}
+	return "the mount-namespace layer is in force"
+}
+
+// layerHint is the remedy for what the missing layer leaves unenforced.
+func layerHint(l *mountLayer, otherwise string) string {
+	switch {
+	case l != nil && len(l.needs) == 0:
+		return "set strict: WrapCommand and Run then use the mount-namespace layer, whose read-only mounts cover it; or " + otherwise
+	case l != nil && !l.ns.ok && l.ns.hint != "":
+		return l.ns.hint
+	}
+	return otherwise
+}
+
+// mountLayerFeatures reports what the layer enforces, per entry point:
+// ApplySelf cannot create namespaces (a multi-threaded Go process cannot
+// unshare a mount or user namespace), so every field that needs the layer
+// is not enforced there; under WrapCommand and Run it is enforced where
+// the layer is used, except the paths the plan could not protect (see
+// "Paths that do not exist" above), and otherwise not, with the reason
+// and the remedy.
+func mountLayerFeatures(rc *resolvedConfig, l *mountLayer, available bool) []Enforcement {
+	var out []Enforcement
+	const noSelf = "ApplySelf: not enforced: the mount-namespace layer needs new namespaces, which a process that confines itself cannot enter (a multi-threaded Go process cannot unshare a mount or user namespace)"
+	const selfHint = "run the program with WrapCommand or Run"
+	gitPaths := map[string]bool{}
+	if l != nil {
+		for _, g := range l.git {
+			protect, _ := mountns.GitProtected(filepath.Dir(g), mountns.HostLookup, os.ReadFile)
+			for _, p := range protect {
+				gitPaths[p] = true
+			}
+		}
+	}
+	gaps := func(field string, git bool) []string {
+		var s []string
+		for _, g := range l.plan.Gaps {
+			if g.Field == field && gitPaths[g.Path] == git {
+				s = append(s, g.Path+" ("+g.Reason+")")
+			}
+		}
+		return s
+	}
+	command := func(feature, field, enforcedDetail string, git bool) Enforcement {
+		e := Enforcement{Feature: feature, Scope: ScopeCommand}
+		switch {
+		case !available:
+			e.Detail = "WrapCommand/Run: sandbox unavailable"
+		case !l.used():
+			e.Detail = "WrapCommand/Run: not enforced: " + layerMissing(l)
+			e.Hint = layerHint(l, "")
+		default:
+			if g := gaps(field, git); len(g) > 0 {
+				e.Detail = "WrapCommand/Run: not enforced for " + strings.Join(g, "; ")
+				e.Hint = "create each path before the sandbox starts (a mount needs a mount point, which is never made on the host)"
+				if field == "mounts" {
+					e.Hint = "create the mount target before the sandbox starts, of the same kind (file or directory) as the source"
+				}
+			} else {
+				e.Enforced = true
+				e.Detail = "WrapCommand/Run: " + enforcedDetail
+			}
+		}
+		return e
+	}
+	if len(rc.denyWrite) > 0 {
+		out = append(out, Enforcement{Feature: FeatureDenyWrite, Scope: ScopeApplySelf, Detail: noSelf, Hint: selfHint},
+			command(FeatureDenyWrite, "deny_write_paths", "read-only mounts over "+strings.Join(rc.denyWrite, ", ")+
+				": writes, creates, deletes and truncation fail with EROFS; as mount points they cannot be renamed or removed (EBUSY)", false))
+	}
+	if len(rc.denyRead) > 0 {
+		out = append(out, Enforcement{Feature: FeatureDenyRead, Scope: ScopeApplySelf, Detail: noSelf, Hint: selfHint},
+			command(FeatureDenyRead, "deny_read_paths", "hidden: a directory is an empty read-only tmpfs of mode 000 (listing fails with EACCES "+
+				"for a non-root target; root's dropped capabilities leave it the same), a file is a /dev/null on a nodev mount (opening it fails with EACCES; stat shows a character device): "+
+				strings.Join(rc.denyRead, ", "), false))
+	}
+	if len(rc.mounts) > 0 {
+		var shown []string
+		for _, m := range rc.mounts {
+			shown = append(shown, m.Path+" at "+m.At+pick(m.Write, " (read-write)", " (read-only)"))
+		}
+		out = append(out, Enforcement{Feature: FeatureMounts, Scope: ScopeApplySelf, Detail: noSelf, Hint: selfHint},
+			command(FeatureMounts, "mounts", strings.Join(shown, ", ")+"; Landlock grants follow (read, or read-write)", false))
+	}
+	if l == nil {
+		return out
+	}
+	if len(l.git) > 0 {
+		out = append(out, command(FeatureGitProtect, "deny_write_paths", "hooks and config of "+strings.Join(l.git, ", ")+
+			" are read-only mounts (EROFS), and .git can be neither renamed nor removed (EBUSY); the rest of the repository is writable "+
+			"(set no_git_protection to turn this off)", true))
+	}
+	if l.used() && available {
+		tmp := "no private /tmp or /dev/shm"
+		if len(l.plan.Tmp) > 0 {
+			tmp = "fresh tmpfs at " + strings.Join(l.plan.Tmp, " and ")
+		}
+		for _, g := range l.plan.Gaps {
+			if g.Field == "private_tmp" {
+				tmp += "; " + g.Path + ": " + g.Reason
+			}
+		}
+		out = append(out, Enforcement{Feature: FeaturePrivateTmp, Scope: ScopeCommand, Enforced: true, Detail: "WrapCommand/Run: " + tmp})
+		var noexec []string
+		for _, w := range l.spec.Write {
+			if !w.Exec {
+				noexec = append(noexec, w.Path)
+			}
+		}
+		if len(noexec) > 0 {
+			out = append(out, Enforcement{Feature: FeatureWriteNoexec, Scope: ScopeCommand, Enforced: true,
+				Detail: "WrapCommand/Run: " + strings.Join(noexec, ", ") + " are mounted noexec (executables granted inside them are shown over themselves, executable): " +
+					"nothing written there can be executed or mapped executable, not even as \"ld.so ./file\""})
+		}
+	}
+	return out
+}

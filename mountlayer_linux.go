@@ -1,0 +1,194 @@
+//go:build linux
+
+package sandbox
+
+// When WrapCommand and Run use the mount-namespace layer (internal/mountns),
+// and what it is asked to do.
+//
+// The layer is used when it is needed and available. It is needed when the
+// Config asks for something only it enforces: DenyWritePaths,
+// DenyReadPaths or Mounts; a git repository in a write path, whose hooks and
+// config it protects by default (Config.NoGitProtection turns that off);
+// AllowSharedMemory (only a private /dev/shm keeps the host's shared memory
+// out of reach); or Strict, which requires file metadata outside the write
+// paths to be protected (chmod and utimes by path, which Landlock does not
+// mediate), and only the layer's read-only mounts do that under WrapCommand
+// and Run. Otherwise the child half is the fast, namespace-free one (the
+// static helper), and the plan says file metadata is not enforced.
+//
+// When the layer is used the child half is the Go trampoline, cloned into
+// new mount and IPC namespaces (and a user namespace when the caller is not
+// root: see nsAttr); its namespace step performs the mountns plan built
+// here, after the cgroup join, close_range and the rlimits and before
+// Landlock (whose rules are opened after the mounts, so they name what the
+// target sees), the capability drop, no_new_privs and seccomp (which
+// refuses every mount system call: nothing can be unmounted, remounted or
+// mounted over from inside).
+//
+// Available means the probe in ns_linux.go succeeded. Where it did not, the
+// features that need the layer are reported as not enforced with the
+// probe's reason and remedy (Strict: an error), and Landlock and seccomp
+// still apply.
+//
+// # Paths that do not exist
+//
+// A protected path (DenyWritePaths, DenyReadPaths, a repository's hooks or
+// config) that does not exist when the sandbox starts cannot be protected:
+// a mount needs a mount point, and the layer never creates one on a host
+// filesystem (that would leave files behind and change what the user's
+// own programs see). Inside a write path the sandbox can then create it,
+// so the plan reports each such path as not enforced (Strict: an error),
+// naming it. Outside every write path nothing can create it anyway
+// (Landlock), and nothing is reported. Create the path before starting
+// the sandbox to have it protected.
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/openparallax/sandbox/internal/mountns"
+)
+
+// newMountLayer decides whether rc needs the layer and builds its plan.
+// targets are executables that must stay visible and executable (the
+// WrapCommand target, resolved); cwd is the target's working directory
+// ("" when unknown).
+func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer {
+	l := &mountLayer{}
+	cfg := rc.cfg
+	spec := mountns.Spec{PrivateTmp: true, Lookup: mountns.HostLookup, Resolve: mountns.HostResolve}
+
+	var execs []ResolvedPath
+	execs = append(execs, rc.exec...)
+	for _, t := range targets {
+		execs = append(execs, ResolvedPath{Given: t, Resolved: t})
+	}
+	underExec := func(p string) bool {
+		return slices.ContainsFunc(execs, func(e ResolvedPath) bool { return e.IsDir && isUnder(p, e.Resolved) })
+	}
+	var writes []string
+	for _, w := range rc.write {
+		writes = append(writes, w.Resolved)
+		spec.Write = append(spec.Write, mountns.WritePath{Path: w.Resolved, Exec: cfg.AllowExecWritePaths || underExec(w.Resolved)})
+	}
+	inWrite := func(p string) bool {
+		return slices.ContainsFunc(writes, func(w string) bool { return isUnder(p, w) })
+	}
+	for _, r := range rc.read {
+		spec.Read = append(spec.Read, r.Resolved)
+	}
+	// Executables stay visible under a private /tmp, and executable
+	// inside a noexec write path: each such one is shown over itself,
+	// executable.
+	// keep adds a path that must stay visible under a private /tmp or
+	// /dev/shm, without granting it (Landlock decides) and without it
+	// keeping the host's /tmp (as a read grant of /tmp would).
+	keep := func(p string) {
+		if strings.HasPrefix(p, "/tmp/") || strings.HasPrefix(p, "/dev/shm/") {
+			spec.Read = append(spec.Read, p)
+		}
+	}
+	for _, e := range execs {
+		keep(e.Resolved)
+		if inWrite(e.Resolved) && !cfg.AllowExecWritePaths && !slices.ContainsFunc(spec.Write, func(w mountns.WritePath) bool {
+			return w.Exec && isUnder(e.Resolved, w.Path)
+		}) {
+			spec.Mounts = append(spec.Mounts, mountns.Mount{Source: e.Resolved, Target: e.Resolved, Write: true, Exec: true})
+		}
+	}
+	if cwd != "" {
+		// Only kept visible (see mountns.Spec.Read): Landlock decides
+		// whether the target may use it.
+		if r, err := filepath.EvalSymlinks(cwd); err == nil {
+			keep(r)
+		}
+	}
+	for _, m := range rc.mounts {
+		exec := slices.ContainsFunc(execs, func(e ResolvedPath) bool { return isUnder(e.Resolved, m.At) || isUnder(m.At, e.Resolved) })
+		spec.Mounts = append(spec.Mounts, mountns.Mount{Source: m.Path, Target: m.At, Write: m.Write, Exec: exec})
+	}
+	spec.DenyWrite = slices.Clone(rc.denyWrite)
+	spec.DenyRead = slices.Clone(rc.denyRead)
+	if !cfg.NoGitProtection {
+		for _, repo := range gitRepos(writes, cwd) {
+			protect, pin := mountns.GitProtected(repo, mountns.HostLookup, os.ReadFile)
+			if len(pin) == 0 {
+				continue
+			}
+			l.git = append(l.git, pin...)
+			for _, p := range protect {
+				if !slices.Contains(spec.DenyWrite, p) {
+					spec.DenyWrite = append(spec.DenyWrite, p)
+				}
+			}
+			spec.Pin = append(spec.Pin, pin...)
+		}
+	}
+
+	if len(rc.denyWrite) > 0 {
+		l.needs = append(l.needs, "deny_write_paths")
+	}
+	if len(rc.denyRead) > 0 {
+		l.needs = append(l.needs, "deny_read_paths")
+	}
+	if len(rc.mounts) > 0 {
+		l.needs = append(l.needs, "mounts")
+	}
+	if len(l.git) > 0 {
+		l.needs = append(l.needs, "git protection of "+strings.Join(l.git, ", "))
+	}
+	if cfg.AllowSharedMemory {
+		l.needs = append(l.needs, "allow_shared_memory (a private /dev/shm)")
+	}
+	if cfg.Strict {
+		l.needs = append(l.needs, "strict (file metadata outside the write paths)")
+	}
+	if len(l.needs) == 0 {
+		return l
+	}
+	l.spec = spec
+	l.plan, l.err = mountns.Build(spec)
+	l.ns = namespaces()
+	return l
+}
+
+// gitRepos returns the directories whose .git the default protection
+// covers: the top of each write path, and the working directory or its
+// nearest parent with a .git, as git itself finds it, when that lies in a
+// write path. A repository elsewhere beneath a write path (one the target
+// reaches with git -C) is not looked for: that would mean walking the
+// whole write path at every spawn. List its .git/hooks and .git/config in
+// DenyWritePaths.
+func gitRepos(writes []string, cwd string) []string {
+	var out []string
+	has := func(d string) bool {
+		_, err := os.Lstat(filepath.Join(d, ".git"))
+		return err == nil
+	}
+	for _, w := range writes {
+		if has(w) {
+			out = append(out, w)
+		}
+	}
+	if cwd != "" {
+		if r, err := filepath.EvalSymlinks(cwd); err == nil {
+			for d := r; ; d = filepath.Dir(d) {
+				if !slices.ContainsFunc(writes, func(w string) bool { return isUnder(d, w) }) {
+					break
+				}
+				if has(d) {
+					if !slices.Contains(out, d) {
+						out = append(out, d)
+					}
+					break
+				}
+				if d == "/" {
+					break
+				}
+			}
+		}
+	}
+	return out
+}

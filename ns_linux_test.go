@@ -1,0 +1,335 @@
+//go:build linux
+
+package sandbox_test
+
+// The mount-namespace layer under WrapCommand and Run: real enforcement in
+// the target (this test binary as the "fsop" helper, which performs file
+// operations and prints their errno, and real programs), as root and as
+// nobody (the test binary re-executed as nobody, so that the sandbox
+// creates a user namespace, as for any unprivileged caller).
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/rawsys"
+)
+
+func init() {
+	childHelpers["fsop"] = fsopHelper
+}
+
+// fsopHelper performs each operation "op:path[:path2]" and prints
+// "op:path errno" (0 for success).
+func fsopHelper(args []string) int {
+	for _, a := range args {
+		parts := strings.Split(a, ":")
+		op, p := parts[0], parts[1]
+		var err error
+		switch op {
+		case "write": // create or truncate, and write
+			err = os.WriteFile(p, []byte("x\n"), 0o644)
+		case "append":
+			var f *os.File
+			if f, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0); err == nil {
+				_, err = f.WriteString("x\n")
+				f.Close()
+			}
+		case "read":
+			_, err = os.ReadFile(p)
+		case "ls":
+			_, err = os.ReadDir(p)
+		case "mkdir":
+			err = os.Mkdir(p, 0o755)
+		case "rename":
+			err = os.Rename(p, parts[2])
+		case "remove":
+			err = os.Remove(p)
+		case "chmod":
+			err = os.Chmod(p, 0o644)
+		case "exec":
+			err = syscall.Exec(p, []string{p}, nil)
+		default:
+			fmt.Fprintln(os.Stderr, "fsop: unknown op", op)
+			return 2
+		}
+		fmt.Printf("%s:%s %d\n", op, p, int(rawsys.Errno(err)))
+	}
+	return 0
+}
+
+// fsops runs the fsop helper under Run with cfg and returns op → errno.
+func fsops(t *testing.T, cfg sandbox.Config, dir string, ops ...string) map[string]syscall.Errno {
+	t.Helper()
+	cfg.AllowedExecPaths = append(cfg.AllowedExecPaths, self(t))
+	res, err := sandbox.Run(context.Background(), cfg, self(t), append([]string{helperArg, "fsop"}, ops...),
+		sandbox.RunOptions{Dir: dir, Env: []string{quickExit}, Timeout: 30 * time.Second})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("fsop: %v, exit %d\nstdout %s\nstderr %s", err, res.ExitCode, res.Stdout, res.Stderr)
+	}
+	out := map[string]syscall.Errno{}
+	for _, l := range strings.Split(strings.TrimSpace(string(res.Stdout)), "\n") {
+		k, v, _ := strings.Cut(l, " ")
+		var n int
+		fmt.Sscan(v, &n)
+		out[k] = syscall.Errno(n)
+	}
+	if len(out) != len(ops) {
+		t.Fatalf("fsop: %d results for %d ops:\n%s", len(out), len(ops), res.Stdout)
+	}
+	return out
+}
+
+func wantOp(t *testing.T, got map[string]syscall.Errno, op string, want syscall.Errno) {
+	t.Helper()
+	e, ok := got[op]
+	switch {
+	case !ok:
+		t.Errorf("%s: no result", op)
+	case e != want:
+		t.Errorf("%s: errno %d (%v), want %d (%v)", op, int(e), e, int(want), want)
+	}
+}
+
+// mountLayerAvailable says whether WrapCommand and Run can use the mount
+// layer here, and if not why (the plan's words).
+func mountLayerAvailable(t *testing.T) (bool, string) {
+	t.Helper()
+	plan, err := sandbox.PlanFor(sandbox.Config{DenyWritePaths: []string{"/nonexistent-probe"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range plan.Features {
+		if f.Feature == sandbox.FeatureDenyWrite && f.Scope == sandbox.ScopeCommand {
+			if strings.Contains(f.Detail, "unavailable") {
+				return false, f.Detail
+			}
+			return true, ""
+		}
+	}
+	t.Fatalf("the plan has no %s entry for WrapCommand: %+v", sandbox.FeatureDenyWrite, plan.Features)
+	return false, ""
+}
+
+// requireNamespaces skips, saying why, where the layer cannot be used.
+func requireNamespaces(t *testing.T) {
+	t.Helper()
+	requireSandbox(t)
+	if ok, why := mountLayerAvailable(t); !ok {
+		t.Skipf("the mount-namespace layer is unavailable here: %s", why)
+	}
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+func pick[T any](c bool, a, b T) T {
+	if c {
+		return a
+	}
+	return b
+}
+
+// asNobody runs the calling test again in this test binary started as
+// nobody (from a copy nobody can execute), with env, and reports whether
+// this is that run. The parent, root, forwards the child's verdict.
+func asNobody(t *testing.T, env ...string) bool {
+	t.Helper()
+	const stage = "SANDBOX_NS_NOBODY"
+	if os.Getenv(stage) == t.Name() {
+		return true
+	}
+	requireRoot(t)
+	dir, err := os.MkdirTemp("", "sandbox-ns-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	exe := filepath.Join(dir, "sandbox.test")
+	copyFile(t, self(t), exe)
+	os.Chmod(exe, 0o755)
+	cmd := exec.Command(exe, "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1", "-test.timeout=120s")
+	cmd.Env = append([]string{stage + "=" + t.Name(), "PATH=/usr/bin:/bin", "HOME=/", "TMPDIR=/tmp"}, env...)
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	text := string(out)
+	switch {
+	case strings.Contains(text, "--- SKIP"):
+		t.Skipf("as nobody:\n%s", text)
+	case err != nil || !strings.Contains(text, "--- PASS"):
+		t.Fatalf("as nobody (%v):\n%s", err, text)
+	}
+	t.Logf("as nobody:\n%s", text)
+	return false
+}
+
+// nsWorkspace makes a workspace holding a git repository with one commit
+// (or its layout, where git is missing), a .env, a secrets directory and
+// a file a deny-write path names.
+func nsWorkspace(t *testing.T) string {
+	t.Helper()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(ws, "secrets"), 0o755)
+	os.MkdirAll(filepath.Join(ws, "ro"), 0o755)
+	for p, s := range map[string]string{".env": "TOKEN=secret\n", "secrets/key": "k\n", "ro/file": "ro\n", "file": "w\n"} {
+		if err := os.WriteFile(filepath.Join(ws, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := exec.LookPath("git"); err == nil {
+		for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "first"}} {
+			cmd := exec.Command("git", append([]string{"-C", ws, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v %s", args, err, out)
+			}
+		}
+	} else {
+		os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755)
+		os.WriteFile(filepath.Join(ws, ".git", "config"), []byte("[core]\n"), 0o644)
+	}
+	// t.TempDir's parents are 0700: let a nobody run in.
+	for d := ws; d != "/tmp" && d != "/"; d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	return ws
+}
+
+func chownTree(t *testing.T, dir string, uid int) {
+	filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, uid, uid) })
+}
+
+func TestRunMountLayer(t *testing.T) {
+	requireNamespaces(t)
+	ws := nsWorkspace(t)
+	before, _ := os.ReadFile("/proc/self/mountinfo")
+	checkMountLayer(t, ws)
+	after, _ := os.ReadFile("/proc/self/mountinfo")
+	if !bytes.Equal(before, after) {
+		t.Errorf("the host's mount table changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+func TestRunMountLayerAsNobody(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() == 0 {
+		ws := nsWorkspace(t)
+		chownTree(t, ws, 65534)
+		if !asNobody(t, "SANDBOX_NS_WS="+ws) {
+			return
+		}
+	}
+	requireNamespaces(t)
+	checkMountLayer(t, os.Getenv("SANDBOX_NS_WS"))
+}
+
+func checkMountLayer(t *testing.T, ws string) {
+	cfg := sandbox.Config{
+		AllowedWritePaths: []string{ws},
+		DenyWritePaths:    []string{filepath.Join(ws, "ro")},
+		DenyReadPaths:     []string{filepath.Join(ws, ".env"), filepath.Join(ws, "secrets")},
+	}
+	j := func(p string) string { return filepath.Join(ws, p) }
+	got := fsops(t, cfg, ws,
+		"write:"+j("file"), "write:"+j("new"), // positive controls
+		"write:"+j("ro/file"), "write:"+j("ro/new"), "remove:"+j("ro/file"), "rename:"+j("ro")+":"+j("ro2"),
+		"read:"+j(".env"), "append:"+j(".env"), "ls:"+j("secrets"), "read:"+j("secrets/key"),
+		"write:"+j(".git/hooks/pre-commit"), "append:"+j(".git/config"), "rename:"+j(".git")+":"+j(".g"),
+		"remove:"+j(".git/hooks"), "read:"+j(".git/HEAD"), "write:"+j(".git/description"),
+	)
+	wantOp(t, got, "write:"+j("file"), 0)
+	wantOp(t, got, "write:"+j("new"), 0)
+	wantOp(t, got, "write:"+j("ro/file"), syscall.EROFS)
+	wantOp(t, got, "write:"+j("ro/new"), syscall.EROFS)
+	wantOp(t, got, "remove:"+j("ro/file"), syscall.EROFS)
+	wantOp(t, got, "rename:"+j("ro"), syscall.EBUSY)
+	wantOp(t, got, "read:"+j(".env"), syscall.EACCES)
+	wantOp(t, got, "append:"+j(".env"), syscall.EACCES)
+	wantOp(t, got, "ls:"+j("secrets"), syscall.EACCES)
+	wantOp(t, got, "read:"+j("secrets/key"), syscall.EACCES)
+	wantOp(t, got, "write:"+j(".git/hooks/pre-commit"), syscall.EROFS)
+	wantOp(t, got, "append:"+j(".git/config"), syscall.EROFS)
+	wantOp(t, got, "rename:"+j(".git"), syscall.EBUSY)
+	wantOp(t, got, "remove:"+j(".git/hooks"), syscall.EBUSY)
+	wantOp(t, got, "read:"+j(".git/HEAD"), 0)
+	wantOp(t, got, "write:"+j(".git/description"), 0)
+	if b, err := os.ReadFile(j("ro/file")); err != nil || string(b) != "ro\n" {
+		t.Errorf("the deny-write file on the host: %q %v", b, err)
+	}
+}
+
+// inPrivateMountNS runs the calling test again in this test binary, as
+// root, in a new mount namespace made private first, and reports whether
+// this is that run: for tests whose failure could otherwise change the
+// host's mounts.
+func inPrivateMountNS(t *testing.T) bool {
+	t.Helper()
+	const stage = "SANDBOX_NS_PRIVATE"
+	if os.Getenv(stage) == t.Name() {
+		if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+			t.Fatalf("making the test's own mount namespace private: %v", err)
+		}
+		return true
+	}
+	requireRoot(t)
+	cmd := exec.Command(self(t), "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1", "-test.timeout=120s")
+	cmd.Env = append(os.Environ(), stage+"="+t.Name())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
+	out, err := cmd.CombinedOutput()
+	text := string(out)
+	switch {
+	case strings.Contains(text, "--- SKIP"):
+		t.Skipf("in a private mount namespace:\n%s", text)
+	case err != nil || !strings.Contains(text, "--- PASS"):
+		t.Fatalf("in a private mount namespace (%v):\n%s", err, text)
+	}
+	t.Logf("in a private mount namespace:\n%s", text)
+	return false
+}
+
+// TestWrapNamespaceSysProcAttrReplaced: a caller that replaces
+// cmd.SysProcAttr after WrapCommand drops the namespaces; the trampoline
+// then finds itself in its parent's mount namespace and refuses to mount
+// (as root it would otherwise remount the caller's filesystems). Run in a
+// private mount namespace of its own, so that a failure cannot reach the
+// host.
+func TestWrapNamespaceSysProcAttrReplaced(t *testing.T) {
+	requireSandbox(t)
+	if !inPrivateMountNS(t) {
+		return
+	}
+	requireNamespaces(t)
+	ws := t.TempDir()
+	before, _ := os.ReadFile("/proc/self/mountinfo")
+	cmd := exec.Command("/bin/true")
+	if err := sandbox.New().WrapCommand(cmd, sandbox.Config{AllowedWritePaths: []string{ws}, DenyWritePaths: []string{ws + "/x"}, DenyReadPaths: []string{ws}}); err != nil {
+		t.Fatal(err)
+	}
+	if cmd.SysProcAttr == nil || cmd.SysProcAttr.Cloneflags&syscall.CLONE_NEWNS == 0 {
+		t.Fatalf("WrapCommand set no mount namespace: %+v", cmd.SysProcAttr)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 125 || !strings.Contains(string(out), "still in the caller's mount namespace") {
+		t.Errorf("with the namespaces dropped: %v %s; want exit 125 and the refusal", err, out)
+	}
+	after, _ := os.ReadFile("/proc/self/mountinfo")
+	if !bytes.Equal(before, after) {
+		t.Errorf("the mount table changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
