@@ -120,7 +120,7 @@ func probeNamespaces() nsState {
 		return nsState{reason: "probe: " + err.Error()}
 	}
 	defer r.Close()
-	p := &trampoline.Payload{Path: "/", FirstFD: 3, ErrFD: 3, CgroupFD: -1,
+	p := &trampoline.Payload{Path: "/", FirstFD: 3, ErrFD: 3,
 		Flags:  trampoline.FlagNamespaces | trampoline.FlagProbe,
 		Mounts: mountns.Plan{Ops: ops}.MountOps(), Net: trampoline.NetStep{FD: -1}}
 	cmd := exec.Command(selfExe)

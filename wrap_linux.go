@@ -284,7 +284,6 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 			return err
 		}
 	}
-	p.CgroupFD = -1
 	extra := slices.Clone(cmd.ExtraFiles)
 	if opts.failurePipe != nil {
 		p.ErrFD = p.FirstFD

@@ -30,7 +30,7 @@ func TestHelperCorruptPayloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &trampoline.Payload{
-		Path: "/nonexistent/target", Env: []string{"A=1", "B=two words"}, FirstFD: 3, ErrFD: -1, CgroupFD: -1,
+		Path: "/nonexistent/target", Env: []string{"A=1", "B=two words"}, FirstFD: 3, ErrFD: -1, CgroupFDs: nil,
 		HandledFS: 1 << 2, HandledNet: 3, // TCP bind and connect (Landlock ABI 4)
 		Rules:   []trampoline.PathRule{{Path: "/", Dir: 1 << 2}, {Path: "/nonexistent", Dir: 1 << 2, Dev: 1, Ino: 2}},
 		Ports:   []trampoline.PortRule{{Port: 443, Access: 2}},

@@ -74,8 +74,9 @@
 //
 // # Room for later steps
 //
-// The payload carries a cgroup.procs descriptor (written "0" before
-// anything else) and a list of resource limits (set with prlimit64), and
+// The payload carries a list of cgroup.procs descriptors, one per
+// hierarchy (each written "0" before anything else; a failed write ends the
+// child) and a list of resource limits (set with prlimit64), and
 // a flags word for steps a child half may not have; a child half refuses
 // a payload with a flag it does not know.
 //

@@ -49,7 +49,7 @@ func TestArm64UnderQemu(t *testing.T) {
 		t.Errorf("corrupt payload: exit %d, %q", code, out)
 	}
 	p := &trampoline.Payload{
-		Path: "/nonexistent/target", Env: []string{"A=1"}, FirstFD: 3, ErrFD: -1, CgroupFD: -1,
+		Path: "/nonexistent/target", Env: []string{"A=1"}, FirstFD: 3, ErrFD: -1, CgroupFDs: nil,
 		HandledFS: 1 << 2, // LANDLOCK_ACCESS_FS_READ_FILE
 		Rules:     []trampoline.PathRule{{Path: "/", Dir: 1 << 2}, {Path: "/nonexistent", Dir: 1 << 2}},
 	}

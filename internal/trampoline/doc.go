@@ -51,7 +51,8 @@
 // # In the child
 //
 //  1. Decode the payload; read argv from /proc/self/cmdline.
-//  2. Write "0" to Payload.CgroupFD if there is one. Mark every descriptor
+//  2. Write "0" to each of Payload.CgroupFDs (the tree's cgroup.procs in
+//     each hierarchy; any failure ends the child). Mark every descriptor
 //     from Payload.FirstFD upwards close-on-exec (close_range with
 //     CLOSE_RANGE_CLOEXEC): the target gets exactly fds 0-2 and
 //     cmd.ExtraFiles, at the numbers exec.Cmd gave them. Set

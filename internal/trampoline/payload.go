@@ -67,15 +67,17 @@ type Payload struct {
 	ExecNonce [2]uint64
 
 	// Room for later steps of the child half, each done before the
-	// Landlock step. CgroupFD, when not -1, is an inherited descriptor of
-	// a cgroup.procs file the child writes "0" to (joining that cgroup)
-	// before anything else. Rlimits are set with prlimit64 on the child
-	// itself. Flags asks for steps a child half may not have (bit 0: a
+	// Landlock step. CgroupFDs are inherited descriptors of cgroup.procs
+	// files, one per cgroup hierarchy (cgroup v2: one; v1: one per
+	// controller), each at or above FirstFD and not ErrFD: the child
+	// writes "0" to each (joining the tree's cgroup) before anything else,
+	// and exits without running the target if any write fails. Rlimits
+	// are set with prlimit64 on the child itself. Flags asks for steps a child half may not have (bit 0: a
 	// namespace step, which only the Go trampoline will have); a child half
 	// refuses a payload with a flag it does not know (exit 125).
-	CgroupFD int
-	Flags    uint32
-	Rlimits  []Rlimit
+	CgroupFDs []int
+	Flags     uint32
+	Rlimits   []Rlimit
 
 	// The namespace step, present in the encoding only when Flags has
 	// FlagNamespaces (only the Go trampoline has the step; the C helper
@@ -144,6 +146,10 @@ type NetStep struct {
 	FD   int
 	Port uint16
 }
+
+// MaxCgroupFDs bounds Payload.CgroupFDs: one per cgroup v1 hierarchy the
+// sandbox uses (pids, memory, freezer, cpuacct), with room to spare.
+const MaxCgroupFDs = 8
 
 // Rlimit is one resource limit the child sets on itself.
 type Rlimit struct {
@@ -256,8 +262,8 @@ func lookup(env []string, key string) (string, bool) {
 //
 //	"SBX2" path env(count, strings) firstFD errFD handledFS handledNet
 //	scoped rules(count, {dir file dev ino path}) ports(count, {port access})
-//	filters(count, {count, {code jt jf k}}) nonce0 nonce1 cgroupFD flags
-//	rlimits(count, {resource cur max})
+//	filters(count, {count, {code jt jf k}}) nonce0 nonce1
+//	cgroupFDs(count, {fd}) flags rlimits(count, {resource cur max})
 //	[only with FlagNamespaces:] mounts(count, {kind bits slot mode set clear
 //	path}) netFD netPort parentMountNSDev parentMountNSIno
 //
@@ -270,7 +276,7 @@ func (p *Payload) marshal() []byte {
 	// The exact size, so that the buffer is allocated once
 	// (TestPayloadRoundTrip checks it).
 	size := len(magic) + 4 + len(p.Path) + 4 + 4 + 4 + 3*8 + 4 + 4 + 16*len(p.Ports) + 4 +
-		2*8 + 4 + 4 + 4 + 20*len(p.Rlimits)
+		2*8 + 4 + 4*len(p.CgroupFDs) + 4 + 4 + 20*len(p.Rlimits)
 	if p.Flags&FlagNamespaces != 0 {
 		size += 4 + 4 + 4 + 16
 		for _, m := range p.Mounts {
@@ -321,7 +327,10 @@ func (p *Payload) marshal() []byte {
 	}
 	w.u64(p.ExecNonce[0])
 	w.u64(p.ExecNonce[1])
-	w.u32(uint32(int32(p.CgroupFD)))
+	w.u32(uint32(len(p.CgroupFDs)))
+	for _, fd := range p.CgroupFDs {
+		w.u32(uint32(int32(fd)))
+	}
 	w.u32(p.Flags)
 	w.u32(uint32(len(p.Rlimits)))
 	for _, l := range p.Rlimits {
@@ -414,7 +423,12 @@ func unmarshal(b []byte) (*Payload, error) {
 	}
 	p.ExecNonce[0] = r.u64()
 	p.ExecNonce[1] = r.u64()
-	p.CgroupFD = int(int32(r.u32()))
+	if n := r.count(4); n >= 0 {
+		p.CgroupFDs = make([]int, n)
+		for i := range p.CgroupFDs {
+			p.CgroupFDs[i] = int(int32(r.u32()))
+		}
+	}
 	p.Flags = r.u32()
 	if n := r.count(20); n >= 0 {
 		p.Rlimits = make([]Rlimit, n)
@@ -456,10 +470,18 @@ func unmarshal(b []byte) (*Payload, error) {
 		return nil, errors.New("trailing bytes in payload")
 	case p.Path == "" || p.Path[0] != '/':
 		return nil, errors.New("target path is not absolute")
-	case p.FirstFD < 3 || p.ErrFD != -1 && p.ErrFD != p.FirstFD || p.CgroupFD < -1:
+	case p.FirstFD < 3 || p.ErrFD != -1 && p.ErrFD != p.FirstFD:
 		return nil, errors.New("bad descriptor layout")
+	case len(p.CgroupFDs) > MaxCgroupFDs:
+		return nil, errors.New("too many cgroup descriptors")
 	case p.Flags&^knownFlags != 0:
 		return nil, errors.New("payload asks for a step this trampoline does not have")
+	}
+	for _, fd := range p.CgroupFDs {
+		// Above the target's descriptors, so that execve closes them.
+		if fd < p.FirstFD || fd == p.ErrFD {
+			return nil, errors.New("bad descriptor layout")
+		}
 	}
 	for _, s := range p.Env {
 		if !noNUL(s) {

@@ -18,7 +18,7 @@ func samplePayload() *Payload {
 		Ports:     []PortRule{{443, 2}, {0, 1}},
 		Filters:   [][]SockFilter{{{Code: 6, K: 0x7fff0000}}, {{Code: 0x20, Jt: 1, Jf: 2, K: 4}, {Code: 6, K: 0x50001}}},
 		ExecNonce: [2]uint64{0x0123456789abcdef, 0xfedcba9876543210},
-		CgroupFD:  6,
+		CgroupFDs: []int{6, 7},
 		Rlimits:   []Rlimit{{Resource: 7, Cur: 64, Max: 128}, {Resource: 0, Cur: ^uint64(0), Max: ^uint64(0)}},
 	}
 }
@@ -119,8 +119,16 @@ func TestPayloadRejects(t *testing.T) {
 			p.Flags = FlagNamespaces
 			p.Mounts = []MountOp{{Kind: MountPrivate, Path: "tmp"}}
 		},
-		"bad net fd":    func(p *Payload) { p.Flags = FlagNamespaces; p.Net.FD = -2 },
-		"bad cgroup fd": func(p *Payload) { p.CgroupFD = -2 },
+		"bad net fd":             func(p *Payload) { p.Flags = FlagNamespaces; p.Net.FD = -2 },
+		"negative cgroup fd":     func(p *Payload) { p.CgroupFDs = []int{-1} },
+		"cgroup fd below first":  func(p *Payload) { p.CgroupFDs = []int{p.FirstFD - 1} },
+		"cgroup fd is the ErrFD": func(p *Payload) { p.ErrFD = p.FirstFD; p.CgroupFDs = []int{p.FirstFD} },
+		"too many cgroup fds": func(p *Payload) {
+			p.CgroupFDs = nil
+			for i := range MaxCgroupFDs + 1 {
+				p.CgroupFDs = append(p.CgroupFDs, p.FirstFD+1+i)
+			}
+		},
 	} {
 		p := *good
 		mutate(&p)

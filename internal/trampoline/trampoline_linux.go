@@ -92,9 +92,10 @@ func trampoline() {
 	}
 	argv = argv[1:]
 
-	if p.CgroupFD >= 0 {
+	// Join the tree's cgroup in every hierarchy; fail closed.
+	for _, fd := range p.CgroupFDs {
 		for {
-			n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(p.CgroupFD), uintptr(unsafe.Pointer(unsafe.StringData("0"))), 1)
+			n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.StringData("0"))), 1)
 			if e == syscall.EINTR {
 				continue
 			}

@@ -12,8 +12,8 @@
  *     and parse it (format: internal/trampoline/payload.go), checking every
  *     length against the buffer. argv[0] must be the trampoline's name; the
  *     target's argv is argv[1:], exactly as the kernel gave it.
- *  2. Mark the failure pipe close-on-exec; write "0" to the cgroup.procs
- *     descriptor, if any; mark every descriptor from FirstFD up
+ *  2. Mark the failure pipe close-on-exec; write "0" to each cgroup.procs
+ *     descriptor (one per hierarchy; fail on any error); mark every descriptor from FirstFD up
  *     close-on-exec (the target gets 0-2 and cmd.ExtraFiles; this file's own
  *     memfd is above them); set the payload's resource limits.
  *  3. Landlock: create the ruleset; open each rule's path (O_PATH, following
@@ -447,8 +447,8 @@ __attribute__((noreturn, used)) void start(long *sp)
 	long n, dec;
 	struct rd r;
 	char **env;
-	u32 envc, nrules, nports, nfilters, nlimits, flags;
-	int firstfd, cgfd, ruleset;
+	u32 envc, nrules, nports, nfilters, nlimits, ncg, flags;
+	int firstfd, ruleset;
 	u64 nonce0, nonce1;
 	struct ruleset_attr ra;
 
@@ -571,7 +571,9 @@ __attribute__((noreturn, used)) void start(long *sp)
 			take(&r, 8 * (u64)count(&r, 8));
 		nonce0 = u64_(&r);
 		nonce1 = u64_(&r);
-		cgfd = (int)u32_(&r);
+		ncg = count(&r, 4);
+		struct rd cgfds = r;
+		take(&r, 4 * (u64)ncg);
 		flags = u32_(&r);
 		nlimits = count(&r, 20);
 		struct rd limits = r;
@@ -581,7 +583,11 @@ __attribute__((noreturn, used)) void start(long *sp)
 		if (flags)
 			fail("trampoline", 0, "invalid invocation (payload asks for a step this helper does not have)");
 
-		if (cgfd >= 0)
+		for (i = 0; i < ncg; i++) {
+			int cgfd = (int)u32_(&cgfds);
+			/* Above the target's descriptors: execve closes it. */
+			if (ncg > 8 || cgfd < firstfd || cgfd == errfd)
+				fail("trampoline", 0, "invalid invocation (bad cgroup descriptor)");
 			for (;;) {
 				n = sys3(NR_write, cgfd, "0", 1);
 				if (n == 1)
@@ -589,6 +595,7 @@ __attribute__((noreturn, used)) void start(long *sp)
 				if (n != -EINTR)
 					fail("write", n < 0 ? -n : 0, "cgroup.procs");
 			}
+		}
 		check(sys3(NR_close_range, firstfd, ~0U, CLOSE_RANGE_CLOEXEC), "close_range", 0);
 		for (i = 0; i < nlimits; i++) {
 			u32 res = u32_(&limits);
