@@ -55,8 +55,7 @@
 //     each hierarchy; any failure ends the child). Mark every descriptor
 //     from Payload.FirstFD upwards close-on-exec (close_range with
 //     CLOSE_RANGE_CLOEXEC): the target gets exactly fds 0-2 and
-//     cmd.ExtraFiles, at the numbers exec.Cmd gave them. Set
-//     Payload.Rlimits.
+//     cmd.ExtraFiles, at the numbers exec.Cmd gave them.
 //  3. (With FlagNamespaces, only here: the C helper refuses the flag.) The
 //     namespace step, in the namespaces the parent cloned this process
 //     into (see the sandbox package's ns_linux.go): refuse to go on if
@@ -78,8 +77,10 @@
 //  5. Drop every capability: the bounding set (with CAP_SETPCAP), the
 //     ambient set, then permitted, effective and inheritable (a root target
 //     starts with none: execve by uid 0 would grant the bounding set).
-//  6. Set no_new_privs; landlock_restrict_self; load each seccomp program
-//     with seccomp(SECCOMP_SET_MODE_FILTER).
+//  6. Set no_new_privs; landlock_restrict_self; set Payload.Rlimits (only
+//     now: the mount steps and the rules' paths open descriptors, and an
+//     OpenFiles limit may be below their number); load each seccomp
+//     program with seccomp(SECCOMP_SET_MODE_FILTER).
 //  7. execve the target, with Payload.ExecNonce in the fourth and fifth
 //     argument registers (see internal/seccomp's exec_nonce.go).
 //

@@ -72,7 +72,9 @@ type Payload struct {
 	// controller), each at or above FirstFD and not ErrFD: the child
 	// writes "0" to each (joining the tree's cgroup) before anything else,
 	// and exits without running the target if any write fails. Rlimits
-	// are set with prlimit64 on the child itself. Flags asks for steps a child half may not have (bit 0: a
+	// are set with prlimit64 on the child itself, once the Landlock rules'
+	// paths are opened (an OpenFiles limit may be below their number) and
+	// before the seccomp filters. Flags asks for steps a child half may not have (bit 0: a
 	// namespace step, which only the Go trampoline will have); a child half
 	// refuses a payload with a flag it does not know (exit 125).
 	CgroupFDs []int
@@ -83,8 +85,8 @@ type Payload struct {
 	// FlagNamespaces (only the Go trampoline has the step; the C helper
 	// refuses the flag). The child was cloned into new mount and IPC
 	// namespaces (and a user namespace when the caller is not root, and
-	// a network namespace when Net is used); after the rlimits and before
-	// Landlock it performs Mounts in order (see [MountOp]), then the
+	// a network namespace when Net is used); after the cgroup step and
+	// before Landlock it performs Mounts in order (see [MountOp]), then the
 	// network step Net. Landlock's rules are opened after the mounts, so
 	// they name what the sandbox will see.
 	Mounts []MountOp

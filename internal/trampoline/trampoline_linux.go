@@ -109,13 +109,6 @@ func trampoline() {
 	if _, _, e := syscall.RawSyscall(sysCloseRange, uintptr(p.FirstFD), ^uintptr(0), closeRangeCloexec); e != 0 {
 		fail(Failure{Step: "close_range", Errno: e})
 	}
-	for _, l := range p.Rlimits {
-		rl := [2]uint64{l.Cur, l.Max}
-		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, uintptr(l.Resource), uintptr(unsafe.Pointer(&rl)), 0, 0, 0); e != 0 {
-			fail(Failure{Step: "prlimit64", Errno: e})
-		}
-	}
-
 	if p.Flags&FlagNamespaces != 0 {
 		if f, ok := namespaceStep(p); !ok {
 			fail(f)
@@ -127,6 +120,15 @@ func trampoline() {
 
 	if f, ok := restrict(p); !ok {
 		fail(f)
+	}
+	// After the namespace step and the rules' paths were opened (an
+	// OpenFiles limit below their number would stop them), before the
+	// target.
+	for _, l := range p.Rlimits {
+		rl := [2]uint64{l.Cur, l.Max}
+		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, uintptr(l.Resource), uintptr(unsafe.Pointer(&rl)), 0, 0, 0); e != 0 {
+			fail(Failure{Step: "prlimit64", Errno: e})
+		}
 	}
 	if f, ok := loadFilters(p.Filters); !ok {
 		fail(f)

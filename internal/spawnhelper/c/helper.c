@@ -13,13 +13,15 @@
  *     length against the buffer. argv[0] must be the trampoline's name; the
  *     target's argv is argv[1:], exactly as the kernel gave it.
  *  2. Mark the failure pipe close-on-exec; write "0" to each cgroup.procs
- *     descriptor (one per hierarchy; fail on any error); mark every descriptor from FirstFD up
- *     close-on-exec (the target gets 0-2 and cmd.ExtraFiles; this file's own
- *     memfd is above them); set the payload's resource limits.
+ *     descriptor (one per hierarchy; any failure ends the child); mark
+ *     every descriptor from FirstFD up close-on-exec (the target gets 0-2 and cmd.ExtraFiles; this file's own
+ *     memfd is above them).
  *  3. Landlock: create the ruleset; open each rule's path (O_PATH, following
  *     symlinks as they are now), skip it when it is gone, when it is not the
  *     object the parent resolved (device and inode, when the parent recorded
  *     them), or when it is not what it was granted as; add the rest.
+ *     Then set the payload's resource limits (after the opens: an
+ *     OpenFiles limit may be lower than the number of rules).
  *  4. Drop every capability: the bounding set (when CAP_SETPCAP allows),
  *     the ambient set, then permitted, effective and inheritable; check with
  *     capget that nothing is left.
@@ -597,13 +599,6 @@ __attribute__((noreturn, used)) void start(long *sp)
 			}
 		}
 		check(sys3(NR_close_range, firstfd, ~0U, CLOSE_RANGE_CLOEXEC), "close_range", 0);
-		for (i = 0; i < nlimits; i++) {
-			u32 res = u32_(&limits);
-			struct rlimit rl;
-			rl.cur = u64_(&limits);
-			rl.max = u64_(&limits);
-			check(sys6(NR_prlimit64, 0, res, (long)&rl, 0, 0, 0), "prlimit64", 0);
-		}
 
 		/* 3. Landlock. The ruleset and every O_PATH descriptor are
 		 * close-on-exec: execve closes them. */
@@ -650,6 +645,16 @@ __attribute__((noreturn, used)) void start(long *sp)
 				pd[k] = 0;
 				fail("landlock_add_rule", -n, pd);
 			}
+		}
+
+		/* The resource limits, now that the rules' paths were opened
+		 * (an OpenFiles limit below their number would stop step 3). */
+		for (i = 0; i < nlimits; i++) {
+			u32 res = u32_(&limits);
+			struct rlimit rl;
+			rl.cur = u64_(&limits);
+			rl.max = u64_(&limits);
+			check(sys6(NR_prlimit64, 0, res, (long)&rl, 0, 0, 0), "prlimit64", 0);
 		}
 
 		/* 4. */
