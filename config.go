@@ -333,6 +333,9 @@ type resolvedConfig struct {
 	denyWrite []string
 	denyRead  []string
 	mounts    []Mount
+	// cgroup, when set, is the cgroup WrapCommand found for this spawn;
+	// nil: the plan detects it (Linux).
+	cgroup *cgroupAvail
 }
 
 // resolve validates cfg. It touches the filesystem only to resolve symlinks

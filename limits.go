@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os/exec"
 	"strconv"
 	"time"
 )
@@ -98,6 +99,31 @@ type Limits struct {
 	// OpenFiles is the number of descriptors a process may hold: it can
 	// open descriptors numbered 0 to OpenFiles-1.
 	OpenFiles int64 `json:"open_files,omitempty"`
+}
+
+// ReleaseCommand ends the resource limits of a command that
+// [Sandbox.WrapCommand] prepared, once the caller is done with its process
+// tree, and says which limit ended the program, if one is known to have (a
+// Feature constant of the limits, as [RunResult.LimitExceeded]; "" when
+// none). Call it after cmd.Wait, or after a failed cmd.Start, whenever
+// WrapCommand succeeded with Config.Limits set; for any other command it
+// does nothing.
+//
+// On Linux, where WrapCommand made the tree a cgroup of its own (see
+// [Limits]), the tree's lifetime is the caller's: the cgroup holds the
+// limits, and the CPU-time watchdog runs in the caller, for as long as the
+// caller keeps it. ReleaseCommand stops the watchdog, kills every process
+// still in the cgroup (descendants that outlived cmd's process: the tree is
+// ended whole, without a race, as [Run] ends it), and removes the cgroup.
+// A cgroup whose caller never released it stays until the caller exits;
+// one whose caller was killed is removed, with what is left in it, by the
+// next WrapCommand or Run with limits in the same PID namespace. Elsewhere
+// there is nothing to release: it returns "" and nil.
+func ReleaseCommand(cmd *exec.Cmd) (limitExceeded string, err error) {
+	if cmd == nil {
+		return "", nil
+	}
+	return releaseCommand(cmd)
 }
 
 // IsZero reports whether l limits nothing.
@@ -221,9 +247,15 @@ func unenforcedLimits(rc *resolvedConfig, why string) []Enforcement {
 	return out
 }
 
-// commandLimitsNotEnforced is why WrapCommand and Run enforce no limit yet.
-const commandLimitsNotEnforced = "not enforced by WrapCommand and Run: their child half does not set resource limits " +
-	"or join a cgroup yet (internal/cgroup has the cgroup part)"
+// cgroupAvail is what WrapCommand and Run can use of a cgroup here, as
+// data for the plan (limits_linux.go detects it). The zero value is "no
+// cgroup".
+type cgroupAvail struct {
+	version           string // "cgroup v1" or "cgroup v2"; "" when none can be managed
+	pids, memory, cpu bool   // Processes, MemoryBytes and CPUTime can be enforced by it
+	swap              string // how swap is kept out of MemoryBytes, for the plan
+	why               string // why there is none, or why a controller is missing
+}
 
 // selfCreds is what decides whether the rlimits ApplySelf sets bind the
 // calling process.
@@ -234,9 +266,11 @@ type selfCreds struct {
 }
 
 // linuxLimitFeatures reports the requested limits on Linux: for ApplySelf
-// the rlimits it sets, for WrapCommand and Run that nothing is enforced
-// yet. It is pure: the caller's credentials are an argument.
-func linuxLimitFeatures(rc *resolvedConfig, c selfCreds) []Enforcement {
+// the rlimits it sets, for WrapCommand and Run the tree's cgroup where cg
+// has the controller and the child half's rlimits otherwise (see
+// commandRlimits). It is pure: the caller's credentials and the cgroup
+// found are arguments.
+func linuxLimitFeatures(rc *resolvedConfig, c selfCreds, cg cgroupAvail) []Enforcement {
 	l := rc.cfg.Limits
 	var out []Enforcement
 	self := func(feature string, enforced bool, detail, hint string) {
@@ -276,9 +310,64 @@ func linuxLimitFeatures(rc *resolvedConfig, c selfCreds) []Enforcement {
 		case FeatureLimitOpenFiles:
 			self(f, true, "RLIMIT_NOFILE "+strconv.FormatInt(l.OpenFiles, 10)+": opening a descriptor numbered that or higher fails with EMFILE", "")
 		}
-		out = append(out, Enforcement{Feature: f, Scope: ScopeCommand, Detail: "WrapCommand/Run: " + commandLimitsNotEnforced})
+		out = append(out, commandLimitFeature(rc, c, cg, f))
 	}
 	return out
+}
+
+// commandLimitFeature says how WrapCommand and Run enforce the limit
+// feature f: by the tree's cgroup when cg has what it needs, else by the
+// rlimits the child half sets (commandRlimits), which bind the same way as
+// ApplySelf's, except that the child half has dropped every capability.
+func commandLimitFeature(rc *resolvedConfig, c selfCreds, cg cgroupAvail, f string) Enforcement {
+	l := rc.cfg.Limits
+	e := Enforcement{Feature: f, Scope: ScopeCommand}
+	set := func(enforced bool, detail, hint string) Enforcement {
+		e.Enforced, e.Detail, e.Hint = enforced, "WrapCommand/Run: "+detail, hint
+		return e
+	}
+	noCg := "no cgroup the caller may manage"
+	if cg.version != "" {
+		noCg = cg.version + " without the controller"
+	}
+	if cg.why != "" {
+		noCg += " (" + cg.why + ")"
+	}
+	cgHint := "run as root on a host with cgroup controllers, or in a delegated cgroup v2 subtree (systemd Delegate=yes)"
+	tree := "the tree's own " + cg.version + ", made before the target starts and removed when the tree is gone: "
+	switch f {
+	case FeatureLimitProcesses:
+		if cg.pids {
+			return set(true, tree+"pids.max "+strconv.FormatInt(l.Processes, 10)+": every task of the tree, threads included; a fork past it fails with EAGAIN", "")
+		}
+		if c.uid0 {
+			return set(false, "RLIMIT_NPROC "+strconv.FormatInt(l.Processes, 10)+" set, but the kernel does not apply it to root; "+noCg, cgHint)
+		}
+		return set(true, "RLIMIT_NPROC "+strconv.FormatInt(l.Processes, 10)+" ("+noCg+"): counts every task of the real user ID, "+
+			"so the tree stays within it but may be refused a fork earlier when the user runs other processes", "")
+	case FeatureLimitMemory:
+		if cg.memory {
+			return set(true, tree+"memory limit "+strconv.FormatInt(l.MemoryBytes, 10)+" over anonymous memory, page cache, memfd and tmpfs pages of the whole tree, "+
+				cg.swap+"; past it the out-of-memory killer ends the program", "")
+		}
+		return set(false, "partly: RLIMIT_DATA "+strconv.FormatInt(l.MemoryBytes, 10)+" bounds each process's private writable memory; "+
+			"memfd, shared memory and tmpfs pages, and the sum over processes, are not bounded: "+noCg, cgHint)
+	case FeatureLimitCPUTime:
+		if cg.cpu {
+			return set(true, tree+"a watchdog in the caller reads the tree's CPU time every 20 ms and kills the whole tree at "+l.CPUTime.String()+
+				" (it may overrun by about 20 ms per CPU)", "")
+		}
+		d := "RLIMIT_CPU: SIGXCPU at " + strconv.FormatUint(rlimitSeconds(l.CPUTime), 10) + " s of CPU time, SIGKILL a second later"
+		if rc.cfg.AllowProcessSpawn {
+			return set(false, "partly: "+d+", per process: each child gets a budget of its own, so the tree's total is not bounded: "+noCg, cgHint)
+		}
+		return set(true, d+" (spawn denied: the process is the whole tree; "+noCg+")", "")
+	case FeatureLimitFileSize:
+		return set(true, "RLIMIT_FSIZE "+strconv.FormatInt(l.FileSizeBytes, 10)+" in the child half, inherited by every process: writing past it fails with EFBIG and raises SIGXFSZ", "")
+	case FeatureLimitOpenFiles:
+		return set(true, "RLIMIT_NOFILE "+strconv.FormatInt(l.OpenFiles, 10)+" in the child half, inherited by every process: opening a descriptor numbered that or higher fails with EMFILE", "")
+	}
+	return set(false, "unknown limit", "")
 }
 
 // rlimitSeconds rounds d up to whole seconds, at least one.

@@ -30,7 +30,7 @@ func TestLinuxLimitFeatures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fs := linuxLimitFeatures(rc, c.creds)
+			fs := linuxLimitFeatures(rc, c.creds, cgroupAvail{why: "test: none"})
 			if len(fs) != 10 {
 				t.Fatalf("%d entries, want 5 per entry point: %+v", len(fs), fs)
 			}
@@ -42,15 +42,22 @@ func TestLinuxLimitFeatures(t *testing.T) {
 						t.Errorf("ApplySelf %s enforced=%v, want %v: %s", f.Feature, f.Enforced, c.want[f.Feature], f.Detail)
 					}
 				case ScopeCommand:
-					if f.Enforced {
-						t.Errorf("WrapCommand claims %s", f.Feature)
+					// The child half's rlimits, without a cgroup: as
+					// ApplySelf's, but it drops CAP_SYS_RESOURCE first.
+					want := c.want[f.Feature]
+					if c.creds.capResource {
+						want = f.Feature != FeatureLimitMemory
+					}
+					if f.Enforced != want {
+						t.Errorf("WrapCommand %s enforced=%v, want %v: %s", f.Feature, f.Enforced, want, f.Detail)
 					}
 				default:
 					t.Errorf("unscoped %+v", f)
 				}
 			}
 			strict := Config{Strict: true}
-			if err := checkApplicable(p, strict); !errors.Is(err, ErrNotEnforced) || !strings.Contains(err.Error(), FeatureLimitFileSize) {
+			if err := checkApplicable(p, strict); !errors.Is(err, ErrNotEnforced) || !strings.Contains(err.Error(), FeatureLimitMemory+" (") ||
+				strings.Contains(err.Error(), FeatureLimitFileSize+" (") {
 				t.Errorf("WrapCommand under Strict: %v", err)
 			}
 			err = checkApplicableIn(p, strict, ScopeApplySelf)
@@ -66,9 +73,39 @@ func TestLinuxLimitFeatures(t *testing.T) {
 	}
 	// One limit that binds: Strict ApplySelf accepts it.
 	rc, _ := resolve(Config{Limits: Limits{OpenFiles: 8}})
-	p := Plan{Available: true, Features: linuxLimitFeatures(rc, selfCreds{})}
+	p := Plan{Available: true, Features: linuxLimitFeatures(rc, selfCreds{}, cgroupAvail{})}
 	if err := checkApplicableIn(p, Config{Strict: true}, ScopeApplySelf); err != nil {
 		t.Errorf("Strict ApplySelf refuses an enforced RLIMIT_NOFILE: %v", err)
+	}
+}
+
+// With a cgroup holding every controller, WrapCommand and Run enforce
+// every limit for the whole tree, as root too, and the child half sets
+// only the per-process rlimits; a cgroup without the memory controller
+// leaves memory to RLIMIT_DATA, reported as not enforced.
+func TestCommandLimitsWithCgroup(t *testing.T) {
+	all := Limits{Processes: 10, MemoryBytes: 1 << 20, CPUTime: 1500 * time.Millisecond, FileSizeBytes: 4096, OpenFiles: 32}
+	rc, err := resolve(Config{Limits: all, AllowProcessSpawn: true, Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := cgroupAvail{version: "cgroup v1", pids: true, memory: true, cpu: true}
+	p := Plan{Available: true, Features: linuxLimitFeatures(rc, selfCreds{uid0: true}, full)}
+	for _, f := range p.Features {
+		if f.Scope == ScopeCommand && !f.Enforced {
+			t.Errorf("WrapCommand with a full cgroup: %s not enforced: %s", f.Feature, f.Detail)
+		}
+	}
+	if err := checkApplicable(p, rc.cfg); err != nil {
+		t.Errorf("Strict WrapCommand with a full cgroup: %v", err)
+	}
+	noMem := full
+	noMem.memory, noMem.why = false, "memory: not mounted"
+	p = Plan{Available: true, Features: linuxLimitFeatures(rc, selfCreds{uid0: true}, noMem)}
+	err = checkApplicable(p, rc.cfg)
+	if !errors.Is(err, ErrNotEnforced) || !strings.Contains(err.Error(), FeatureLimitMemory+" (") || !strings.Contains(err.Error(), "memory: not mounted") ||
+		strings.Contains(err.Error(), FeatureLimitProcesses+" (") {
+		t.Errorf("Strict WrapCommand without the memory controller: %v", err)
 	}
 }
 

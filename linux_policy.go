@@ -676,7 +676,12 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 		// The credentials ApplySelf's rlimits will live with: today the
 		// caller's own. An ApplySelf that drops capabilities before the
 		// target code runs must pass them as they will be after the drop.
-		plan.Features = append(plan.Features, linuxLimitFeatures(rc, currentCreds())...)
+		cg := rc.cgroup
+		if cg == nil {
+			a, _ := commandCgroup(rc.cfg.Limits)
+			cg = &a
+		}
+		plan.Features = append(plan.Features, linuxLimitFeatures(rc, currentCreds(), *cg)...)
 	} else {
 		plan.Features = append(plan.Features, unenforcedLimits(rc, "sandbox unavailable: "+plan.Reason)...)
 	}

@@ -323,6 +323,7 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 	readers.Wait()
 	closeAll([]*os.File{outR, errR}) // with TTY, also ends the copy of Stdin
 
+	res.LimitExceeded = p.limitExceeded()
 	res.Stdout, res.StdoutTruncated = stdout.data, stdout.truncated
 	res.Stderr, res.StderrTruncated = stderr.data, stderr.truncated
 	if cmd.ProcessState != nil {

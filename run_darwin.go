@@ -94,3 +94,6 @@ func (p *confinedProc) release() error {
 }
 
 func (p *confinedProc) failure() error { return nil }
+
+// limitExceeded: no limit is enforced by Run here.
+func (*confinedProc) limitExceeded() string { return "" }

@@ -29,6 +29,8 @@ type confinedProc struct {
 	report     *os.File // read end of the trampoline's failure pipe
 	spawn      bool     // AllowProcessSpawn: the session may hold more than the leader
 	failureErr error
+	group      *treeGroup // the tree's cgroup and limits; nil without either
+	limitHit   string     // RunResult.LimitExceeded, once released
 }
 
 // startConfined wraps cmd for Run (with a failure pipe, and a filter
@@ -40,7 +42,8 @@ func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: Run: %w", err)
 	}
-	if err := wrapLinux(cmd, cfg, wrapOptions{failurePipe: w, denySetsid: true, denyPdeathsigChange: true}); err != nil {
+	var group *treeGroup
+	if err := wrapLinux(cmd, cfg, wrapOptions{failurePipe: w, denySetsid: true, denyPdeathsigChange: true, killGroup: true, group: &group}); err != nil {
 		r.Close()
 		w.Close()
 		return nil, err
@@ -56,9 +59,10 @@ func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
 	w.Close()
 	if err != nil {
 		r.Close()
+		group.close()
 		return nil, fmt.Errorf("sandbox: Run %s: %w", path, err)
 	}
-	return &confinedProc{cmd: cmd, path: path, report: r, spawn: cfg.AllowProcessSpawn}, nil
+	return &confinedProc{cmd: cmd, path: path, report: r, spawn: cfg.AllowProcessSpawn, group: group}, nil
 }
 
 // waitExit returns when the program has exited, without reaping it: until
@@ -73,24 +77,57 @@ func (p *confinedProc) waitExit() {
 	}
 }
 
-// kill kills every process of the program's session.
+// kill kills the program and every process of its tree.
 func (p *confinedProc) kill() {
-	if !p.spawn {
-		// Without spawn the program is its only process.
-		p.cmd.Process.Signal(syscall.SIGKILL)
-		return
+	// The program itself first, by its PID, which is not reaped: before
+	// its child half has joined the tree's cgroup, the cgroup is empty.
+	// Without spawn the program is its only process.
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	if p.spawn {
+		p.killTree()
 	}
-	killSession(p.cmd.Process.Pid)
 }
 
 // killRest kills what outlived the program.
 func (p *confinedProc) killRest() {
 	if p.spawn {
-		killSession(p.cmd.Process.Pid)
+		p.killTree()
 	}
 }
 
-func (p *confinedProc) release() error { return nil }
+// killTree kills every process of the tree: through the tree's cgroup
+// where it can stop the tree whole (cgroup v2's cgroup.kill, or the v1
+// freezer: see cgroup.Group.Kill), else by killSession. Every process of
+// the tree is in its cgroup: the child half joins it before the target
+// runs, and so before any fork; and a process cannot leave it without
+// write access to a cgroup.procs file (Landlock grants none under
+// /sys/fs/cgroup unless the Config does).
+func (p *confinedProc) killTree() {
+	if t := p.group; t != nil && t.g != nil && t.raceFree {
+		if t.g.Kill() == nil {
+			return
+		}
+	}
+	killSession(p.cmd.Process.Pid)
+}
+
+// release, once the program is reaped and its tree gone, says which limit
+// ended it, and removes the tree's cgroup (an error if it cannot).
+func (p *confinedProc) release() error {
+	ps := p.cmd.ProcessState
+	if t := p.group; t != nil {
+		p.limitHit = t.exceeded(ps == nil || !ps.Success())
+		if p.limitHit == "" {
+			p.limitHit = signalLimit(ps, t.limits)
+		}
+	}
+	if err := p.group.close(); err != nil {
+		return fmt.Errorf("removing the tree's cgroup: %w", err)
+	}
+	return nil
+}
+
+func (p *confinedProc) limitExceeded() string { return p.limitHit }
 
 // failure reads the trampoline's report, once the program has exited: empty
 // when execve succeeded (the pipe was close-on-exec).

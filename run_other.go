@@ -19,8 +19,9 @@ func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
 
 var errUnreachable = fmt.Errorf("%w: no sandbox mechanism", ErrUnavailable)
 
-func (*confinedProc) waitExit()      {}
-func (*confinedProc) kill()          {}
-func (*confinedProc) killRest()      {}
-func (*confinedProc) release() error { return nil }
-func (*confinedProc) failure() error { return nil }
+func (*confinedProc) waitExit()             {}
+func (*confinedProc) kill()                 {}
+func (*confinedProc) killRest()             {}
+func (*confinedProc) release() error        { return nil }
+func (*confinedProc) failure() error        { return nil }
+func (*confinedProc) limitExceeded() string { return "" }

@@ -20,6 +20,7 @@ import (
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
+	"github.com/openparallax/sandbox/internal/cgroup"
 	"github.com/openparallax/sandbox/internal/seccomp"
 	"github.com/openparallax/sandbox/internal/spawnhelper"
 	"github.com/openparallax/sandbox/internal/trampoline"
@@ -59,6 +60,14 @@ type wrapOptions struct {
 	// anything but SIGKILL, so that the target keeps the parent-death
 	// signal Run gives it.
 	denyPdeathsigChange bool
+	// killGroup asks for a cgroup for the tree even without limits, for a
+	// race-free kill (Run, with AllowProcessSpawn), where one that can
+	// freeze or kill the tree whole can be made; without one the caller
+	// falls back to its own kill.
+	killGroup bool
+	// group, when set, receives the tree's cgroup and limits (nil when
+	// neither was asked for), which the caller must close.
+	group **treeGroup
 }
 
 // WrapCommand prepares cmd so that cmd.Start runs its program already
@@ -150,7 +159,14 @@ type wrapOptions struct {
 // names a descriptor number), would run another program instead of the
 // child half, not confined at all.
 func (linuxSandbox) WrapCommand(cmd *exec.Cmd, cfg Config) error {
-	return wrapLinux(cmd, cfg, wrapOptions{})
+	var t *treeGroup
+	if err := wrapLinux(cmd, cfg, wrapOptions{group: &t}); err != nil {
+		return err
+	}
+	if t != nil {
+		wrapped.Store(cmd, t)
+	}
+	return nil
 }
 
 func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
@@ -188,6 +204,19 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 	if err != nil {
 		return err
 	}
+
+	// The tree's cgroup: found before the plan is checked, so that the
+	// plan (and Strict) judge the limits by what this spawn will get.
+	var cgm *cgroup.Manager
+	var avail cgroupAvail
+	if needsCgroup(cfg.Limits) || opts.killGroup && cfg.AllowProcessSpawn {
+		var derr error
+		cgm, derr = detectCgroup()
+		if needsCgroup(cfg.Limits) {
+			avail = availOf(cgm, derr)
+		}
+	}
+	rc.cgroup = &avail
 
 	k := kernel()
 	pol := buildLinuxPolicy(rc, k.abi, inChild, []string{resolved})
@@ -288,6 +317,33 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 	if opts.failurePipe != nil {
 		p.ErrFD = p.FirstFD
 		extra = append(extra, opts.failurePipe)
+	}
+	p.Rlimits = commandRlimits(cfg.Limits, avail)
+
+	// Last, as nothing can fail after it: the tree's cgroup, with its
+	// limits written, whose cgroup.procs descriptors the child half
+	// writes "0" to before anything else (failing closed).
+	var tg *treeGroup
+	if cgroupLimits(cfg.Limits, avail) != (cgroup.Limits{}) {
+		t, err := newTreeGroup(cgm, cfg.Limits, avail)
+		if err != nil {
+			return fmt.Errorf("sandbox: WrapCommand: cannot make the tree's cgroup for Limits: %w", err)
+		}
+		tg = t
+	} else if opts.killGroup && cfg.AllowProcessSpawn && cgm != nil && cgm.KillsRaceFree() {
+		// Only for the kill: without it Run falls back to its own.
+		tg, _ = newTreeGroup(cgm, Limits{}, avail)
+	}
+	if tg != nil {
+		for _, f := range tg.g.ProcsFiles() {
+			p.CgroupFDs = append(p.CgroupFDs, 3+len(extra))
+			extra = append(extra, f)
+		}
+	} else if !cfg.Limits.IsZero() {
+		tg = &treeGroup{limits: cfg.Limits}
+	}
+	if opts.group != nil {
+		*opts.group = tg
 	}
 
 	argv := cmd.Args

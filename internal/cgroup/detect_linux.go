@@ -73,6 +73,30 @@ func (m *Manager) CanEnforce(l Limits) error {
 	return fmt.Errorf("cgroup: %s: no usable %s controller (%s)", m.Version, strings.Join(missing, ", "), strings.Join(why, "; "))
 }
 
+// For returns a Manager that makes groups only in the hierarchies l needs
+// and the one the race-free kill needs: on v1, pids for l.Pids, memory for
+// l.MemoryBytes, cpuacct for l.CPUTime, and the freezer; on v2 (one
+// hierarchy) m itself. Every v1 hierarchy is one more mkdir, open and
+// rmdir per tree. It returns nil when none of them is usable here.
+// Stale groups are still looked for in every hierarchy m found.
+func (m *Manager) For(l Limits) *Manager {
+	if m.Version == V2 {
+		return m
+	}
+	want := map[string]bool{Pids: l.Pids > 0, Memory: l.MemoryBytes > 0, CPUAcct: l.CPUTime > 0, Freezer: true}
+	n := *m
+	n.Controllers = nil
+	for _, c := range m.Controllers {
+		if want[c] {
+			n.Controllers = append(n.Controllers, c)
+		}
+	}
+	if len(n.Controllers) == 0 {
+		return nil
+	}
+	return &n
+}
+
 // KillsRaceFree reports whether [Group.Kill] can stop the whole tree
 // before killing it (v2 cgroup.kill or cgroup.freeze; v1 freezer).
 func (m *Manager) KillsRaceFree() bool { return m.Version == V2 || m.Has(Freezer) }

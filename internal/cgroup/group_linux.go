@@ -105,6 +105,21 @@ func (m *Manager) hierarchies() []string {
 	return m.Controllers
 }
 
+// allHierarchies lists every hierarchy found usable, also those a Manager
+// from For does not make groups in: where stale groups are looked for.
+func (m *Manager) allHierarchies() []string {
+	if m.Version == V2 {
+		return []string{""}
+	}
+	var out []string
+	for _, c := range v1Controllers {
+		if _, ok := m.dirs[c]; ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func newName() (string, error) {
 	var st unix.Stat_t
 	if err := unix.Stat("/proc/self/ns/pid", &st); err != nil {

@@ -210,7 +210,8 @@ func (m *Manager) CleanStale() (int, error) {
 		return 0, fmt.Errorf("cgroup: %w", err)
 	}
 	stale := map[string]bool{}
-	for _, c := range m.hierarchies() {
+	all := m.allHierarchies()
+	for _, c := range all {
 		ents, err := os.ReadDir(filepath.Join(m.dirs[c], DirName))
 		if err != nil {
 			continue
@@ -230,7 +231,7 @@ func (m *Manager) CleanStale() (int, error) {
 	var errs []error
 	for name := range stale {
 		g := &Group{version: m.Version, name: name}
-		for _, c := range m.hierarchies() {
+		for _, c := range all {
 			dir := filepath.Join(m.dirs[c], DirName, name)
 			if _, err := os.Stat(dir); err == nil {
 				g.ctrls = append(g.ctrls, c)
