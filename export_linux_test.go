@@ -12,3 +12,12 @@ func init() {
 		forceGoTrampoline = true
 	}
 }
+
+// SetCgroupOptions points the cgroup detection of WrapCommand, Run and
+// PlanFor at other files (tests: a host without a usable cgroup), and
+// returns a function that restores the default.
+func SetCgroupOptions(mountinfo, selfCgroup string) (restore func()) {
+	old := cgroupOptions
+	cgroupOptions.Mountinfo, cgroupOptions.SelfCgroup = mountinfo, selfCgroup
+	return func() { cgroupOptions = old }
+}
