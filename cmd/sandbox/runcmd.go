@@ -94,6 +94,9 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	res, err := sandbox.Run(ctx, cfg, fs.Arg(0), fs.Args()[1:], opts)
+	if res.LimitExceeded != "" {
+		fmt.Fprintf(stderr, "sandbox run: %s ended by a resource limit: %s\n", fs.Arg(0), res.LimitExceeded)
+	}
 	if res.StdoutTruncated || res.StderrTruncated {
 		fmt.Fprintf(stderr, "sandbox run: only the first %d bytes per stream were kept for --explain\n", maxRunOutput)
 	}
