@@ -131,6 +131,35 @@ func BenchmarkRunTrue(b *testing.B) {
 	}
 }
 
+// BenchmarkRunCgroup is the per-tree cost of the tree's cgroup under Run,
+// against Run without one, in the same run: "none" runs /bin/true with no
+// limits and no spawn (no cgroup); "limits" with Processes and MemoryBytes
+// (a cgroup with pids.max and a memory limit: on cgroup v1 a directory in
+// the pids, memory and freezer hierarchies); "spawn" with spawn allowed and
+// no limits (a cgroup only for the kill: the v1 freezer). Interleave
+// rounds (bench/cgroup.sh) on a loaded machine.
+func BenchmarkRunCgroup(b *testing.B) {
+	requireSandboxB(b)
+	cases := []struct {
+		name string
+		cfg  sandbox.Config
+	}{
+		{"none", sandbox.Config{}},
+		{"limits", sandbox.Config{Limits: sandbox.Limits{Processes: 64, MemoryBytes: 256 << 20}}},
+		{"spawn", sandbox.Config{AllowProcessSpawn: true}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				res, err := sandbox.Run(context.Background(), c.cfg, "/bin/true", nil, sandbox.RunOptions{})
+				if err != nil || res.ExitCode != 0 {
+					b.Fatal(err, res)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkApplySelf reports, as ns/op, the time ApplySelf(Config{}) takes
 // in a fresh child (it cannot be repeated in one process). Target: 0.5 ms.
 func BenchmarkApplySelf(b *testing.B) {

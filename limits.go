@@ -23,12 +23,29 @@ import (
 //   - A cgroup (v2, or v1 controllers on hosts still on the legacy
 //     hierarchy) bounds the whole process tree: every task it creates,
 //     the memory of all of them (memfd and tmpfs pages included), their
-//     total CPU time. Its machinery is in internal/cgroup; it needs a
-//     cgroup the caller may manage, and the child half of WrapCommand and
-//     Run to move the child into it before the target runs, which this
-//     version does not have yet.
+//     total CPU time. It needs a cgroup the caller may manage (root on a
+//     host with the controllers, or a delegated cgroup v2 subtree; found
+//     without side effects, see internal/cgroup). WrapCommand and Run
+//     make one fresh cgroup per tree, write the limits into it before the
+//     target starts, and pass its cgroup.procs descriptors (one per
+//     hierarchy) to the child half, which writes "0" to each before
+//     anything else and fails closed if it cannot: the target's first
+//     instruction already runs in it. Processes is pids.max; MemoryBytes
+//     is memory.max (v2, swap.max 0, oom.group 1) or
+//     memory.limit_in_bytes with memsw the same (v1); CPUTime is a
+//     watchdog in the caller that reads the tree's CPU time every 20 ms and
+//     kills the tree (v2 cpu.stat, v1 cpuacct). Run removes the cgroup
+//     when the tree is gone; WrapCommand's caller does, with
+//     [ReleaseCommand]. One the caller could not remove (it was killed) is
+//     removed, with what is left in it, by the next WrapCommand or Run with
+//     limits in the same PID namespace.
 //   - Resource limits (setrlimit(2)) bound one process each, and are
 //     inherited by its children, which each get a budget of their own.
+//     WrapCommand's and Run's child half sets FileSizeBytes
+//     (RLIMIT_FSIZE), OpenFiles (RLIMIT_NOFILE) and RLIMIT_CORE 0 always,
+//     and for each of Processes, MemoryBytes and CPUTime that no cgroup
+//     enforces here the same per-process stand-in as ApplySelf (below),
+//     reported as what it is.
 //
 // [PlanFor] reports each requested limit once per entry point, with
 // [Enforcement.Scope] set: [ScopeApplySelf] for ApplySelf, [ScopeCommand]

@@ -6,11 +6,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -103,16 +106,22 @@ func init() {
 	}
 }
 
-// requireCgroup returns the cgroup Run will use here, or skips saying why.
-func requireCgroup(t *testing.T, raceFree bool) *cgroup.Manager {
+// requireCgroup returns the cgroup Run will use here, or skips saying why:
+// it must have controller c ("" for none: the CPU watchdog on v2), and with
+// raceFree a race-free kill.
+func requireCgroup(t *testing.T, c string, raceFree bool) *cgroup.Manager {
 	t.Helper()
 	requireSandbox(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: this host's cgroup hierarchies are writable only by root (the rlimit fallback is TestRunLimitsWithoutCgroup)")
 	}
+	guestControllers.Do(enableGuestControllers)
 	m, err := cgroup.Detect(cgroup.Options{})
 	if err != nil {
 		t.Skipf("no cgroup to manage here: %v", err)
+	}
+	if c != "" && !m.Has(c) {
+		t.Skipf("%s without the %s controller here: %v", m.Version, c, m.Notes)
 	}
 	if raceFree && !m.KillsRaceFree() {
 		t.Skipf("%s without a freezer: the tree kill is not race-free here", m.Version)
@@ -121,12 +130,35 @@ func requireCgroup(t *testing.T, raceFree bool) *cgroup.Manager {
 	return m
 }
 
+var guestControllers sync.Once
+
+// enableGuestControllers enables pids, memory and cpu for the children of
+// the root cgroup in the kernel matrix's throw-away guests (CGROUP_TEST_GUEST=1,
+// set by .ci/kernels.sh), as a host's init system does at boot, so that
+// Run's cgroup v2 paths are tested there. Never on a host: only when this
+// process is in the root of a cgroup2 hierarchy with no v1 hierarchy.
+func enableGuestControllers() {
+	if os.Getenv("CGROUP_TEST_GUEST") != "1" {
+		return
+	}
+	if self, _ := os.ReadFile("/proc/self/cgroup"); string(self) != "0::/\n" {
+		return
+	}
+	for _, c := range []string{"+pids", "+memory", "+cpu"} {
+		if err := os.WriteFile("/sys/fs/cgroup/cgroup.subtree_control", []byte(c), 0); err != nil {
+			fmt.Fprintf(os.Stderr, "guest: enabling %s: %v\n", c, err)
+		}
+	}
+}
+
 // ownGroups lists the tree cgroups made by this process that exist, in
 // every hierarchy under /sys/fs/cgroup.
-func ownGroups(t *testing.T) []string {
-	t.Helper()
+func ownGroups(t *testing.T) []string { return groupsOf(os.Getpid()) }
+
+// groupsOf lists the tree cgroups made by process pid.
+func groupsOf(pid int) []string {
 	var out []string
-	mine := "." + strconv.Itoa(os.Getpid()) + "."
+	mine := "." + strconv.Itoa(pid) + "."
 	filepath.WalkDir("/sys/fs/cgroup", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return nil
@@ -135,6 +167,7 @@ func ownGroups(t *testing.T) []string {
 			return fs.SkipDir
 		}
 		if filepath.Base(filepath.Dir(p)) == cgroup.DirName && strings.Contains(d.Name(), mine) {
+			// A name made by this PID namespace's process pid.
 			out = append(out, p)
 		}
 		return nil
@@ -167,7 +200,7 @@ func runLimited(t *testing.T, cfg sandbox.Config, name string, args []string, en
 // result says so, the machine's task count never grew by much more, and
 // the cgroup is gone afterwards.
 func TestRunLimitProcesses(t *testing.T) {
-	requireCgroup(t, false)
+	requireCgroup(t, cgroup.Pids, false)
 	sh := need(t, "/bin/sh", "dash")
 	const limit = 32
 	mark := "SANDBOX_NPROC_TEST=" + strconv.Itoa(os.Getpid())
@@ -240,7 +273,7 @@ func countTasks() int {
 // out-of-memory killer and the result says so: anonymous memory and a
 // memfd's pages alike (RLIMIT_DATA would miss the memfd).
 func TestRunLimitMemory(t *testing.T) {
-	requireCgroup(t, false)
+	requireCgroup(t, cgroup.Memory, false)
 	for _, mode := range []string{"limit-anon", "limit-memfd"} {
 		t.Run(mode, func(t *testing.T) {
 			cfg := sandbox.Config{Limits: sandbox.Limits{MemoryBytes: 128 << 20}}
@@ -268,7 +301,9 @@ func TestRunLimitMemory(t *testing.T) {
 // A CPU spinner with a spinning child stops when the tree's CPU time
 // reaches CPUTime: the watchdog kills the tree.
 func TestRunLimitCPUTime(t *testing.T) {
-	requireCgroup(t, false)
+	if m := requireCgroup(t, "", false); m.Version == cgroup.V1 && !m.Has(cgroup.CPUAcct) {
+		t.Skip("cgroup v1 without cpuacct: no CPU time of the tree")
+	}
 	sh := need(t, "/bin/sh", "dash")
 	const limit = 500 * time.Millisecond
 	cfg := sandbox.Config{AllowProcessSpawn: true, AllowedExecPaths: []string{sh}, Limits: sandbox.Limits{CPUTime: limit}}
@@ -333,7 +368,7 @@ func TestRunLimitOpenFiles(t *testing.T) {
 // successor exists. Run ends it through the tree's cgroup (frozen, then
 // killed): nothing of it runs after Run returns.
 func TestRunKillsPgrpChain(t *testing.T) {
-	requireCgroup(t, true)
+	requireCgroup(t, "", true)
 	for i := range 3 {
 		counter := filepath.Join(t.TempDir(), "count")
 		mark := "SANDBOX_PGRP_CHAIN_TEST=" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(i)
@@ -436,5 +471,104 @@ func rawPgrpChain(fd uintptr) {
 		leader = false
 		syscall.RawSyscall(syscall.SYS_SETPGID, 0, 0, 0)
 		syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&one[0])), 1)
+	}
+}
+
+const envCgCaller = "SANDBOX_TEST_CG_CALLER"
+
+// TestRunCgroupCallerHelper, as a helper (envCgCaller set), runs a tree
+// under Run with a limit, which prints "ready" and waits; its caller is
+// then killed by TestRunCgroupOfKilledCaller.
+func TestRunCgroupCallerHelper(t *testing.T) {
+	mark := os.Getenv(envCgCaller)
+	if mark == "" {
+		return
+	}
+	exe, _ := os.Executable()
+	cfg := sandbox.Config{AllowProcessSpawn: true, AllowedExecPaths: []string{"/bin/sh", exe}, Limits: sandbox.Limits{Processes: 16}}
+	// The orphan-to-be sleeps in a child the program starts.
+	sandbox.Run(context.Background(), cfg, "/bin/sh", []string{"-c", `"$0" ` + helperArg + ` sleep 60s & echo ready; read x`, exe},
+		sandbox.RunOptions{Env: []string{mark, quickExit}, Stdin: blockingReader{}, Stdout: os.Stdout})
+	os.Exit(3)
+}
+
+// A caller SIGKILLed during Run leaves its tree's cgroup and the orphan in
+// it behind; the next Run with limits removes both.
+func TestRunCgroupOfKilledCaller(t *testing.T) {
+	requireCgroup(t, cgroup.Pids, false)
+	need(t, "/bin/sh", "dash")
+	mark := "SANDBOX_CG_CALLER_TEST=" + strconv.Itoa(os.Getpid())
+	caller := exec.Command(os.Args[0], "-test.run=^TestRunCgroupCallerHelper$", "-test.count=1")
+	caller.Env = append(os.Environ(), envCgCaller+"="+mark)
+	out, err := caller.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := caller.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan bool, 1)
+	go func() {
+		b := make([]byte, 64)
+		n, _ := io.ReadAtLeast(out, b, len("ready"))
+		ready <- strings.Contains(string(b[:n]), "ready")
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			caller.Process.Kill()
+			caller.Wait()
+			t.Fatal("the caller's tree did not start")
+		}
+	case <-time.After(30 * time.Second):
+		caller.Process.Kill()
+		caller.Wait()
+		t.Fatal("the caller's tree did not start in 30 s")
+	}
+	groups := groupsOf(caller.Process.Pid)
+	caller.Process.Kill()
+	caller.Wait()
+	time.Sleep(100 * time.Millisecond) // Pdeathsig ends the program; the orphan stays
+	orphans := marked(mark)
+	t.Logf("caller killed: its cgroups %v, processes left %v", groups, orphans)
+	if len(groups) == 0 || len(orphans) == 0 {
+		t.Fatalf("nothing left behind to clean up: cgroups %v, processes %v", groups, orphans)
+	}
+	if _, err := runLimited(t, sandbox.Config{Limits: sandbox.Limits{Processes: 16}}, "/bin/sh", []string{"-c", "true"}); err != nil {
+		t.Fatal(err)
+	}
+	if left := groupsOf(caller.Process.Pid); len(left) > 0 {
+		t.Errorf("the killed caller's cgroups stay after the next Run: %v", left)
+	}
+	if left := marked(mark); len(left) > 0 {
+		for _, pid := range left {
+			killStray(pid)
+		}
+		t.Errorf("the killed caller's processes live on: %v", left)
+	}
+}
+
+// WrapCommand with limits: the child half joins the tree's cgroup; the
+// caller, whose tree it is, learns the limit and removes the cgroup with
+// ReleaseCommand.
+func TestWrapCommandLimitsRelease(t *testing.T) {
+	requireCgroup(t, cgroup.Memory, false)
+	cmd := exec.Command(self(t), helperArg, "limit-memfd", "512")
+	cmd.Env = []string{quickExit}
+	if err := sandbox.New().WrapCommand(cmd, sandbox.Config{Limits: sandbox.Limits{MemoryBytes: 128 << 20}}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	if len(ownGroups(t)) == 0 {
+		t.Error("no cgroup while the tree's caller holds it")
+	}
+	hit, rerr := sandbox.ReleaseCommand(cmd)
+	t.Logf("%v: %q; ReleaseCommand: %q, %v", err, out, hit, rerr)
+	if rerr != nil || hit != sandbox.FeatureLimitMemory || !strings.Contains(string(out), "start") || cmd.ProcessState.String() != "signal: killed" {
+		t.Errorf("512 MiB memfd under 128 MiB through WrapCommand: %v, ReleaseCommand %q, %v", cmd.ProcessState, hit, rerr)
+	}
+	noGroupLeft(t)
+	if hit, err := sandbox.ReleaseCommand(cmd); hit != "" || err != nil {
+		t.Errorf("a second ReleaseCommand: %q, %v", hit, err)
 	}
 }

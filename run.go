@@ -112,8 +112,12 @@ type RunResult struct {
 	// CPU-time watchdog, FeatureLimitFileSize for SIGXFSZ); "" when no
 	// limit is known to have ended it. It is distinct from a timeout or
 	// cancellation (Run's error wraps the context's) and from a crash (a
-	// signal in State with LimitExceeded empty). This version fills it
-	// only once Run places the program in a cgroup: today it is always "".
+	// signal in State with LimitExceeded empty). Memory and Processes are
+	// known only from the tree's cgroup (its out-of-memory kill count and
+	// pids.events), and reported only when the program did not exit 0;
+	// CPU time from the cgroup's watchdog or SIGXCPU; file size from
+	// SIGXFSZ. Where the limit is an rlimit that makes a call fail
+	// (RLIMIT_DATA, RLIMIT_NPROC, RLIMIT_NOFILE), nothing is known of it.
 	LimitExceeded string
 }
 
@@ -152,13 +156,19 @@ type RunResult struct {
 // started is gone; with AllowProcessSpawn that includes children that
 // outlive the program:
 //
-//   - Linux: the program starts in a new session (setsid: its controlling
-//     terminal is none, or with TTY the pseudo-terminal Run owns, never
-//     the caller's) and its seccomp filter also refuses setsid(2), so no
-//     descendant can leave that session; Run kills every process of the
-//     session (freezing it first: see killSession in run_linux.go), and
-//     reaps the program only afterwards, so its ID cannot be reused in
-//     between. The
+//   - Linux: where a cgroup can be managed (see [Limits]) and
+//     AllowProcessSpawn is set, the tree gets a cgroup of its own (with
+//     Config.Limits, or only for this) that the child half joins before
+//     the target runs, and Run kills the tree through it without a race:
+//     cgroup v2's cgroup.kill, or the v1 freezer (frozen, killed, thawed,
+//     until empty); it then removes the cgroup. Otherwise, and as the
+//     fallback, the program starts in a new session (always: setsid: its
+//     controlling terminal is none, or with TTY the pseudo-terminal Run
+//     owns, never the caller's) and its seccomp filter also refuses
+//     setsid(2), so no descendant can leave that session; Run kills every
+//     process of the session (freezing it first: see killSession in
+//     run_linux.go, and the hole it leaves), and reaps the program only
+//     afterwards, so its ID cannot be reused in between. The
 //     program is also started with Pdeathsig SIGKILL from an OS thread
 //     locked for the whole run, so it dies if the caller dies (Pdeathsig
 //     fires when the creating thread exits); its descendants do not, but

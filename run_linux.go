@@ -168,9 +168,9 @@ func (e *startError) Unwrap() error {
 	return e.f.Errno
 }
 
-// killSession kills every process whose session ID is sid. It is the one
-// place Run's tree kill lives, so that a cgroup kill (cgroup.kill of a
-// delegated cgroup) can replace it where one is available.
+// killSession kills every process whose session ID is sid: Run's tree
+// kill where the tree has no cgroup that can stop it whole (see killTree),
+// and the fallback if that kill fails.
 //
 // Without a cgroup the kernel offers no atomic "kill this tree", and a
 // SIGKILL per process found by a /proc scan loses to a chain of processes
@@ -190,8 +190,8 @@ func (e *startError) Unwrap() error {
 // nothing new; the group SIGKILL alone always ends the program itself.
 // Each phase takes at most killWait/2. What is not closed: a chain whose
 // every member first moves to a process group of its own and then forks
-// is caught only by the scans, and may outlast both phases; a cgroup kill
-// closes that.
+// is caught only by the scans, and may outlast both phases
+// (TestRunKillsPgrpChain: seconds of chasing); the cgroup kill closes that.
 //
 // A process cannot leave the session: Run's seccomp filter refuses
 // setsid(2). The session ID cannot name another session meanwhile: it is

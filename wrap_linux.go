@@ -121,6 +121,15 @@ type wrapOptions struct {
 // allowlist (the target itself, its interpreter and AllowedExecPaths).
 // With AllowProcessSpawn true its children inherit the sandbox.
 //
+// # Limits
+//
+// With Config.Limits, the child half sets the rlimits and, where a cgroup
+// can be managed here, joins a cgroup WrapCommand made for the tree with
+// its limits (see [Limits]; [PlanFor] says which limit is enforced how).
+// The tree's lifetime is the caller's: call [ReleaseCommand] after
+// cmd.Wait (or a failed Start) to remove the cgroup, kill what is left in
+// it, and learn which limit ended the program.
+//
 // # Errors
 //
 // WrapCommand itself checks everything it can before anything runs: a bad

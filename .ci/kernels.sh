@@ -174,9 +174,10 @@ for entry in "${KERNELS[@]}"; do
 		extra=()
 		[ -d "${BINDIR[$b]}/testdata" ] && extra=(--add "${BINDIR[$b]}/testdata:/guest/testdata")
 		# The guest mounts cgroup2 with no controller enabled for the root's
-		# children: internal/cgroup's tests enable pids, memory and cpu
-		# there (and only there) to test its v2 paths.
-		[ "$b" = internal_cgroup ] && extra+=(--env CGROUP_TEST_GUEST=1)
+		# children: internal/cgroup's tests, and the sandbox package's
+		# limit tests (Run's cgroup), enable pids, memory and cpu there (and
+		# only there) to test their v2 paths.
+		case $b in internal_cgroup | sandbox) extra+=(--env CGROUP_TEST_GUEST=1) ;; esac
 		[ -n "$skiprx" ] && [ "$b" = sandbox ] && args+=("-test.skip=$skiprx")
 		say "running $b.test under $label"
 		b_t0=$(date +%s.%N)
