@@ -572,3 +572,59 @@ func TestWrapCommandLimitsRelease(t *testing.T) {
 		t.Errorf("a second ReleaseCommand: %q, %v", hit, err)
 	}
 }
+
+const envNobodyRun = "SANDBOX_TEST_NOBODY_RUN"
+
+// TestRunLimitsNobodyHelper, as a helper (envNobodyRun set), becomes
+// nobody and runs a spinner and fallocate(1) under Run with limits, and
+// prints what the plan and the results say.
+func TestRunLimitsNobodyHelper(t *testing.T) {
+	if os.Getenv(envNobodyRun) == "" {
+		return
+	}
+	becomeNobody(t)
+	cfg := sandbox.Config{AllowedExecPaths: []string{"/bin/sh"}, Limits: sandbox.Limits{MemoryBytes: 64 << 20, CPUTime: time.Second}}
+	p, err := sandbox.PlanFor(cfg)
+	if err != nil {
+		fmt.Println("plan:", err)
+		os.Exit(3)
+	}
+	for _, f := range p.Features {
+		if f.Scope == sandbox.ScopeCommand {
+			fmt.Printf("plan %s %v\n", f.Feature, f.Enforced)
+		}
+	}
+	if _, err := cgroup.Detect(cgroup.Options{}); err != nil {
+		fmt.Println("no cgroup for nobody")
+	}
+	res, err := sandbox.Run(context.Background(), cfg, "/bin/sh", []string{"-c", "while :; do :; done"}, sandbox.RunOptions{Timeout: time.Minute})
+	fmt.Printf("spin %v %q %q\n", err, res.State, res.LimitExceeded)
+	os.Exit(0)
+}
+
+// As nobody there is no cgroup to manage on a host whose hierarchies are
+// root's: the plan says memory is not enforced, and the child half's
+// RLIMIT_CPU ends a spinner, reported.
+func TestRunLimitsAsNobody(t *testing.T) {
+	requireSandbox(t)
+	need(t, "/bin/sh", "dash")
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to become nobody")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRunLimitsNobodyHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envNobodyRun+"=1")
+	out, err := cmd.CombinedOutput()
+	t.Logf("%v:\n%s", err, out)
+	if !strings.Contains(string(out), "no cgroup for nobody") {
+		t.Skip("nobody may manage a cgroup here: the fallback is not what runs")
+	}
+	for _, want := range []string{
+		"plan " + sandbox.FeatureLimitMemory + " false",
+		"plan " + sandbox.FeatureLimitCPUTime + " true",
+		`spin <nil> "signal: CPU time limit exceeded" "` + sandbox.FeatureLimitCPUTime + `"`,
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("as nobody: no %q", want)
+		}
+	}
+}
