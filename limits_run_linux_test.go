@@ -55,6 +55,12 @@ func init() {
 		fd, err := unix.MemfdCreate("hog", unix.MFD_CLOEXEC|unix.MFD_NOEXEC_SEAL)
 		if err == unix.EINVAL {
 			fd, err = unix.MemfdCreate("hog", unix.MFD_CLOEXEC)
+			if err == unix.ENOSYS {
+				// The filter refuses an executable memfd, and this
+				// kernel (before 6.3) cannot make another kind.
+				fmt.Println("no memfd here:", err)
+				return 3
+			}
 		}
 		if err != nil {
 			fmt.Println("memfd_create:", err)
@@ -281,6 +287,9 @@ func TestRunLimitMemory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if strings.Contains(string(res.Stdout), "no memfd here") {
+				t.Skip("no memfd under the sandbox on this kernel: memfd_create without MFD_NOEXEC_SEAL (before Linux 6.3) is refused where exec is allowed")
+			}
 			if !strings.Contains(string(res.Stdout), "start") || strings.Contains(string(res.Stdout), "MiB") || res.State != "signal: killed" {
 				t.Errorf("512 MiB under MemoryBytes 128 MiB: state %q", res.State)
 			}
@@ -291,7 +300,7 @@ func TestRunLimitMemory(t *testing.T) {
 		})
 	}
 	// Under the limit: it completes, and nothing is reported.
-	res, err := runLimited(t, sandbox.Config{Limits: sandbox.Limits{MemoryBytes: 256 << 20}}, self(t), []string{helperArg, "limit-memfd", "32"})
+	res, err := runLimited(t, sandbox.Config{Limits: sandbox.Limits{MemoryBytes: 256 << 20}}, self(t), []string{helperArg, "limit-anon", "32"})
 	if err != nil || res.ExitCode != 0 || res.LimitExceeded != "" {
 		t.Errorf("32 MiB memfd under 256 MiB: %v, exit %d, limit %q", err, res.ExitCode, res.LimitExceeded)
 	}
@@ -553,7 +562,7 @@ func TestRunCgroupOfKilledCaller(t *testing.T) {
 // ReleaseCommand.
 func TestWrapCommandLimitsRelease(t *testing.T) {
 	requireCgroup(t, cgroup.Memory, false)
-	cmd := exec.Command(self(t), helperArg, "limit-memfd", "512")
+	cmd := exec.Command(self(t), helperArg, "limit-anon", "512")
 	cmd.Env = []string{quickExit}
 	if err := sandbox.New().WrapCommand(cmd, sandbox.Config{Limits: sandbox.Limits{MemoryBytes: 128 << 20}}); err != nil {
 		t.Fatal(err)
@@ -565,7 +574,7 @@ func TestWrapCommandLimitsRelease(t *testing.T) {
 	hit, rerr := sandbox.ReleaseCommand(cmd)
 	t.Logf("%v: %q; ReleaseCommand: %q, %v", err, out, hit, rerr)
 	if rerr != nil || hit != sandbox.FeatureLimitMemory || !strings.Contains(string(out), "start") || cmd.ProcessState.String() != "signal: killed" {
-		t.Errorf("512 MiB memfd under 128 MiB through WrapCommand: %v, ReleaseCommand %q, %v", cmd.ProcessState, hit, rerr)
+		t.Errorf("512 MiB under 128 MiB through WrapCommand: %v, ReleaseCommand %q, %v", cmd.ProcessState, hit, rerr)
 	}
 	noGroupLeft(t)
 	if hit, err := sandbox.ReleaseCommand(cmd); hit != "" || err != nil {
