@@ -79,6 +79,28 @@ func init() {
 		fmt.Println("memfd", n, "MiB")
 		return 0
 	}
+	childHelpers["limit-tmpfs"] = func(args []string) int { // file, MiB
+		n, _ := strconv.Atoi(args[1])
+		fmt.Println("start")
+		os.Stdout.Sync()
+		fd, err := unix.Open(args[0], unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			fmt.Println("open:", err)
+			return 3
+		}
+		chunk := make([]byte, 1<<20)
+		for i := range chunk {
+			chunk[i] = 1
+		}
+		for range n {
+			if _, err := unix.Write(fd, chunk); err != nil {
+				fmt.Println("write:", err)
+				return 3
+			}
+		}
+		fmt.Println("tmpfs", n, "MiB")
+		return 0
+	}
 	// A chain whose every member moves to a process group of its own
 	// and then forks its successor and exits at once: the session scan's
 	// documented hole (a group SIGSTOP reaches none of them, and each PID
@@ -299,6 +321,29 @@ func TestRunLimitMemory(t *testing.T) {
 			noGroupLeft(t)
 		})
 	}
+	// tmpfs pages: a file in /dev/shm (the host's tmpfs, granted by
+	// AllowSharedMemory), removed afterwards.
+	t.Run("limit-tmpfs", func(t *testing.T) {
+		if fi, err := os.Stat("/dev/shm"); err != nil || !fi.IsDir() {
+			t.Skip("no /dev/shm")
+		}
+		var st unix.Statfs_t
+		if unix.Statfs("/dev/shm", &st) != nil || st.Type != unix.TMPFS_MAGIC || st.Bavail*uint64(st.Bsize) < 256<<20 {
+			t.Skip("/dev/shm is not a tmpfs with 256 MiB free")
+		}
+		file := "/dev/shm/sandbox-limit-test-" + strconv.Itoa(os.Getpid())
+		t.Cleanup(func() { os.Remove(file) })
+		cfg := sandbox.Config{AllowSharedMemory: true, Limits: sandbox.Limits{MemoryBytes: 64 << 20}}
+		res, err := runLimited(t, cfg, self(t), []string{helperArg, "limit-tmpfs", file, "200"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(res.Stdout), "start") || strings.Contains(string(res.Stdout), "MiB") || res.State != "signal: killed" ||
+			res.LimitExceeded != sandbox.FeatureLimitMemory {
+			t.Errorf("200 MiB of tmpfs under MemoryBytes 64 MiB: state %q, LimitExceeded %q", res.State, res.LimitExceeded)
+		}
+		noGroupLeft(t)
+	})
 	// Under the limit: it completes, and nothing is reported.
 	res, err := runLimited(t, sandbox.Config{Limits: sandbox.Limits{MemoryBytes: 256 << 20}}, self(t), []string{helperArg, "limit-anon", "32"})
 	if err != nil || res.ExitCode != 0 || res.LimitExceeded != "" {
