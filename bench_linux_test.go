@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -136,7 +137,9 @@ func BenchmarkRunTrue(b *testing.B) {
 // limits and no spawn (no cgroup); "limits" with Processes and MemoryBytes
 // (a cgroup with pids.max and a memory limit: on cgroup v1 a directory in
 // the pids, memory and freezer hierarchies); "spawn" with spawn allowed and
-// no limits (a cgroup only for the kill: the v1 freezer). Interleave
+// no limits (a cgroup only for the kill: the v1 freezer); "spawn-nocgroup"
+// the same with detection pointed at no cgroup (the session scan's kill).
+// Interleave
 // rounds (bench/cgroup.sh) on a loaded machine.
 func BenchmarkRunCgroup(b *testing.B) {
 	requireSandboxB(b)
@@ -147,9 +150,16 @@ func BenchmarkRunCgroup(b *testing.B) {
 		{"none", sandbox.Config{}},
 		{"limits", sandbox.Config{Limits: sandbox.Limits{Processes: 64, MemoryBytes: 256 << 20}}},
 		{"spawn", sandbox.Config{AllowProcessSpawn: true}},
+		{"spawn-nocgroup", sandbox.Config{AllowProcessSpawn: true}},
 	}
+	empty := filepath.Join(b.TempDir(), "mountinfo")
+	os.WriteFile(empty, nil, 0o600)
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
+			if c.name == "spawn-nocgroup" {
+				// Detection finds no cgroup: the session scan kills.
+				defer sandbox.SetCgroupOptions(empty, "")()
+			}
 			for b.Loop() {
 				res, err := sandbox.Run(context.Background(), c.cfg, "/bin/true", nil, sandbox.RunOptions{})
 				if err != nil || res.ExitCode != 0 {

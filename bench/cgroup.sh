@@ -1,7 +1,7 @@
 #!/bin/sh
 # The per-tree cost of Run's cgroup (BenchmarkRunCgroup), in interleaved
-# rounds: each round runs none, limits and spawn once each, so that a
-# change in the machine's load hits all three alike. As root (the cgroup
+# rounds: each round runs each variant once, so that a
+# change in the machine's load hits them alike. As root (the cgroup
 # hierarchies are root's). Usage: bench/cgroup.sh [rounds] [benchtime]
 set -eu
 cd "$(dirname "$0")/.."
@@ -10,7 +10,7 @@ bin=$(mktemp -d)/sandbox.test
 go test -c -o "$bin" .
 uptime
 for r in $(seq "$rounds"); do
-	for v in none limits spawn; do
+	for v in none limits spawn spawn-nocgroup; do
 		"$bin" -test.run '^$' -test.bench "^BenchmarkRunCgroup/$v\$" -test.benchtime "$benchtime" | grep '^Benchmark'
 	done
 done
