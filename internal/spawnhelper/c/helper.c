@@ -14,8 +14,8 @@
  *     target's argv is argv[1:], exactly as the kernel gave it.
  *  2. Mark the failure pipe close-on-exec; write "0" to each cgroup.procs
  *     descriptor (one per hierarchy; any failure ends the child); mark
- *     every descriptor from FirstFD up close-on-exec (the target gets 0-2 and cmd.ExtraFiles; this file's own
- *     memfd is above them).
+ *     every descriptor from FirstFD up close-on-exec (the target gets 0-2
+ *     and cmd.ExtraFiles; this file's own memfd is above them).
  *  3. Landlock: create the ruleset; open each rule's path (O_PATH, following
  *     symlinks as they are now), skip it when it is gone, when it is not the
  *     object the parent resolved (device and inode, when the parent recorded
