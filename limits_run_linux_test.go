@@ -23,6 +23,7 @@ import (
 
 	"github.com/openparallax/sandbox"
 	"github.com/openparallax/sandbox/internal/cgroup"
+	"github.com/openparallax/sandbox/internal/trampoline"
 )
 
 // Limits under Run (and so WrapCommand's child half), enforced for real:
@@ -680,5 +681,29 @@ func TestRunLimitsAsNobody(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("as nobody: no %q", want)
 		}
+	}
+}
+
+// The Go trampoline, like the helper (internal/spawnhelper's
+// TestHelperCgroupFDsFailClosed), fails closed on a cgroup.procs
+// descriptor it cannot write: status 125, the target never runs.
+func TestGoTrampolineCgroupFDsFailClosed(t *testing.T) {
+	target, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip("no true(1) to be the target")
+	}
+	ro, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	p := &trampoline.Payload{Path: target, Env: []string{"A=1"}, FirstFD: 4, ErrFD: -1, CgroupFDs: []int{4}}
+	cmd := exec.Command("/proc/self/exe", "true")
+	cmd.Args[0] = trampoline.Arg0
+	cmd.Env = p.Environ()
+	cmd.ExtraFiles = []*os.File{ro, ro}
+	out, _ := cmd.CombinedOutput()
+	if ws := cmd.ProcessState.Sys().(syscall.WaitStatus); ws.ExitStatus() != 125 || !strings.Contains(string(out), "write cgroup.procs: bad file descriptor") {
+		t.Errorf("%v %q, want exit 125 and the failed write", ws, out)
 	}
 }
