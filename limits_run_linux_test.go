@@ -237,27 +237,33 @@ func TestRunLimitProcesses(t *testing.T) {
 	// Each child blocks reading a pipe no one writes (fd 3, a dup of the
 	// loop's stdin, which Run makes a pipe): no program beyond the shell.
 	script := `exec 3<&0; i=0; while [ $i -lt 200 ]; do (read x <&3) & i=$((i+1)); echo $i; done; echo done`
+	// The tree's size seen from outside: the live processes carrying its
+	// marker, sampled while it runs (the machine's own task count moves
+	// with whatever else runs here, and is only logged).
 	before := countTasks()
-	peak := make(chan int, 1)
+	peak := make(chan [2]int, 1)
 	stop := make(chan struct{})
 	go func() {
-		m := 0
+		var m [2]int
 		for {
 			select {
 			case <-stop:
 				peak <- m
 				return
 			case <-time.After(5 * time.Millisecond):
-				m = max(m, countTasks())
+				m[0] = max(m[0], len(marked(mark)))
+				m[1] = max(m[1], countTasks())
 			}
 		}
 	}()
 	res, err := sandbox.Run(context.Background(), cfg, sh, []string{"-c", script},
 		sandbox.RunOptions{Env: []string{"PATH=/usr/bin:/bin", mark}, Stdin: blockingReader{}, Timeout: time.Minute})
 	close(stop)
-	grew := <-peak - before
+	pk := <-peak
+	tree, grew := pk[0], pk[1]-before
 	out := strings.Fields(string(res.Stdout))
-	t.Logf("%v, state %q, limit %q, %d forks, machine tasks +%d at most; stderr %.200q", err, res.State, res.LimitExceeded, len(out), grew, res.Stderr)
+	t.Logf("%v, state %q, limit %q, %d forks, at most %d processes of the tree seen, machine tasks +%d at most; stderr %.200q",
+		err, res.State, res.LimitExceeded, len(out), tree, grew, res.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,8 +273,8 @@ func TestRunLimitProcesses(t *testing.T) {
 	if res.LimitExceeded != sandbox.FeatureLimitProcesses {
 		t.Errorf("LimitExceeded = %q, want %q", res.LimitExceeded, sandbox.FeatureLimitProcesses)
 	}
-	if grew > limit+32 {
-		t.Errorf("the machine gained %d tasks under Processes %d", grew, limit)
+	if tree > limit || tree < limit/2 {
+		t.Errorf("%d processes of the tree seen at once under Processes %d", tree, limit)
 	}
 	if left := marked(mark); len(left) > 0 {
 		for _, pid := range left {
