@@ -299,6 +299,44 @@ func TestWrapInheritedEnv(t *testing.T) {
 	}
 }
 
+// TestWrapLargeEnviron: the target gets its environment intact whatever
+// its size: a payload of one chunk that fits the helper's static buffer,
+// and one of several chunks that needs memory from mmap (the helper
+// decodes both; see internal/spawnhelper/c/helper.c).
+func TestWrapLargeEnviron(t *testing.T) {
+	requireSandbox(t)
+	for _, size := range []int{20 << 10, 400 << 10} {
+		t.Run(strconv.Itoa(size>>10)+"KiB", func(t *testing.T) {
+			cmd := exec.Command(self(t), helperArg, "report")
+			cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+			// Values of every ASCII byte but NUL (the report is JSON,
+			// which would replace invalid UTF-8), in variables below
+			// the kernel's 128 KiB per string.
+			for i := 0; size > 0; i++ {
+				n := min(size, 100<<10)
+				v := make([]byte, n)
+				for j := range v {
+					v[j] = byte(1 + (i*7+j)%127)
+					if v[j] == '=' {
+						v[j] = '+'
+					}
+				}
+				cmd.Env = append(cmd.Env, "SANDBOX_BIG"+strconv.Itoa(i)+"="+string(v))
+				size -= n
+			}
+			want := cmd.Environ()
+			wrap(t, cmd, sandbox.Config{})
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if r := decodeReport(t, out); !slices.Equal(r.Env, want) {
+				t.Errorf("environ differs from cmd.Environ() (%d variables, want %d)", len(r.Env), len(want))
+			}
+		})
+	}
+}
+
 // TestRunPlumbing: under Run, the environment is only what was passed
 // (nothing when nil), and the failure pipe is not among the descriptors.
 func TestRunPlumbing(t *testing.T) {
