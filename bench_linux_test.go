@@ -120,6 +120,18 @@ func BenchmarkSpawnWrapped(b *testing.B) {
 	}
 }
 
+// BenchmarkWrapCommand is WrapCommand alone, the parent's part of a wrapped
+// spawn (policy, target checks, payload), without starting anything.
+func BenchmarkWrapCommand(b *testing.B) {
+	requireSandboxB(b)
+	sb := sandbox.New()
+	for b.Loop() {
+		if err := sb.WrapCommand(exec.Command("/bin/true"), sandbox.Config{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkRunTrue is Run of /bin/true: WrapCommand plus Run's session,
 // failure pipe and output capture.
 func BenchmarkRunTrue(b *testing.B) {

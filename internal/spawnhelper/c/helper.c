@@ -156,6 +156,17 @@ static const char *prefix(const char *s, const char *pre)
 static int errfd = -1;
 static const char *target = "(unknown target)";
 static char msg[8192];
+/* The arena (and the decoded payload when it came in several chunks), when
+ * it fits: in .bss, whose page tables exist already (next to this program's
+ * code). Memory from mmap(2) lands elsewhere in the address space and costs
+ * new page tables, made on the first touch and freed again at the target's
+ * execve: on a virtual machine where page-table writes trap, that was a
+ * tenth of this program's time (perf, bench/spawn.sh). Untouched pages of it
+ * cost nothing. Defined between msg and the small variables below because
+ * GCC lays .bss out in reverse order of definition: they then share the
+ * page of .data, which execve has already touched, and the arena follows
+ * them (a page fewer to touch; nothing depends on it for correctness). */
+static u8 buf[192 << 10] __attribute__((aligned(64)));
 static u64 msglen;
 
 static void put(const char *s, u64 n)
@@ -283,7 +294,9 @@ static int b64val(u8 c)
 }
 
 /* b64 decodes unpadded standard base64 from s (n chars) to out; returns
- * the number of bytes written, or -1. */
+ * the number of bytes written, or -1. out may be s: each group of four
+ * characters is read before its three bytes are written, at or before where
+ * the group began. */
 static long b64(const char *s, u64 n, u8 *out)
 {
 	u64 i, o = 0;
@@ -370,14 +383,6 @@ static char *str(struct rd *r)
 	arenalen += (u64)n + 1;
 	return s;
 }
-
-/* The buffer for the decoded payload and the arena, when they fit: in .bss,
- * whose page tables exist already (next to this program's code). Memory from
- * mmap(2) lands elsewhere in the address space and costs new page tables,
- * made on the first touch and freed again at the target's execve: on a
- * virtual machine where page-table writes trap, that was a tenth of this
- * program's time (bench/spawn.sh). Untouched pages of it cost nothing. */
-static u8 buf[192 << 10] __attribute__((aligned(64)));
 
 static void *alloc(u64 n)
 {
@@ -496,13 +501,15 @@ __attribute__((noreturn, used)) void start(long *sp)
 		for (i = 0; i < nchunks; i++) {
 			const char *c = 0;
 			u64 k, len;
-			char name[48];
-			msglen = 0;
-			puts_(CHUNK);
-			putnum((long)i);
-			puts_("=");
-			put("", 1);
-			memcpy(name, msg, msglen);
+			char name[48] = CHUNK; /* then i in decimal, "=" */
+			u64 t = 1;
+			k = sizeof CHUNK - 1;
+			while (i / t >= 10)
+				t *= 10;
+			for (; t; t /= 10)
+				name[k++] = (char)('0' + i / t % 10);
+			name[k++] = '=';
+			name[k] = 0;
 			for (k = 0; envp[k] && !c; k++)
 				c = prefix(envp[k], name);
 			if (!c)
@@ -514,6 +521,8 @@ __attribute__((noreturn, used)) void start(long *sp)
 				total += len;
 				continue;
 			}
+			if (nchunks == 1)
+				raw = (u8 *)c;
 			dec = b64(c, len, raw + off);
 			if (dec < 0)
 				fail("trampoline", 0, "invalid invocation (payload is not base64)");
@@ -526,8 +535,15 @@ __attribute__((noreturn, used)) void start(long *sp)
 			 * payload bytes, plus one). */
 			u64 d = (total / 4 * 3 + 3 + 7) & ~7UL;
 			arenacap = (d + d / 4 + 1 + 2 * d + 8 + 64 + 7) & ~7UL;
-			raw = alloc(d + arenacap);
-			arena = (char *)raw + d;
+			if (nchunks == 1) {
+				/* Decoded where it is (see b64): the chunk's
+				 * string is this process's own stack, already in
+				 * memory, and serves nothing else. */
+				arena = alloc(arenacap);
+			} else {
+				raw = alloc(d + arenacap);
+				arena = (char *)raw + d;
+			}
 		} else {
 			total = off;
 		}
