@@ -333,3 +333,146 @@ func TestWrapNamespaceSysProcAttrReplaced(t *testing.T) {
 		t.Errorf("the mount table changed:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 }
+
+// runProg runs name args under Run in dir and returns exit code, stdout
+// and stderr.
+func runProg(t *testing.T, cfg sandbox.Config, dir, name string, args ...string) (int, string, string) {
+	t.Helper()
+	res, err := sandbox.Run(context.Background(), cfg, name, args, sandbox.RunOptions{Dir: dir, Timeout: 30 * time.Second,
+		Env: []string{"PATH=/usr/bin:/bin", "LC_ALL=C", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"}})
+	if err != nil {
+		t.Fatalf("Run %s %v: %v", name, args, err)
+	}
+	return res.ExitCode, string(res.Stdout), string(res.Stderr)
+}
+
+// loaderPath is this machine's dynamic loader, or "".
+func loaderPath() string {
+	for _, p := range []string{"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"} {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+	}
+	return ""
+}
+
+func TestRunMountLayerPrograms(t *testing.T) {
+	requireNamespaces(t)
+	checkMountLayerPrograms(t, nsWorkspace(t))
+}
+
+func TestRunMountLayerProgramsAsNobody(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() == 0 {
+		ws := nsWorkspace(t)
+		chownTree(t, ws, 65534)
+		if !asNobody(t, "SANDBOX_NS_WS="+ws) {
+			return
+		}
+	}
+	requireNamespaces(t)
+	checkMountLayerPrograms(t, os.Getenv("SANDBOX_NS_WS"))
+}
+
+// checkMountLayerPrograms: under Run, in a workspace holding a git
+// repository, real programs: git commit works; the hooks, the config and
+// .git itself cannot be changed, with the errno each program reports, not
+// through a symbolic link nor a hard link either; a denied .env cannot be
+// read; a Mounts entry shows a host directory elsewhere; and ld.so cannot
+// run an ELF file written into the workspace. (rm -rf .git fails, but
+// deletes what it may: objects and refs are the workspace's, writable;
+// what is protected is the code git would run outside the sandbox.)
+func checkMountLayerPrograms(t *testing.T, ws string) {
+	git := need(t, "/usr/bin/git", "git")
+	sh := need(t, "/bin/sh", "dash")
+	j := func(p string) string { return filepath.Join(ws, p) }
+	data := filepath.Join(ws, "data") // shown read-only at /tmp/<name>, inside the private /tmp
+	os.MkdirAll(data, 0o755)
+	os.WriteFile(filepath.Join(data, "shown"), []byte("shown data\n"), 0o644)
+	at := "/tmp/sandbox-mount-at-" + filepath.Base(filepath.Dir(ws))
+	cfg := sandbox.Config{
+		AllowedWritePaths: []string{ws},
+		AllowedExecPaths:  []string{git, "/usr/lib/git-core", sh, "/bin/cat", "/usr/bin/mv", "/usr/bin/rm", "/usr/bin/ln"},
+		AllowProcessSpawn: true,
+		DenyReadPaths:     []string{j(".env")},
+		Mounts:            []sandbox.Mount{{Path: data, At: at}},
+	}
+	hooksBefore, _ := os.ReadDir(j(".git/hooks"))
+	configBefore, _ := os.ReadFile(j(".git/config"))
+
+	os.WriteFile(j("file.txt"), []byte("hello\n"), 0o644)
+	for _, args := range [][]string{{"add", "file.txt"}, {"commit", "-q", "-m", "second"}, {"branch", "b2"}} {
+		if code, out, errOut := runProg(t, cfg, ws, git, args...); code != 0 {
+			t.Fatalf("git %v: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+	if out, err := exec.Command(git, "-C", ws, "log", "--format=%s").Output(); err != nil || !strings.HasPrefix(string(out), "second\n") {
+		t.Errorf("git log on the host after the sandboxed commit: %q %v", out, err)
+	}
+
+	for _, c := range []struct {
+		what, errText string
+		argv          []string
+	}{
+		{"write a hook", "Read-only file system", []string{sh, "-c", "echo 'echo pwned' > .git/hooks/pre-commit"}},
+		// git writes .git/config.lock, then renames it over the config,
+		// a mount point.
+		{"git config core.hooksPath", "could not write config file .git/config: Device or resource busy", []string{git, "config", "core.hooksPath", "/tmp/x"}},
+		{"git config core.fsmonitor", "Device or resource busy", []string{git, "config", "core.fsmonitor", "/tmp/x"}},
+		{"write a hook through a symlink", "Read-only file system", []string{sh, "-c", "ln -s .git/hooks/pre-commit l1 && echo x > l1"}},
+		{"hard link to .git/config", "Invalid cross-device link", []string{"/usr/bin/ln", ".git/config", "cfg-link"}},
+		{"hard link to .env", "Invalid cross-device link", []string{"/usr/bin/ln", ".env", "env-link"}},
+		{"read .env through a symlink", "Permission denied", []string{sh, "-c", "ln -s .env l2 && cat l2"}},
+		{"mv .git", "Device or resource busy", []string{"/usr/bin/mv", ".git", ".g"}},
+		{"rm -rf .git", "Device or resource busy", []string{"/usr/bin/rm", "-rf", ".git"}},
+		{"rm -rf .git/hooks", "Read-only file system", []string{"/usr/bin/rm", "-rf", ".git/hooks"}},
+		{"cat .env", "Permission denied", []string{"/bin/cat", ".env"}},
+		{"write into the mount", "Read-only file system", []string{sh, "-c", "echo x > " + at + "/shown"}},
+	} {
+		code, out, errOut := runProg(t, cfg, ws, c.argv[0], c.argv[1:]...)
+		if code == 0 || !strings.Contains(errOut, c.errText) {
+			t.Errorf("%s: exit %d, stderr %q; want a failure with %q", c.what, code, errOut, c.errText)
+		} else {
+			t.Logf("%s: exit %d: %s", c.what, code, strings.TrimSpace(errOut+out))
+		}
+	}
+	hooksAfter, _ := os.ReadDir(j(".git/hooks"))
+	configAfter, _ := os.ReadFile(j(".git/config"))
+	if len(hooksAfter) != len(hooksBefore) || !bytes.Equal(configAfter, configBefore) {
+		t.Errorf("hooks or config changed on the host: %d hooks before, %d after; config %q → %q", len(hooksBefore), len(hooksAfter), configBefore, configAfter)
+	}
+	if _, err := os.Stat(j(".g")); err == nil {
+		t.Errorf(".git was renamed on the host")
+	}
+
+	// The mount shows the host directory at its target.
+	if code, out, errOut := runProg(t, cfg, ws, "/bin/cat", at+"/shown"); code != 0 || out != "shown data\n" {
+		t.Errorf("cat through the mount: exit %d %q %q", code, out, errOut)
+	}
+	if _, err := os.Stat(at); err == nil {
+		t.Errorf("the mount target %s exists on the host", at)
+	}
+
+	// ld.so on an ELF file written into the workspace: refused, because
+	// the workspace is noexec. Positive control: the same with
+	// AllowExecWritePaths (the workspace executable) runs it.
+	ld := loaderPath()
+	if ld == "" {
+		t.Log("no dynamic loader found here: the ld.so route is not tried")
+		return
+	}
+	copyFile(t, "/bin/true", j("payload"))
+	os.Chmod(j("payload"), 0o755)
+	code, _, errOut := runProg(t, cfg, ws, ld, j("payload"))
+	if code == 0 || !strings.Contains(errOut, "failed to map segment") {
+		t.Errorf("ld.so ./payload in the noexec workspace: exit %d %q; want the loader's mapping failure", code, errOut)
+	} else {
+		t.Logf("ld.so ./payload: exit %d: %s", code, strings.TrimSpace(errOut))
+	}
+	ctl := cfg
+	ctl.AllowExecWritePaths = true
+	if code, _, errOut := runProg(t, ctl, ws, ld, j("payload")); code != 0 {
+		t.Errorf("positive control: ld.so ./payload with allow_exec_write_paths: exit %d %q", code, errOut)
+	}
+}
