@@ -11,6 +11,7 @@ package sandbox_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,8 +20,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/childtest"
 	"github.com/openparallax/sandbox/internal/rawsys"
 )
 
@@ -474,5 +479,112 @@ func checkMountLayerPrograms(t *testing.T, ws string) {
 	ctl.AllowExecWritePaths = true
 	if code, _, errOut := runProg(t, ctl, ws, ld, j("payload")); code != 0 {
 		t.Errorf("positive control: ld.so ./payload with allow_exec_write_paths: exit %d %q", code, errOut)
+	}
+}
+
+// refuseNamespaces loads, on every thread of this process, a seccomp
+// filter that refuses clone and unshare with CLONE_NEWNS or CLONE_NEWUSER
+// (EPERM), as a container runtime's default profile does.
+func refuseNamespaces(t *testing.T) {
+	t.Helper()
+	const (
+		ldAbs   = 0x20 // BPF_LD|BPF_W|BPF_ABS
+		jeq     = 0x15 // BPF_JMP|BPF_JEQ|BPF_K
+		jset    = 0x45 // BPF_JMP|BPF_JSET|BPF_K
+		ret     = 0x06 // BPF_RET|BPF_K
+		allow   = 0x7fff0000
+		errno   = 0x00050000
+		argsOff = 16 // offsetof(struct seccomp_data, args[0]), low word (little-endian)
+	)
+	prog := []unix.SockFilter{
+		{Code: ldAbs, K: 0},
+		{Code: jeq, Jt: 1, K: unix.SYS_CLONE},
+		{Code: jeq, Jt: 0, Jf: 3, K: unix.SYS_UNSHARE},
+		{Code: ldAbs, K: argsOff},
+		{Code: jset, Jt: 0, Jf: 1, K: unix.CLONE_NEWNS | unix.CLONE_NEWUSER},
+		{Code: ret, K: errno | uint32(unix.EPERM)},
+		{Code: ret, K: allow},
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); e != 0 {
+		t.Fatalf("seccomp: %v", e)
+	}
+	// The filter works: a namespace cannot be made.
+	if err := exec.Command("/bin/true").Run(); err != nil {
+		t.Fatalf("a plain spawn under the filter: %v", err)
+	}
+	cmd := exec.Command("/bin/true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
+	if err := cmd.Run(); !errors.Is(err, syscall.EPERM) {
+		t.Fatalf("clone(CLONE_NEWNS) under the filter: %v, want EPERM", err)
+	}
+}
+
+// TestMountLayerUnavailable: where the namespaces cannot be created (here a
+// seccomp filter in this test's own child process refuses them), the plan
+// says so with the reason and a remedy, Strict refuses, and without Strict
+// Run still confines with Landlock and seccomp.
+func TestMountLayerUnavailable(t *testing.T) {
+	requireSandbox(t)
+	ws := childtest.Dir(t)
+	childtest.Run(t, func(t *testing.T) { checkUnavailable(t, ws) })
+}
+
+// TestMountLayerUnavailableAsNobody: the same for a caller that is not
+// root, whose clone asks for a user namespace too.
+func TestMountLayerUnavailableAsNobody(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() == 0 {
+		ws := nsWorkspace(t)
+		chownTree(t, ws, 65534)
+		if !asNobody(t, "SANDBOX_NS_WS="+ws) {
+			return
+		}
+	}
+	checkUnavailable(t, os.Getenv("SANDBOX_NS_WS"))
+}
+
+func checkUnavailable(t *testing.T, ws string) {
+	{
+		refuseNamespaces(t)
+		cfg := sandbox.Config{AllowedWritePaths: []string{ws}, DenyWritePaths: []string{filepath.Join(ws, "kept")}}
+		os.WriteFile(filepath.Join(ws, "kept"), []byte("x"), 0o644)
+		plan, err := sandbox.PlanFor(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var found bool
+		for _, f := range plan.Features {
+			if f.Feature == sandbox.FeatureDenyWrite && f.Scope == sandbox.ScopeCommand {
+				found = true
+				if f.Enforced || !strings.Contains(f.Detail, "unavailable") || !strings.Contains(f.Detail, "seccomp") || f.Hint == "" {
+					t.Errorf("deny_write_paths under WrapCommand: %+v; want not enforced, the seccomp reason and a remedy", f)
+				}
+				t.Logf("plan: %s (hint: %s)", f.Detail, f.Hint)
+			}
+			if f.Feature == sandbox.FeatureMetadata && !strings.Contains(f.Detail, "unavailable") {
+				t.Errorf("file_metadata does not say the layer is unavailable: %s", f.Detail)
+			}
+		}
+		if !found {
+			t.Errorf("no deny_write_paths entry for WrapCommand in %+v", plan.Features)
+		}
+		strict := cfg
+		strict.Strict = true
+		err = sandbox.New().WrapCommand(exec.Command("/bin/true"), strict)
+		if !errors.Is(err, sandbox.ErrNotEnforced) || !strings.Contains(err.Error(), sandbox.FeatureDenyWrite) ||
+			!strings.Contains(err.Error(), sandbox.FeatureMetadata) {
+			t.Errorf("Strict WrapCommand: %v; want ErrNotEnforced naming %s and %s", err, sandbox.FeatureDenyWrite, sandbox.FeatureMetadata)
+		}
+		// Without Strict: Landlock and seccomp still apply.
+		cat := need(t, "/bin/cat", "coreutils")
+		res, err := sandbox.Run(context.Background(), sandbox.Config{AllowedWritePaths: []string{ws}, DenyWritePaths: cfg.DenyWritePaths},
+			cat, []string{filepath.Join(ws, "kept"), "/etc/hostname"}, sandbox.RunOptions{})
+		if err != nil || res.ExitCode != 1 || string(res.Stdout) != "x" || !strings.Contains(string(res.Stderr), "/etc/hostname: Permission denied") {
+			t.Errorf("Run without the layer: %v, exit %d, %q %q; want the grant read and /etc/hostname denied", err, res.ExitCode, res.Stdout, res.Stderr)
+		}
 	}
 }
