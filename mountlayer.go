@@ -143,7 +143,7 @@ func mountLayerFeatures(rc *resolvedConfig, l *mountLayer, available bool) []Enf
 	if l.used() && available {
 		tmp := "no private /tmp or /dev/shm"
 		if len(l.plan.Tmp) > 0 {
-			tmp = "fresh tmpfs at " + strings.Join(l.plan.Tmp, " and ")
+			tmp = "a fresh tmpfs (noexec) at " + strings.Join(l.plan.Tmp, " and ") + ", granted read-write: nothing of the host's is there, and nothing written there reaches the host"
 		}
 		for _, g := range l.plan.Gaps {
 			if g.Field == "private_tmp" {

@@ -244,6 +244,13 @@ func TestRunMountLayerAsNobody(t *testing.T) {
 }
 
 func checkMountLayer(t *testing.T, ws string) {
+	hostTmp, err := os.CreateTemp("/tmp", "sandbox-host-tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostTmp.Close()
+	defer os.Remove(hostTmp.Name())
+	inside := "/tmp/sandbox-made-inside-" + filepath.Base(hostTmp.Name())
 	cfg := sandbox.Config{
 		AllowedWritePaths: []string{ws},
 		DenyWritePaths:    []string{filepath.Join(ws, "ro")},
@@ -256,7 +263,22 @@ func checkMountLayer(t *testing.T, ws string) {
 		"read:"+j(".env"), "append:"+j(".env"), "ls:"+j("secrets"), "read:"+j("secrets/key"),
 		"write:"+j(".git/hooks/pre-commit"), "append:"+j(".git/config"), "rename:"+j(".git")+":"+j(".g"),
 		"remove:"+j(".git/hooks"), "read:"+j(".git/HEAD"), "write:"+j(".git/description"),
+		"read:"+hostTmp.Name(), "write:"+inside, "read:"+inside, "write:/dev/shm/sandbox-sem",
 	)
+	// A private /tmp and /dev/shm: the host's file is not there, and what
+	// is written there stays there (that it is noexec, checkMountLayerPrograms
+	// shows with ld.so).
+	wantOp(t, got, "read:"+hostTmp.Name(), syscall.ENOENT)
+	wantOp(t, got, "write:"+inside, 0)
+	wantOp(t, got, "read:"+inside, 0)
+	if dirExists("/dev/shm") {
+		wantOp(t, got, "write:/dev/shm/sandbox-sem", 0)
+	}
+	for _, p := range []string{inside, "/dev/shm/sandbox-sem"} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s, written inside the sandbox, is on the host", p)
+		}
+	}
 	wantOp(t, got, "write:"+j("file"), 0)
 	wantOp(t, got, "write:"+j("new"), 0)
 	wantOp(t, got, "write:"+j("ro/file"), syscall.EROFS)
@@ -474,6 +496,17 @@ func checkMountLayerPrograms(t *testing.T, ws string) {
 		t.Errorf("ld.so ./payload in the noexec workspace: exit %d %q; want the loader's mapping failure", code, errOut)
 	} else {
 		t.Logf("ld.so ./payload: exit %d: %s", code, strings.TrimSpace(errOut))
+	}
+	// The private /tmp is noexec too: ld.so run from a shell (the loader
+	// is executable, as the granted programs' interpreter) maps a granted
+	// program (/bin/cat), but not bytes copied into /tmp.
+	script := "cat " + j("payload") + " > /tmp/p && " + ld + " /bin/cat /dev/null && echo control-ok && " + ld + " /tmp/p"
+	var out string
+	code, out, errOut = runProg(t, cfg, ws, sh, "-c", script)
+	if code == 0 || out != "control-ok\n" || !strings.Contains(errOut, "failed to map segment") {
+		t.Errorf("ld.so on a copy in the private /tmp: exit %d %q %q; want the control to run and the copy refused", code, out, errOut)
+	} else {
+		t.Logf("ld.so /tmp/p: exit %d: %s", code, strings.TrimSpace(errOut))
 	}
 	ctl := cfg
 	ctl.AllowExecWritePaths = true

@@ -395,6 +395,13 @@ func withNamespaceStep(p *trampoline.Payload, rc *resolvedConfig, pol linuxPolic
 	if rc.cfg.AllowUnixSockets {
 		unixRight = ll.AccessFSResolveUnix
 	}
+	// The private /tmp and /dev/shm are the sandbox's own: granted
+	// read-write (they are noexec). Programs that write to /tmp whatever
+	// TMPDIR says, and POSIX shared memory and semaphores, work, and
+	// nothing of the host's is there.
+	for _, d := range pol.Layer.plan.Tmp {
+		p.Rules = append(p.Rules, trampoline.PathRule{Path: d, Dir: uint64((llWriteDir | unixRight) & pol.HandledFS)})
+	}
 	for _, m := range rc.mounts {
 		var st unix.Stat_t
 		if err := unix.Stat(m.Path, &st); err != nil {
