@@ -83,6 +83,11 @@ type Plan struct {
 	// TimeLimit is not set by PlanFor: a host that runs the program with a
 	// timeout (RunOptions.Timeout) sets it so that Describe mentions it.
 	TimeLimit time.Duration `json:"-"`
+	// MountLayer lists, on Linux, the steps of the mount-namespace layer
+	// WrapCommand and Run would perform for this Config (from the
+	// caller's working directory), one per line; empty when the layer is
+	// not used (see the features' details for why).
+	MountLayer []string `json:"mount_layer,omitempty"`
 	// ChildHalf says, on Linux, what runs in WrapCommand's and Run's child
 	// between fork and the target (the static helper or the Go
 	// trampoline), and why.

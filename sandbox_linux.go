@@ -106,6 +106,11 @@ func planPlatform(rc *resolvedConfig) Plan {
 	pol.Layer = newMountLayer(rc, nil, cwd)
 	plan := withArtefacts(linuxPlan(rc, pol, k.seccomp, k.abiReason), pol)
 	plan.ChildHalf = childHalfLine()
+	if pol.Layer.used() {
+		plan.MountLayer = pol.Layer.plan.Lines()
+		plan.ChildHalf = "WrapCommand/Run child half: the Go trampoline (a re-exec of this program), because the mount layer is used (" +
+			strings.Join(pol.Layer.needs, "; ") + "): its namespace step runs only there"
+	}
 	return plan
 }
 

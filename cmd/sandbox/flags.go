@@ -21,6 +21,8 @@ import (
 type configFlags struct {
 	file                        string
 	ro, rw, exec, connect, bind []string
+	denyWrite, denyRead, mounts []string
+	noGitProtection             bool
 	allowSpawn, strict          bool
 	allowCamera, allowMic       bool
 	limits                      sandbox.Limits // set by the --max-* flags; zero fields leave --config's
@@ -40,6 +42,10 @@ func (c *configFlags) register(fs *flag.FlagSet) {
 	multi(fs, &c.exec, "exec", "grant executing `PATH` (repeatable)")
 	multi(fs, &c.connect, "connect", "grant TCP connect to `HOST:PORT` (repeatable; *:PORT for any host)")
 	multi(fs, &c.bind, "bind", "grant TCP bind on `PORT` (repeatable)")
+	multi(fs, &c.denyWrite, "deny-write", "keep `PATH` read-only even inside a --rw path (repeatable; Linux: WrapCommand/Run's mount layer)")
+	multi(fs, &c.denyRead, "deny-read", "hide `PATH` even inside a granted path (repeatable; Linux: WrapCommand/Run's mount layer)")
+	multi(fs, &c.mounts, "mount", "show the host path HOST at AT inside the sandbox, read-only, or read-write with :rw (`HOST:AT[:rw]`, repeatable; Linux: WrapCommand/Run's mount layer)")
+	fs.BoolVar(&c.noGitProtection, "no-git-protection", false, "do not keep the hooks and config of git repositories in the --rw paths read-only (no_git_protection)")
 	fs.BoolVar(&c.allowSpawn, "allow-spawn", false, "let the program create processes")
 	fs.BoolVar(&c.allowCamera, "allow-camera", false, "let the program use the camera (macOS device-camera; not enforceable elsewhere)")
 	fs.BoolVar(&c.allowMic, "allow-microphone", false, "let the program use the microphone (macOS device-microphone; not enforceable elsewhere)")
@@ -119,7 +125,8 @@ func (c *configFlags) config() (sandbox.Config, error) {
 		flag string
 		from []string
 		to   *[]string
-	}{{"--ro", c.ro, &cfg.AllowedReadPaths}, {"--rw", c.rw, &cfg.AllowedWritePaths}, {"--exec", c.exec, &cfg.AllowedExecPaths}} {
+	}{{"--ro", c.ro, &cfg.AllowedReadPaths}, {"--rw", c.rw, &cfg.AllowedWritePaths}, {"--exec", c.exec, &cfg.AllowedExecPaths},
+		{"--deny-write", c.denyWrite, &cfg.DenyWritePaths}, {"--deny-read", c.denyRead, &cfg.DenyReadPaths}} {
 		for _, p := range l.from {
 			abs, err := expandPath(p)
 			if err != nil {
@@ -134,6 +141,26 @@ func (c *configFlags) config() (sandbox.Config, error) {
 			}
 		}
 	}
+	for _, m := range c.mounts {
+		parts := strings.Split(m, ":")
+		write := false
+		if len(parts) == 3 && parts[2] == "rw" {
+			parts, write = parts[:2], true
+		}
+		if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
+			return cfg, fmt.Errorf("--mount %q: want HOST:AT or HOST:AT:rw", m)
+		}
+		host, err := expandPath(parts[0])
+		if err != nil {
+			return cfg, fmt.Errorf("--mount %q: %v", m, err)
+		}
+		at, err := expandPath(parts[1])
+		if err != nil {
+			return cfg, fmt.Errorf("--mount %q: %v", m, err)
+		}
+		cfg.Mounts = append(cfg.Mounts, sandbox.Mount{Path: host, At: at, Write: write})
+	}
+	cfg.NoGitProtection = cfg.NoGitProtection || c.noGitProtection
 	for _, ep := range c.connect {
 		if strings.Contains(ep, "://") {
 			return cfg, fmt.Errorf("--connect %q: a URL; write HOST:PORT (e.g. example.com:443)", ep)
@@ -203,7 +230,8 @@ func configFlagError(err error, given map[string]string) error {
 	}
 	flagFor := map[string]string{
 		"allowed_read_paths": "--ro", "allowed_write_paths": "--rw", "allowed_exec_paths": "--exec",
-		"allowed_tcp_connect": "--connect",
+		"allowed_tcp_connect": "--connect", "deny_write_paths": "--deny-write", "deny_read_paths": "--deny-read",
+		"mounts": "--mount",
 	}
 	name := flagFor[ce.Field]
 	if name == "" {

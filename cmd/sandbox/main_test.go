@@ -358,3 +358,48 @@ func TestPlanLimitFlags(t *testing.T) {
 		t.Errorf("%d limit entries in the plan: %+v", n, rep.Plan.Features)
 	}
 }
+
+// --deny-write, --deny-read and --mount reach the Config and the plan
+// shows them (enforced under WrapCommand/Run where the mount layer is
+// available, with its steps; not enforced with the reason elsewhere).
+func TestPlanMountFlags(t *testing.T) {
+	dir := t.TempDir()
+	src := t.TempDir()
+	var stdout, stderr strings.Builder
+	code := run([]string{"plan", "--rw", dir, "--deny-write", filepath.Join(dir, "ro"), "--deny-read", filepath.Join(dir, ".env"),
+		"--mount", src + ":" + filepath.Join(dir, "shown") + ":rw", "--no-git-protection", "--json"}, nil, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("plan exit %d: %s", code, stderr.String())
+	}
+	var rep planReport
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, f := range rep.Plan.Features {
+		switch f.Feature {
+		case sandbox.FeatureDenyWrite, sandbox.FeatureDenyRead, sandbox.FeatureMounts:
+			seen[f.Feature] = true
+			if !strings.Contains(f.Detail, "ro") && !strings.Contains(f.Detail, "shown") && !strings.Contains(f.Detail, ".env") &&
+				!strings.Contains(f.Detail, "ApplySelf") && !strings.Contains(f.Detail, "unavailable") {
+				t.Errorf("%s: detail names nothing: %s", f.Feature, f.Detail)
+			}
+		case sandbox.FeatureGitProtect:
+			t.Errorf("git protection reported with --no-git-protection: %+v", f)
+		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("the plan lacks some of deny_write_paths, deny_read_paths, mounts: %v", seen)
+	}
+	for _, c := range []struct{ arg, want string }{
+		{"nocolon", "want HOST:AT"}, {src + ":" + dir + ":ro", "want HOST:AT"}, {":" + dir, "want HOST:AT"},
+	} {
+		_, errOut, code := runCLI(t, "plan", "--mount", c.arg)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("--mount %q: exit %d %q; want a usage error with %q", c.arg, code, errOut, c.want)
+		}
+	}
+	if _, errOut, code := runCLI(t, "plan", "--deny-read", "~nobody/x"); code != exitUsage || !strings.Contains(errOut, "--deny-read") {
+		t.Errorf("--deny-read ~nobody/x: exit %d %q; want a usage error naming the flag", code, errOut)
+	}
+}

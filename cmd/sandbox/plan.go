@@ -86,6 +86,7 @@ func plan(args []string, stdout, stderr io.Writer) int {
 	section(stdout, "Network rules:", p.Network)
 	section(stdout, "Syscall filter:", p.Syscalls)
 	section(stdout, "Default paths absent here:", p.Skipped)
+	section(stdout, "Mount layer (WrapCommand, Run, sandbox run; in a new mount namespace):", p.MountLayer)
 	if p.ChildHalf != "" {
 		section(stdout, "Spawning (WrapCommand, Run, sandbox run):", []string{p.ChildHalf})
 	}
