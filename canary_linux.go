@@ -46,11 +46,14 @@ func verifyPlatform(cfg Config) CanaryResult {
 		return NewCanaryResult(ModeLandlock, []ProbeResult{{Name: "config", Status: ProbeFailed, Error: err.Error()}})
 	}
 	k := kernel()
+	_, layer := canaryLayer(rc)
 	probes := []ProbeResult{
 		probeFileRead(rc),
-		probeFileWrite(rc),
+		probeFileWrite(rc, layer),
 		probeNetwork(rc, k.abi),
 	}
+	probes = append(probes, probeDenyWrite(rc)...)
+	probes = append(probes, probeDenyRead(rc)...)
 	spawn := probeProcessSpawn(rc) // forks from fresh threads too
 	// Read once, after the spawn probe started its threads: the threads
 	// probe, the capabilities probe and the spawn probe's own claim that
@@ -110,6 +113,25 @@ func dacAllows(path string, mode uint32) bool {
 	return unix.Faccessat(unix.AT_FDCWD, path, mode, unix.AT_EACCESS) == nil
 }
 
+// modeAllows reports whether the permission bits of path grant want (an
+// rwx triple, e.g. 3 for write and search) to this process's effective
+// uid and gid (or, for uid 0, whatever they say: the canary's root has
+// dropped its capabilities, but owns what it probes).
+func modeAllows(path string, want uint32) bool {
+	var st unix.Stat_t
+	if unix.Stat(path, &st) != nil {
+		return false
+	}
+	uid, gid := uint32(os.Geteuid()), uint32(os.Getegid())
+	switch {
+	case st.Uid == uid:
+		return st.Mode>>6&want == want
+	case st.Gid == gid:
+		return st.Mode>>3&want == want
+	}
+	return st.Mode&want == want
+}
+
 // target picks the first candidate that exists, is not granted, and that
 // ordinary permissions allow.
 func target(rc *resolvedConfig, mode uint32, candidates ...string) (string, bool) {
@@ -131,13 +153,36 @@ func probeFileRead(rc *resolvedConfig) ProbeResult {
 	return outcome("file_read", path, tryRead(path), syscall.EACCES)
 }
 
-func probeFileWrite(rc *resolvedConfig) ProbeResult {
-	dir, ok := target(rc, unix.W_OK|unix.X_OK, "/tmp", "/var/tmp", "/dev/shm", os.TempDir())
+// probeFileWrite creates a file in a directory outside the grants. Under
+// the mount layer (see canary_mount_linux.go) /tmp and /dev/shm are the
+// sandbox's own, and the rest is a read-only mount: the target is taken
+// elsewhere and EROFS counts too.
+func probeFileWrite(rc *resolvedConfig, layer bool) ProbeResult {
+	candidates := []string{"/tmp", "/var/tmp", "/dev/shm", os.TempDir()}
+	blocked := []syscall.Errno{syscall.EACCES}
+	if layer {
+		candidates = []string{"/var/tmp", "/var/cache", "/root", "/home", "/"}
+		blocked = append(blocked, syscall.EROFS)
+	}
+	var dir string
+	ok := false
+	if layer {
+		// access(2) answers EROFS on the read-only mounts: ordinary
+		// permissions are read from the mode instead.
+		for _, c := range candidates {
+			if r, err := filepath.EvalSymlinks(c); err == nil && !granted(rc, r) && modeAllows(r, 3) {
+				dir, ok = r, true
+				break
+			}
+		}
+	} else {
+		dir, ok = target(rc, unix.W_OK|unix.X_OK, candidates...)
+	}
 	if !ok {
 		return skipped("file_write", "no writable directory outside the granted paths to probe")
 	}
 	path, err := tryCreate(dir)
-	return outcome("file_write", path, err, syscall.EACCES)
+	return outcome("file_write", path, err, blocked...)
 }
 
 // probeNetwork connects to a loopback port the Config does not grant, with

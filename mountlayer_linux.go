@@ -127,24 +127,7 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 		}
 	}
 
-	if len(rc.denyWrite) > 0 {
-		l.needs = append(l.needs, "deny_write_paths")
-	}
-	if len(rc.denyRead) > 0 {
-		l.needs = append(l.needs, "deny_read_paths")
-	}
-	if len(rc.mounts) > 0 {
-		l.needs = append(l.needs, "mounts")
-	}
-	if len(l.git) > 0 {
-		l.needs = append(l.needs, "git protection of "+strings.Join(l.git, ", "))
-	}
-	if cfg.AllowSharedMemory {
-		l.needs = append(l.needs, "allow_shared_memory (a private /dev/shm)")
-	}
-	if cfg.Strict {
-		l.needs = append(l.needs, "strict (file metadata outside the write paths)")
-	}
+	l.needs = layerNeeds(rc, l.git)
 	if len(l.needs) == 0 {
 		return l
 	}
@@ -152,6 +135,31 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 	l.plan, l.err = mountns.Build(spec)
 	l.ns = namespaces()
 	return l
+}
+
+// layerNeeds lists what in rc asks for the layer (see the file's doc);
+// git are the repositories the default protection covers.
+func layerNeeds(rc *resolvedConfig, git []string) []string {
+	var needs []string
+	if len(rc.denyWrite) > 0 {
+		needs = append(needs, "deny_write_paths")
+	}
+	if len(rc.denyRead) > 0 {
+		needs = append(needs, "deny_read_paths")
+	}
+	if len(rc.mounts) > 0 {
+		needs = append(needs, "mounts")
+	}
+	if len(git) > 0 {
+		needs = append(needs, "git protection of "+strings.Join(git, ", "))
+	}
+	if rc.cfg.AllowSharedMemory {
+		needs = append(needs, "allow_shared_memory (a private /dev/shm)")
+	}
+	if rc.cfg.Strict {
+		needs = append(needs, "strict (file metadata outside the write paths)")
+	}
+	return needs
 }
 
 // gitRepos returns the directories whose .git the default protection

@@ -11,6 +11,7 @@ package sandbox_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -620,4 +621,95 @@ func checkUnavailable(t *testing.T, ws string) {
 			t.Errorf("Run without the layer: %v, exit %d, %q %q; want the grant read and /etc/hostname denied", err, res.ExitCode, res.Stdout, res.Stderr)
 		}
 	}
+}
+
+func init() {
+	childHelpers["canary"] = func(args []string) int {
+		var cfg sandbox.Config
+		if err := json.Unmarshal([]byte(args[0]), &cfg); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		json.NewEncoder(os.Stdout).Encode(sandbox.VerifyCanaryFor(cfg))
+		return 0
+	}
+}
+
+func probeStatus(r sandbox.CanaryResult, name string) string {
+	for _, p := range r.Probes {
+		if p.Name == name {
+			return p.Status
+		}
+	}
+	return "(none)"
+}
+
+// TestCanaryMountLayer: under Run with the mount layer, the canary's
+// deny_write and deny_read probes are blocked and their controls allowed,
+// and the whole result is verified.
+func TestCanaryMountLayer(t *testing.T) {
+	requireNamespaces(t)
+	ws := nsWorkspace(t)
+	cfg := sandbox.Config{
+		AllowedWritePaths: []string{ws},
+		DenyWritePaths:    []string{filepath.Join(ws, "ro", "file")},
+		DenyReadPaths:     []string{filepath.Join(ws, ".env")},
+	}
+	js, _ := json.Marshal(cfg)
+	run := cfg
+	run.AllowedExecPaths = []string{self(t)}
+	res, err := sandbox.Run(context.Background(), run, self(t), []string{helperArg, "canary", string(js)},
+		sandbox.RunOptions{Dir: ws, Env: []string{quickExit}, Timeout: 30 * time.Second})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("canary under Run: %v, exit %d, %s", err, res.ExitCode, res.Stderr)
+	}
+	var r sandbox.CanaryResult
+	if err := json.Unmarshal(res.Stdout, &r); err != nil {
+		t.Fatalf("%v: %s", err, res.Stdout)
+	}
+	for name, want := range map[string]string{"deny_write": sandbox.ProbeBlocked, "deny_read": sandbox.ProbeBlocked,
+		"control_deny_write": sandbox.ProbeAllowed, "control_deny_read": sandbox.ProbeAllowed, "file_write": sandbox.ProbeBlocked,
+		"control_write": sandbox.ProbeAllowed} {
+		if got := probeStatus(r, name); got != want {
+			t.Errorf("under Run: probe %s is %s, want %s", name, got, want)
+		}
+	}
+	if !r.Verified {
+		t.Errorf("under Run with the mount layer: %s\n%+v", r.Summary, r.Probes)
+	}
+	t.Logf("under Run: %s", r.Summary)
+
+}
+
+// TestCanaryWithoutMountLayer: under ApplySelf, which has no mount layer,
+// the same Config's deny probes fail: the canary detects the missing layer.
+func TestCanaryWithoutMountLayer(t *testing.T) {
+	requireSandbox(t)
+	ws := childtest.Dir(t)
+	if !childtest.InChild(t) {
+		os.MkdirAll(filepath.Join(ws, "ro"), 0o755)
+		os.WriteFile(filepath.Join(ws, "ro", "file"), []byte("x"), 0o644)
+		os.WriteFile(filepath.Join(ws, ".env"), []byte("x"), 0o644)
+	}
+	cfg := sandbox.Config{
+		AllowedWritePaths: []string{ws},
+		DenyWritePaths:    []string{filepath.Join(ws, "ro", "file")},
+		DenyReadPaths:     []string{filepath.Join(ws, ".env")},
+	}
+	childtest.Run(t, func(t *testing.T) {
+		if err := sandbox.New().ApplySelf(cfg); err != nil {
+			t.Fatal(err)
+		}
+		r := sandbox.VerifyCanaryFor(cfg)
+		for name, want := range map[string]string{"deny_write": sandbox.ProbeFailed, "deny_read": sandbox.ProbeFailed,
+			"control_deny_write": sandbox.ProbeAllowed, "control_deny_read": sandbox.ProbeAllowed} {
+			if got := probeStatus(r, name); got != want {
+				t.Errorf("without the mount layer: probe %s is %s, want %s", name, got, want)
+			}
+		}
+		if r.Verified {
+			t.Errorf("without the mount layer the canary verified: %s", r.Summary)
+		}
+		t.Logf("ApplySelf: %s", r.Summary)
+	})
 }

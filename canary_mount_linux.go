@@ -1,0 +1,200 @@
+//go:build linux
+
+package sandbox
+
+// Canary probes for the mount-namespace layer of WrapCommand and Run:
+// deny_write (a write into a deny-write path fails with EROFS) and
+// deny_read (a deny-read path cannot be read: EACCES), each with a
+// positive control beside it (the write path, or the grant, holding it is
+// still usable). A sandbox whose mount layer is missing (Landlock and
+// seccomp alone: the parent could not create the namespaces, or the
+// program was not started by WrapCommand or Run) lets these through, and
+// the probes fail.
+//
+// Under the layer, everything outside the write paths is a read-only
+// mount, so a write there fails with EROFS before Landlock is asked; and
+// /tmp and /dev/shm are private and granted. The file_write probe then
+// takes its target elsewhere and counts EROFS as a denial too, but only
+// where it sees the layer (layerPresent): a mount that is read-only by
+// itself on a filesystem that is not, as the layer's recursive
+// mount_setattr makes /.
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// canaryLayer says whether cfg asks for the mount layer (expected) and
+// whether this process runs under it (present).
+func canaryLayer(rc *resolvedConfig) (expected, present bool) {
+	var git []string
+	if !rc.cfg.NoGitProtection {
+		cwd, _ := os.Getwd()
+		var writes []string
+		for _, w := range rc.write {
+			writes = append(writes, w.Resolved)
+		}
+		git = gitRepos(writes, cwd)
+	}
+	if len(layerNeeds(rc, git)) == 0 {
+		return false, false
+	}
+	return true, layerPresent()
+}
+
+// layerPresent reports whether / is a read-only mount of a filesystem
+// mounted read-write (the layer's mark; a read-only root filesystem is
+// read-only in its superblock too).
+func layerPresent() bool {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		// id parent major:minor root mountpoint options [tags] - type source superoptions
+		f := strings.Fields(line)
+		if len(f) < 10 || f[4] != "/" {
+			continue
+		}
+		sep := -1
+		for i := 6; i < len(f); i++ {
+			if f[i] == "-" {
+				sep = i
+				break
+			}
+		}
+		if sep < 0 || sep+3 >= len(f) {
+			continue
+		}
+		mountRO := hasOpt(f[5], "ro")
+		superRW := hasOpt(f[sep+3], "rw")
+		return mountRO && superRW
+	}
+	return false
+}
+
+func hasOpt(opts, o string) bool {
+	for _, x := range strings.Split(opts, ",") {
+		if x == o {
+			return true
+		}
+	}
+	return false
+}
+
+// probeDenyWrite writes into the first deny-write path that exists and
+// lies in a write path (elsewhere Landlock alone denies it, which proves
+// nothing of the layer): a file is opened for appending (nothing is
+// written), a directory gets a new file (removed if it was made).
+func probeDenyWrite(rc *resolvedConfig) []ProbeResult {
+	if len(rc.denyWrite) == 0 {
+		return nil
+	}
+	for _, p := range rc.denyWrite {
+		r, err := filepath.EvalSymlinks(p)
+		if err != nil || !inWritePath(rc, r) {
+			continue
+		}
+		fi, err := os.Stat(r)
+		if err != nil {
+			continue
+		}
+		var res ProbeResult
+		if fi.IsDir() {
+			path, err := tryCreate(r)
+			res = outcome("deny_write", path, err, syscall.EROFS)
+		} else {
+			fd, err := unix.Open(r, unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+			if err == nil {
+				unix.Close(fd)
+			}
+			res = outcome("deny_write", r, pathErr("open", r, err), syscall.EROFS)
+		}
+		if res.Status == ProbeFailed && strings.HasPrefix(res.Error, "not denied") {
+			res.Error += " (the mount layer is not in force)"
+		}
+		return []ProbeResult{res, writeControlBeside(rc, r)}
+	}
+	return []ProbeResult{skipped("deny_write", "no deny-write path exists inside a write path here")}
+}
+
+// writeControlBeside creates (and removes) a file in the write path
+// holding p: the write path itself must stay writable.
+func writeControlBeside(rc *resolvedConfig, p string) ProbeResult {
+	for _, w := range rc.write {
+		if !w.IsDir || !isUnder(p, w.Resolved) || p == w.Resolved {
+			continue
+		}
+		path, err := tryCreate(w.Resolved)
+		r := ProbeResult{Name: "control_deny_write", Target: path, Status: ProbeAllowed}
+		if err != nil {
+			r.Status, r.Error = ProbeFailed, "must be allowed: "+err.Error()
+		}
+		return r
+	}
+	return skipped("control_deny_write", "the deny-write path is a whole write path")
+}
+
+func inWritePath(rc *resolvedConfig, p string) bool {
+	for _, w := range rc.write {
+		if isUnder(p, w.Resolved) {
+			return true
+		}
+	}
+	return false
+}
+
+// probeDenyRead reads the first deny-read path that exists and lies in a
+// grant. A hidden file (the layer's /dev/null on a nodev mount) fails to
+// open with EACCES; a hidden directory is an empty tmpfs of mode 000, which
+// the probe recognises by statfs and mode (its own EACCES would be
+// ordinary permissions), or else lists (EACCES only counts where
+// ordinary permissions allow the listing).
+func probeDenyRead(rc *resolvedConfig) []ProbeResult {
+	if len(rc.denyRead) == 0 {
+		return nil
+	}
+	for _, p := range rc.denyRead {
+		if !granted(rc, p) {
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(p, &st); err != nil {
+			continue
+		}
+		var res ProbeResult
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			var fs unix.Statfs_t
+			if unix.Statfs(p, &fs) == nil && fs.Type == unix.TMPFS_MAGIC && st.Mode&0o7777 == 0 {
+				res = ProbeResult{Name: "deny_read", Target: p, Status: ProbeBlocked, Error: "hidden under an empty tmpfs of mode 000"}
+			} else if !dacAllows(p, unix.R_OK|unix.X_OK) {
+				continue
+			} else {
+				_, err := os.ReadDir(p)
+				res = outcome("deny_read", p, err, syscall.EACCES)
+			}
+		} else {
+			res = outcome("deny_read", p, tryRead(p), syscall.EACCES)
+		}
+		return []ProbeResult{res, readControlBeside(rc, p)}
+	}
+	return []ProbeResult{skipped("deny_read", "no deny-read path exists inside a grant here")}
+}
+
+// readControlBeside lists the directory holding p, which a grant covers:
+// what the grant gives must still work beside the hidden path.
+func readControlBeside(rc *resolvedConfig, p string) ProbeResult {
+	dir := filepath.Dir(p)
+	r := ProbeResult{Name: "control_deny_read", Target: dir, Status: ProbeAllowed}
+	if !granted(rc, dir) {
+		return skipped("control_deny_read", "the directory holding the deny-read path is not granted")
+	}
+	if _, err := os.ReadDir(dir); err != nil {
+		r.Status, r.Error = ProbeFailed, "must be allowed: "+err.Error()
+	}
+	return r
+}
