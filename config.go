@@ -104,23 +104,35 @@ type Config struct {
 	// falls back to /dev/shm when the sandbox refuses its executable
 	// memfd (see the memfd rule in internal/seccomp).
 	// /dev/shm is shared with every process of the host: without a
-	// private mount of it, which needs the mount-namespace layer this
-	// version does not have, the program can read and change the shared
-	// memory of every process of its user there. [PlanFor] reports that
-	// as not enforced (Strict: an error).
+	// private mount of it the program can read and change the shared
+	// memory of every process of its user there. Under WrapCommand and Run
+	// the field makes the mount-namespace layer give the program a
+	// private /dev/shm; where that layer is not in force (and under
+	// ApplySelf) [PlanFor] reports it as not enforced (Strict: an error).
 	AllowSharedMemory bool `json:"allow_shared_memory,omitempty"`
 
 	// DenyWritePaths stay read-only even inside AllowedWritePaths: writes,
-	// creates, deletes, renames and truncation in them fail. A path need not
-	// exist yet: a protected path must not become creatable. Landlock only
-	// adds rights, so this needs the mount-namespace layer of WrapCommand
-	// and Run; where that layer is not in force [PlanFor] reports the field
-	// as not enforced (Strict: an error).
+	// creates, deletes and truncation in them fail with EROFS, and renaming
+	// or removing the path itself with EBUSY (it is a mount point). A path
+	// is protected where it resolves (a symbolic link is followed; the link
+	// itself, in a writable directory, can still be replaced: reported).
+	// Landlock only adds rights, so this needs the mount-namespace layer
+	// of WrapCommand and Run; where that layer is not in force [PlanFor]
+	// reports the field as not enforced (Strict: an error). A path that
+	// does not exist when the sandbox starts cannot be protected (a mount
+	// needs a mount point, and none is ever made on the host): inside a
+	// write path the program could create it, so [PlanFor] reports it as
+	// not enforced, naming it (Strict: an error). Create it first.
 	DenyWritePaths []string `json:"deny_write_paths"`
 
 	// DenyReadPaths can be neither read, written nor listed, even inside
 	// granted paths. Enforced like DenyWritePaths, by the mount-namespace
-	// layer, and reported where it is not.
+	// layer, and reported where it is not (and where a path does not
+	// exist). A hidden file becomes /dev/null on a nodev mount: opening it
+	// fails with EACCES, and stat shows a character device. A hidden
+	// directory becomes an empty read-only tmpfs of mode 000: opening or
+	// listing it fails with EACCES (the target has no capability that
+	// would pass mode 000, even as root).
 	DenyReadPaths []string `json:"deny_read_paths"`
 
 	// Mounts show a host path (Path) at another path (At) inside the

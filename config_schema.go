@@ -59,12 +59,12 @@ var configFieldDocs = map[string]fieldDoc{
 		description: "Let the program create UDP sockets to any host and port (for example for DNS); UDP destinations are not restricted.",
 	},
 	"deny_write_paths": {
-		description: "Absolute paths that stay read-only even inside allowed_write_paths; need not exist. Needs the mount-namespace layer; reported as not enforced where it is not in force.",
+		description: "Absolute paths that stay read-only even inside allowed_write_paths (EROFS; the path itself cannot be renamed or removed). Needs the mount-namespace layer of WrapCommand and Run; reported as not enforced where it is not in force, and for a path that does not exist when the sandbox starts.",
 		examples:    []any{[]string{"/home/user/project/.git"}},
 		item:        map[string]any{"minLength": 1, "pattern": absPathPattern()},
 	},
 	"deny_read_paths": {
-		description: "Absolute paths that can be neither read, written nor listed, even inside granted paths; need not exist. Enforced like deny_write_paths.",
+		description: "Absolute paths that can be neither read, written nor listed, even inside granted paths (EACCES). Enforced like deny_write_paths, and reported likewise.",
 		examples:    []any{[]string{"/home/user/project/.env"}},
 		item:        map[string]any{"minLength": 1, "pattern": absPathPattern()},
 	},
@@ -90,7 +90,7 @@ var configFieldDocs = map[string]fieldDoc{
 		description: "Make every write path executable too, for build-and-run work (a compiler's ./a.out, go run, scripts the program writes). Off by default: whatever the program can write it can then run.",
 	},
 	"allow_shared_memory": {
-		description: "Grant /dev/shm read-write for POSIX shared memory and named semaphores (Python multiprocessing), and the Java heap file of the Z garbage collector. /dev/shm is the host's, shared with every process of the user: reported as not enforced (not private).",
+		description: "Grant /dev/shm read-write for POSIX shared memory and named semaphores (Python multiprocessing), and the Java heap file of the Z garbage collector. Under WrapCommand and Run it is a private tmpfs (the mount-namespace layer); elsewhere, or where that layer is unavailable, it is the host's, shared with every process of the user: reported as not enforced.",
 	},
 	"allow_camera": {
 		description: "Grant the camera (macOS device-camera); elsewhere reported as not enforceable: grant the device paths instead.",

@@ -132,10 +132,16 @@ func (p Plan) strictErrorIn(scope string) error {
 // sandbox on this system would enforce of it and what it would not, with the
 // rules it would make. The error is a *ConfigError for a refused Config.
 //
-// On Linux the plan is ApplySelf's. WrapCommand and Run check a plan that
-// differs in one feature: file_metadata is not enforced there (chmod and
-// utimes by path of the user's own files outside the grants; see the
-// feature's detail), so Strict refuses WrapCommand and Run.
+// On Linux the plan is ApplySelf's, with entries scoped to ScopeCommand for
+// what WrapCommand and Run do differently: the mount-namespace layer's
+// features (deny paths, mounts, git protection, private /tmp, noexec write
+// paths), evaluated from the caller's working directory, and enforced
+// there only where the layer is used. WrapCommand and Run check a plan
+// whose file_metadata is enforced by the layer's read-only mounts when the
+// layer is used, and not otherwise (chmod and utimes by path of the
+// user's own files outside the grants; see the feature's detail), so
+// Strict, which makes them use the layer, refuses where it is
+// unavailable.
 func PlanFor(cfg Config) (Plan, error) {
 	rc, err := resolve(cfg)
 	if err != nil {

@@ -130,6 +130,28 @@ type wrapOptions struct {
 // cmd.Wait (or a failed Start) to remove the cgroup, kill what is left in
 // it, and learn which limit ended the program.
 //
+// # Mount layer
+//
+// When cfg needs it (DenyWritePaths, DenyReadPaths, Mounts, a git
+// repository at the top of a write path or around the working directory
+// unless NoGitProtection, AllowSharedMemory, or Strict) and this machine
+// allows it, the child half is the Go trampoline, started in new mount and
+// IPC namespaces (and a user namespace mapping only the caller's own uid
+// and gid when the caller is not root): WrapCommand sets cmd.SysProcAttr's
+// clone flags, maps and ambient capabilities for it, and refuses a
+// SysProcAttr that sets its own (Cloneflags, Unshareflags, uid/gid maps,
+// AmbientCaps; Credential when the caller is not root). Before Landlock,
+// the child makes every mount private and read-only, shows the write
+// paths writable (noexec unless on the exec allowlist), keeps protected
+// paths read-only and hidden paths empty, shows Mounts, and gives the
+// target a fresh /tmp and /dev/shm (granted read-write, noexec). The
+// host's mount table is never changed, and no mount point is made on a
+// host filesystem. Replacing cmd.SysProcAttr after WrapCommand drops the
+// namespaces: the child then refuses to start (exit 125) rather than mount
+// in the caller's namespace. [PlanFor] says whether the layer is used, its
+// steps (Plan.MountLayer), and, where namespaces are refused, why and the
+// remedy. See mountlayer_linux.go.
+//
 // # Errors
 //
 // WrapCommand itself checks everything it can before anything runs: a bad
