@@ -82,11 +82,40 @@ func main() {
 			}
 			return -1, err // Run's Result has no CPU times
 		}})
+	// The mount layer (a deny-write path makes WrapCommand and Run use it:
+	// the Go trampoline in new mount and IPC namespaces, a user namespace
+	// too when not root), and bwrap with the equivalent mounts.
+	ws, err := os.MkdirTemp("", "spawn-bench-ws-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(ws)
+	ro := ws + "/ro"
+	os.Mkdir(ro, 0o755)
+	layerCfg := sandbox.Config{AllowedWritePaths: []string{ws}, DenyWritePaths: []string{ro}}
+	vs = append(vs,
+		&variant{name: "sandbox WrapCommand, mount layer", spawn: func() (time.Duration, error) {
+			cmd := exec.Command(target)
+			if err := sb.WrapCommand(cmd, layerCfg); err != nil {
+				return -1, err
+			}
+			return cpuOf(cmd)
+		}},
+		&variant{name: "sandbox Run, mount layer", spawn: func() (time.Duration, error) {
+			res, err := sandbox.Run(context.Background(), layerCfg, target, nil, sandbox.RunOptions{})
+			if err == nil && res.ExitCode != 0 {
+				err = fmt.Errorf("exit code %d: %s", res.ExitCode, res.Stderr)
+			}
+			return -1, err
+		}})
 	if *llRestrict != "" {
 		vs = append(vs, &variant{name: "landlock-restrict -ro /", spawn: run(*llRestrict, "-ro", "/", "--", target)})
 	}
 	if *bwrap != "" {
 		vs = append(vs, &variant{name: "bwrap --unshare-all", spawn: run(*bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", target)})
+		vs = append(vs, &variant{name: "bwrap --unshare-all, the layer's mounts", spawn: run(*bwrap, "--ro-bind", "/", "/",
+			"--tmpfs", "/tmp", "--tmpfs", "/dev/shm", "--bind", ws, ws, "--ro-bind", ro, ro, "--unshare-all", "--die-with-parent", target)})
 	}
 
 	for _, v := range vs { // warm up, and fail early
