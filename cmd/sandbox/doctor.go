@@ -26,6 +26,10 @@ type doctorReport struct {
 	Canary *sandbox.CanaryResult `json:"canary,omitempty"`
 	// CanaryError says why the canary could not run.
 	CanaryError string `json:"canary_error,omitempty"`
+	// MountLayer says (Linux) whether WrapCommand and Run can use the
+	// mount-namespace layer here (deny paths, mounts, git protection,
+	// private /tmp), and if not why and the remedy.
+	MountLayer *sandbox.Enforcement `json:"mount_layer,omitempty"`
 }
 
 // doctorConfig is what doctor asks about and runs its canary under: an
@@ -83,6 +87,18 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 		return exitUnavailable
 	}
 	rep := doctorReport{Platform: runtime.GOOS + "/" + runtime.GOARCH, Status: st, Features: plan.Features}
+	if runtime.GOOS == "linux" {
+		// A deny-read path makes the plan evaluate the layer (and probe
+		// the namespaces once).
+		lp, err := sandbox.PlanFor(sandbox.Config{AllowedWritePaths: []string{workspace}, DenyReadPaths: []string{workspace}})
+		if err == nil {
+			for _, f := range lp.Features {
+				if f.Feature == sandbox.FeatureDenyRead && f.Scope == sandbox.ScopeCommand {
+					rep.MountLayer = &f
+				}
+			}
+		}
+	}
 	if st.Active {
 		if r, err := canaryInChild(cfg); err != nil {
 			rep.CanaryError = err.Error()
@@ -119,6 +135,16 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "Network:    %s\n", yesNo(st.Network))
 	if st.Reason != "" {
 		fmt.Fprintf(stdout, "Reason:     %s\n", wrap(st.Reason, 68, "            "))
+	}
+	if m := rep.MountLayer; m != nil {
+		line := paint(on, "32", "available") + " to WrapCommand, Run and sandbox run (deny paths, mounts, git protection, private /tmp)"
+		if !m.Enforced {
+			line = paint(on, "31;1", "UNAVAILABLE") + ": " + strings.TrimPrefix(m.Detail, "WrapCommand/Run: not enforced: ")
+			if m.Hint != "" {
+				line += " (remedy: " + m.Hint + ")"
+			}
+		}
+		fmt.Fprintf(stdout, "Mounts:     %s\n", wrap(line, 68, "            "))
 	}
 	fmt.Fprintln(stdout)
 	fmt.Fprintln(stdout, "Capabilities (for a workspace, one TCP port to connect to, bind 8080):")

@@ -131,6 +131,19 @@ func TestDoctor(t *testing.T) {
 	if runtime.GOOS == "linux" && st.Active && (rep.Canary == nil || !rep.Canary.Verified) {
 		t.Errorf("on this Linux machine the doctor's canary must verify: %+v", rep.Canary)
 	}
+	// The mount layer's availability, with the reason and remedy when
+	// unavailable.
+	if runtime.GOOS == "linux" && st.Active {
+		m := rep.MountLayer
+		switch {
+		case m == nil:
+			t.Error("doctor --json has no mount_layer")
+		case !m.Enforced && (m.Hint == "" || !strings.Contains(out, "UNAVAILABLE")):
+			t.Errorf("mount layer unavailable without a remedy in the report: %+v\n%s", m, out)
+		case m.Enforced && !strings.Contains(out, "Mounts:     available"):
+			t.Errorf("text output lacks the mount layer's line:\n%s", out)
+		}
+	}
 }
 
 func TestRun(t *testing.T) {
