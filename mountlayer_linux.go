@@ -126,6 +126,27 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 			spec.Pin = append(spec.Pin, pin...)
 		}
 	}
+	// Every directory between a write path and a protected or hidden path
+	// is pinned too (shown over itself, still writable): as a mount point
+	// it cannot be renamed, so the protected path cannot be moved away
+	// and its old path made anew, writable.
+	for _, p := range append(slices.Clone(spec.DenyWrite), spec.DenyRead...) {
+		r := mountns.HostResolve(p)
+		if r == "" {
+			continue
+		}
+		for _, w := range writes {
+			if !isUnder(r, w) || r == w {
+				continue
+			}
+			for d := filepath.Dir(r); d != w && isUnder(d, w); d = filepath.Dir(d) {
+				if !slices.Contains(spec.Pin, d) {
+					spec.Pin = append(spec.Pin, d)
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(spec.Pin, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
 
 	l.needs = layerNeeds(rc, l.git)
 	if len(l.needs) == 0 {

@@ -193,7 +193,8 @@ func nsWorkspace(t *testing.T) string {
 	}
 	os.MkdirAll(filepath.Join(ws, "secrets"), 0o755)
 	os.MkdirAll(filepath.Join(ws, "ro"), 0o755)
-	for p, s := range map[string]string{".env": "TOKEN=secret\n", "secrets/key": "k\n", "ro/file": "ro\n", "file": "w\n"} {
+	os.MkdirAll(filepath.Join(ws, "deep", "er"), 0o755)
+	for p, s := range map[string]string{".env": "TOKEN=secret\n", "secrets/key": "k\n", "ro/file": "ro\n", "file": "w\n", "deep/er/file": "d\n"} {
 		if err := os.WriteFile(filepath.Join(ws, p), []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -254,7 +255,7 @@ func checkMountLayer(t *testing.T, ws string) {
 	inside := "/tmp/sandbox-made-inside-" + filepath.Base(hostTmp.Name())
 	cfg := sandbox.Config{
 		AllowedWritePaths: []string{ws},
-		DenyWritePaths:    []string{filepath.Join(ws, "ro")},
+		DenyWritePaths:    []string{filepath.Join(ws, "ro"), filepath.Join(ws, "deep", "er", "file")},
 		DenyReadPaths:     []string{filepath.Join(ws, ".env"), filepath.Join(ws, "secrets")},
 	}
 	j := func(p string) string { return filepath.Join(ws, p) }
@@ -265,7 +266,16 @@ func checkMountLayer(t *testing.T, ws string) {
 		"write:"+j(".git/hooks/pre-commit"), "append:"+j(".git/config"), "rename:"+j(".git")+":"+j(".g"),
 		"remove:"+j(".git/hooks"), "read:"+j(".git/HEAD"), "write:"+j(".git/description"),
 		"read:"+hostTmp.Name(), "write:"+inside, "read:"+inside, "write:/dev/shm/sandbox-sem",
+		"rename:"+j("deep")+":"+j("deep2"), "rename:"+j("deep/er")+":"+j("deep/er2"), "write:"+j("deep/er/file"),
+		"write:"+j("deep/er/other"),
 	)
+	// A parent of a protected path cannot be renamed (the protected path
+	// would move away and its old path could be made anew); beside it,
+	// the directory stays writable.
+	wantOp(t, got, "rename:"+j("deep"), syscall.EBUSY)
+	wantOp(t, got, "rename:"+j("deep/er"), syscall.EBUSY)
+	wantOp(t, got, "write:"+j("deep/er/file"), syscall.EROFS)
+	wantOp(t, got, "write:"+j("deep/er/other"), 0)
 	// A private /tmp and /dev/shm: the host's file is not there, and what
 	// is written there stays there (that it is noexec, checkMountLayerPrograms
 	// shows with ld.so).
