@@ -113,9 +113,12 @@ type Config struct {
 
 	// DenyWritePaths stay read-only even inside AllowedWritePaths: writes,
 	// creates, deletes and truncation in them fail with EROFS, and renaming
-	// or removing the path itself with EBUSY (it is a mount point). A path
-	// is protected where it resolves (a symbolic link is followed; the link
-	// itself, in a writable directory, can still be replaced: reported).
+	// or removing the path itself, or a directory between it and the write
+	// path, with EBUSY (they are mount points). A path that is a symbolic
+	// link is protected where it points, and the link itself is kept (it
+	// can be neither replaced nor moved); a path reached through a link
+	// higher up is protected where it resolves, but that link could be
+	// replaced: reported.
 	// Landlock only adds rights, so this needs the mount-namespace layer
 	// of WrapCommand and Run; where that layer is not in force [PlanFor]
 	// reports the field as not enforced (Strict: an error). A path that

@@ -130,18 +130,22 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 	// is pinned too (shown over itself, still writable): as a mount point
 	// it cannot be renamed, so the protected path cannot be moved away
 	// and its old path made anew, writable.
+	// (Both the path as given, which may be a protected link, and where
+	// it resolves.)
 	for _, p := range append(slices.Clone(spec.DenyWrite), spec.DenyRead...) {
 		r := mountns.HostResolve(p)
 		if r == "" {
 			continue
 		}
-		for _, w := range writes {
-			if !isUnder(r, w) || r == w {
-				continue
-			}
-			for d := filepath.Dir(r); d != w && isUnder(d, w); d = filepath.Dir(d) {
-				if !slices.Contains(spec.Pin, d) {
-					spec.Pin = append(spec.Pin, d)
+		for _, q := range []string{p, r} {
+			for _, w := range writes {
+				if !isUnder(q, w) || q == w {
+					continue
+				}
+				for d := filepath.Dir(q); d != w && isUnder(d, w); d = filepath.Dir(d) {
+					if mountns.HostResolve(d) == d && !slices.Contains(spec.Pin, d) {
+						spec.Pin = append(spec.Pin, d)
+					}
 				}
 			}
 		}

@@ -194,10 +194,14 @@ func nsWorkspace(t *testing.T) string {
 	os.MkdirAll(filepath.Join(ws, "secrets"), 0o755)
 	os.MkdirAll(filepath.Join(ws, "ro"), 0o755)
 	os.MkdirAll(filepath.Join(ws, "deep", "er"), 0o755)
-	for p, s := range map[string]string{".env": "TOKEN=secret\n", "secrets/key": "k\n", "ro/file": "ro\n", "file": "w\n", "deep/er/file": "d\n"} {
+	for p, s := range map[string]string{".env": "TOKEN=secret\n", "secrets/key": "k\n", "ro/file": "ro\n", "file": "w\n", "deep/er/file": "d\n",
+		"lnk-target": "l\n"} {
 		if err := os.WriteFile(filepath.Join(ws, p), []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := os.Symlink("lnk-target", filepath.Join(ws, "lnk")); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := exec.LookPath("git"); err == nil {
 		for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "first"}} {
@@ -256,7 +260,7 @@ func checkMountLayer(t *testing.T, ws string) {
 	inside := "/tmp/sandbox-made-inside-" + filepath.Base(hostTmp.Name())
 	cfg := sandbox.Config{
 		AllowedWritePaths: []string{ws},
-		DenyWritePaths:    []string{filepath.Join(ws, "ro"), filepath.Join(ws, "deep", "er", "file")},
+		DenyWritePaths:    []string{filepath.Join(ws, "ro"), filepath.Join(ws, "deep", "er", "file"), filepath.Join(ws, "lnk")},
 		DenyReadPaths:     []string{filepath.Join(ws, ".env"), filepath.Join(ws, "secrets")},
 	}
 	j := func(p string) string { return filepath.Join(ws, p) }
@@ -269,7 +273,16 @@ func checkMountLayer(t *testing.T, ws string) {
 		"read:"+hostTmp.Name(), "write:"+inside, "read:"+inside, "write:/dev/shm/sandbox-sem",
 		"rename:"+j("deep")+":"+j("deep2"), "rename:"+j("deep/er")+":"+j("deep/er2"), "write:"+j("deep/er/file"),
 		"write:"+j("deep/er/other"),
+		"write:"+j("lnk"), "remove:"+j("lnk"), "rename:"+j("lnk")+":"+j("lnk2"), "read:"+j("lnk"), "write:"+j("lnk-target"),
 	)
+	// A deny-write path that is a symbolic link: what it points to is
+	// read-only, and the link can be neither replaced nor moved; it still
+	// resolves.
+	wantOp(t, got, "write:"+j("lnk"), syscall.EROFS)
+	wantOp(t, got, "write:"+j("lnk-target"), syscall.EROFS)
+	wantOp(t, got, "remove:"+j("lnk"), syscall.EBUSY)
+	wantOp(t, got, "rename:"+j("lnk"), syscall.EBUSY)
+	wantOp(t, got, "read:"+j("lnk"), 0)
 	// A parent of a protected path cannot be renamed (the protected path
 	// would move away and its old path could be made anew); beside it,
 	// the directory stays writable.

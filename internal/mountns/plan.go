@@ -47,6 +47,9 @@
 //     Protected paths: their clones attached at their own path and made
 //     read-only recursively; being mount points, they can be neither
 //     renamed nor removed (EBUSY), nor can a parent be renamed over them.
+//     A protected path that is itself a symbolic link: the link is also
+//     cloned and attached over itself without being followed
+//     (AT_SYMLINK_NOFOLLOW), read-only, so it cannot be replaced.
 //  8. Hidden paths: an empty tmpfs of mode 000 (directories) or /dev/null
 //     on a nodev mount (files), both read-only, mounted over them: listing
 //     or opening them fails with EACCES.
@@ -163,6 +166,9 @@ type Op struct {
 	Mode      uint32
 	Create    bool
 	File      bool
+	// NoFollow: OpClone and OpSetAttr act on a symbolic link itself
+	// (AT_SYMLINK_NOFOLLOW), not on what it points to.
+	NoFollow bool
 	// Why says which Spec entry the step serves, for the plan printout
 	// and for errors.
 	Why string
@@ -209,6 +215,9 @@ func (o Op) String() string {
 	case OpMaskFile:
 		s = "hide file " + o.Path + " under a nodev /dev/null"
 	}
+	if o.NoFollow {
+		s += " (the symbolic link itself)"
+	}
 	if o.Why != "" {
 		s += ": " + o.Why
 	}
@@ -238,7 +247,7 @@ func (p Plan) MountOps() []trampoline.MountOp {
 	out := make([]trampoline.MountOp, len(p.Ops))
 	for i, o := range p.Ops {
 		out[i] = trampoline.MountOp{Kind: uint32(o.Kind), Path: o.Path, Slot: uint32(o.Slot), Mode: o.Mode,
-			Set: o.Set, Clear: o.Clear, Recursive: o.Recursive, Create: o.Create, File: o.File}
+			Set: o.Set, Clear: o.Clear, Recursive: o.Recursive, Create: o.Create, File: o.File, NoFollow: o.NoFollow}
 	}
 	return out
 }
@@ -514,10 +523,12 @@ func (b *builder) build() {
 // denied resolves one deny path p and says whether it needs a mount: only
 // where needs(p) holds (inside a write path for DenyWrite, inside any grant
 // for DenyRead; elsewhere Landlock already denies). A path that does not
-// exist, or that is reached through a symbolic link, is reported: the
-// first because there is nothing to mount on, the second because the link
-// lies in a directory the sandbox may write, so the sandbox can replace the
-// link (its target, which is protected, stays so).
+// exist is reported: there is nothing to mount on. A path that is itself
+// a symbolic link (in a directory the sandbox may write) is protected
+// where it points, and the link is shown over itself (AT_SYMLINK_NOFOLLOW,
+// read-only): as a mount point it can be neither replaced, renamed nor
+// removed, and still resolves as before. A path reached through a link
+// higher up is reported: the sandbox could replace that link.
 func (b *builder) denied(field, p string, needs func(string) bool, missing string) (string, bool) {
 	r := b.spec.Resolve(p)
 	if r == "" {
@@ -527,7 +538,16 @@ func (b *builder) denied(field, p string, needs func(string) bool, missing strin
 		return "", false
 	}
 	if r != p && needs(p) {
-		b.gap(field, p, "reached through a symbolic link: "+r+" is protected, but the link itself can be replaced by the sandbox")
+		if dir := path.Dir(p); b.spec.Resolve(dir) == dir {
+			slot := b.clone(p, "protected symbolic link")
+			b.plan.Ops[len(b.plan.Ops)-1].NoFollow = true
+			b.op(Op{Kind: OpAttach, Path: p, Slot: slot, Why: "protected symbolic link: it points to " + r + " and cannot be replaced"})
+			b.op(Op{Kind: OpSetAttr, Path: p, Set: AttrRdonly | AttrNosuid | AttrNodev, NoFollow: true,
+				Why: "protected symbolic link: read-only, and as a mount point it cannot be renamed or removed"})
+			b.shown = append(b.shown, p)
+		} else {
+			b.gap(field, p, "reached through a symbolic link above it: "+r+" is protected, but that link can be replaced by the sandbox")
+		}
 	}
 	return r, needs(r)
 }

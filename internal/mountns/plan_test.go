@@ -140,10 +140,11 @@ func TestBuildOrderAndAttributes(t *testing.T) {
 func TestBuildReportsWhatItCannotDo(t *testing.T) {
 	fs := newFS()
 	fs.kinds["/ws/real"] = Dir
-	fs.links["/ws/link"] = "/ws/real"
+	fs.kinds["/ws/real/x"] = File
+	fs.links["/ws/ldir"] = "/ws/real"
 	s := fs.spec()
 	s.Write = []WritePath{{Path: "/ws"}}
-	s.DenyWrite = []string{"/ws/missing/hooks", "/ws/link", "/outside/x"}
+	s.DenyWrite = []string{"/ws/missing/hooks", "/ws/ldir/x", "/outside/x"}
 	s.DenyRead = []string{"/ws/nope"}
 	s.Mounts = []Mount{{Source: "/data", Target: "/nowhere"}, {Source: "/absent", Target: "/mnt"}, {Source: "/data", Target: "/ws/.env"}}
 	p, err := Build(s)
@@ -155,7 +156,7 @@ func TestBuildReportsWhatItCannotDo(t *testing.T) {
 		gaps[g.Field+" "+g.Path] = g.Reason
 	}
 	for _, want := range []string{
-		"deny_write_paths /ws/missing/hooks", "deny_write_paths /ws/link", "deny_read_paths /ws/nope",
+		"deny_write_paths /ws/missing/hooks", "deny_write_paths /ws/ldir/x", "deny_read_paths /ws/nope",
 		"mounts /nowhere", "mounts /absent", "mounts /ws/.env",
 	} {
 		if gaps[want] == "" {
@@ -173,8 +174,8 @@ func TestBuildReportsWhatItCannotDo(t *testing.T) {
 			t.Errorf("planned %v on a missing path", o)
 		}
 	}
-	// The link's target is still protected.
-	opIndex(t, p, OpSetAttr, "/ws/real")
+	// What the path reached through the link names is still protected.
+	opIndex(t, p, OpSetAttr, "/ws/real/x")
 }
 
 func TestPrivateTmpSkippedWhenGranted(t *testing.T) {
@@ -232,5 +233,33 @@ func TestGitProtected(t *testing.T) {
 	}
 	if protect, pin := GitProtected("/data", fs.lookup, fs.readFile); protect != nil || pin != nil {
 		t.Errorf("no repository: %v %v", protect, pin)
+	}
+}
+
+// A deny path that is itself a symbolic link: its target is protected, and
+// the link is shown over itself, not followed, read-only, so that it
+// cannot be replaced; no gap.
+func TestBuildProtectsALinkItself(t *testing.T) {
+	fs := newFS()
+	fs.kinds["/ws/real"] = Dir
+	fs.links["/ws/link"] = "/ws/real"
+	s := fs.spec()
+	s.Write = []WritePath{{Path: "/ws"}}
+	s.DenyWrite = []string{"/ws/link"}
+	p, err := Build(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Gaps) != 0 {
+		t.Errorf("gaps %+v", p.Gaps)
+	}
+	c := opIndex(t, p, OpClone, "/ws/link")
+	a := opIndex(t, p, OpAttach, "/ws/link")
+	r := opIndex(t, p, OpSetAttr, "/ws/link")
+	if !p.Ops[c].NoFollow || !p.Ops[r].NoFollow || p.Ops[r].Set&AttrRdonly == 0 || !(c < a && a < r) {
+		t.Errorf("the link's steps: %v / %v / %v", p.Ops[c], p.Ops[a], p.Ops[r])
+	}
+	if i := opIndex(t, p, OpSetAttr, "/ws/real"); p.Ops[i].Set&AttrRdonly == 0 || i < r {
+		t.Errorf("the target: %v (after the link's steps)", p.Ops[i])
 	}
 }

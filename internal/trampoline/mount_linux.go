@@ -23,6 +23,7 @@ const (
 	openTreeClone        = 0x1
 	openTreeCloexec      = syscall.O_CLOEXEC
 	atRecursive          = 0x8000
+	atSymlinkNofollow    = 0x100
 	moveMountFEmptyPath  = 0x4
 	mountAttrRdonly      = 0x1
 	mountAttrNosuid      = 0x2
@@ -94,7 +95,11 @@ func applyMount(o *MountOp, slots *[]int) (string, syscall.Errno) {
 	case MountPrivate:
 		return "", sysMount(nil, &path[0], nil, msRec|msPrivate, nil)
 	case MountClone:
-		fd, e := openTree(&path[0], openTreeClone|openTreeCloexec|atRecursive)
+		flags := uintptr(openTreeClone | openTreeCloexec | atRecursive)
+		if o.NoFollow {
+			flags |= atSymlinkNofollow
+		}
+		fd, e := openTree(&path[0], flags)
 		if e != 0 {
 			return "", e
 		}
@@ -111,6 +116,9 @@ func applyMount(o *MountOp, slots *[]int) (string, syscall.Errno) {
 		flags := uintptr(0)
 		if o.Recursive {
 			flags = atRecursive
+		}
+		if o.NoFollow {
+			flags |= atSymlinkNofollow
 		}
 		return "", setAttr(&path[0], flags, o.Set, o.Clear)
 	case MountTmpfs:

@@ -126,6 +126,7 @@ type MountOp struct {
 	Recursive bool   // MountSetAttr: the whole subtree
 	Create    bool   // MountAttach: make the mount point first (inside a tmpfs of the plan)
 	File      bool   // MountAttach with Create: the mount point is a file
+	NoFollow  bool   // MountClone, MountSetAttr: the symbolic link Path itself (AT_SYMLINK_NOFOLLOW)
 }
 
 // Mount step kinds (mountns.OpKind has the same values).
@@ -269,7 +270,7 @@ func lookup(env []string, key string) (string, bool) {
 //	[only with FlagNamespaces:] mounts(count, {kind bits slot mode set clear
 //	path}) netFD netPort parentMountNSDev parentMountNSIno
 //
-// (bits: 1 recursive, 2 create, 4 file; netPort is a u32.)
+// (bits: 1 recursive, 2 create, 4 file, 8 no-follow; netPort is a u32.)
 // Strings are a u32 length and bytes; counts, flags and resources are u32;
 // fds are i32; the rest u64. internal/spawnhelper/helper.c reads the same
 // format: change both together.
@@ -352,6 +353,9 @@ func (p *Payload) marshal() []byte {
 			}
 			if m.File {
 				bits |= 4
+			}
+			if m.NoFollow {
+				bits |= 8
 			}
 			w.u32(m.Kind)
 			w.u32(bits)
@@ -445,13 +449,13 @@ func unmarshal(b []byte) (*Payload, error) {
 				m := &p.Mounts[i]
 				m.Kind = r.u32()
 				bits := r.u32()
-				m.Recursive, m.Create, m.File = bits&1 != 0, bits&2 != 0, bits&4 != 0
+				m.Recursive, m.Create, m.File, m.NoFollow = bits&1 != 0, bits&2 != 0, bits&4 != 0, bits&8 != 0
 				m.Slot = r.u32()
 				m.Mode = r.u32()
 				m.Set = r.u64()
 				m.Clear = r.u64()
 				m.Path = r.str()
-				if bits&^7 != 0 || m.Kind >= mountKinds || m.Path == "" || m.Path[0] != '/' || !noNUL(m.Path) {
+				if bits&^15 != 0 || m.Kind >= mountKinds || m.Path == "" || m.Path[0] != '/' || !noNUL(m.Path) {
 					return nil, errors.New("bad mount step")
 				}
 			}

@@ -57,6 +57,7 @@ func TestPayloadNamespaces(t *testing.T) {
 		{Kind: MountTmpfs, Path: "/tmp", Mode: 01777, Set: 0xe},
 		{Kind: MountAttach, Path: "/tmp/x/f", Slot: 3, Create: true, File: true},
 		{Kind: MountMaskFile, Path: "/w/.env"},
+		{Kind: MountClone, Path: "/w/link", Slot: 4, NoFollow: true},
 	}
 	p.Net = NetStep{FD: 7, Port: 65535}
 	p.ParentMountNS = [2]uint64{4, 4026531841}
