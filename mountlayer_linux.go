@@ -30,6 +30,16 @@ package sandbox
 // probe's reason and remedy (Strict: an error), and Landlock and seccomp
 // still apply.
 //
+// # No further defaults
+//
+// Only a repository's hooks and config are protected by default: they run
+// code outside the sandbox the next time the user runs git, with nothing
+// in the workspace to show it. Shell start-up files live in the home
+// directory, which is not a write path unless the caller grants it; editor
+// and agent configuration inside the workspace (.vscode, .idea, .claude,
+// ...) is what agents are routinely asked to edit, so protecting it by
+// default would break ordinary work. List such paths in DenyWritePaths.
+//
 // # Paths that do not exist
 //
 // A protected path (DenyWritePaths, DenyReadPaths, a repository's hooks or

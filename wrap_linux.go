@@ -181,7 +181,10 @@ type wrapOptions struct {
 // cmd.Args, cmd.Env, cmd.Dir and cmd.ExtraFiles now. Afterwards only
 // appending to cmd.Args (the arguments reach the target) and the fields
 // the child half passes through untouched (Stdin, Stdout, Stderr,
-// SysProcAttr, Cancel, WaitDelay) may change. Replacing cmd.Args or
+// SysProcAttr, Cancel, WaitDelay) may change; but when the mount layer is
+// used WrapCommand has set SysProcAttr's clone flags, maps and ambient
+// capabilities: change its other fields, do not replace it (the child
+// would refuse to start). Replacing cmd.Args or
 // cmd.Env makes the child exit with status 125 without running anything;
 // files added to cmd.ExtraFiles are closed before the target starts (and
 // with the helper, whose descriptor is the last of cmd.ExtraFiles, a file
