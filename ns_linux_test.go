@@ -64,6 +64,21 @@ func fsopHelper(args []string) int {
 			err = os.Chmod(p, 0o644)
 		case "exec":
 			err = syscall.Exec(p, []string{p}, nil)
+		case "umount":
+			err = unix.Unmount(p, unix.MNT_DETACH)
+		case "mountover":
+			err = unix.Mount("tmpfs", p, "tmpfs", 0, "")
+		case "remount-rw":
+			err = unix.Mount("", p, "", unix.MS_REMOUNT|unix.MS_BIND, "")
+		case "setattr-rw":
+			err = unix.MountSetattr(unix.AT_FDCWD, p, 0, &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY})
+		case "opentree":
+			var fd int
+			if fd, err = unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC); err == nil {
+				unix.Close(fd)
+			}
+		case "pivot":
+			err = unix.PivotRoot(p, p)
 		default:
 			fmt.Fprintln(os.Stderr, "fsop: unknown op", op)
 			return 2
@@ -274,7 +289,13 @@ func checkMountLayer(t *testing.T, ws string) {
 		"rename:"+j("deep")+":"+j("deep2"), "rename:"+j("deep/er")+":"+j("deep/er2"), "write:"+j("deep/er/file"),
 		"write:"+j("deep/er/other"),
 		"write:"+j("lnk"), "remove:"+j("lnk"), "rename:"+j("lnk")+":"+j("lnk2"), "read:"+j("lnk"), "write:"+j("lnk-target"),
+		"umount:"+j("ro"), "mountover:"+j("ro"), "remount-rw:"+j("ro"), "setattr-rw:"+j("ro"), "opentree:"+j("ro"), "pivot:"+j("ro"),
 	)
+	// The mounts cannot be undone or changed from inside: unmount, mount
+	// over, remount read-write, mount_setattr, open_tree, pivot_root.
+	for _, op := range []string{"umount", "mountover", "remount-rw", "setattr-rw", "opentree", "pivot"} {
+		wantOp(t, got, op+":"+j("ro"), syscall.EPERM)
+	}
 	// A deny-write path that is a symbolic link: what it points to is
 	// read-only, and the link can be neither replaced nor moved; it still
 	// resolves.
