@@ -156,8 +156,11 @@ type Config struct {
 	// so add, commit, branch, merge and fetch work. A repository the
 	// sandboxed program creates itself is not protected (nothing can be
 	// mounted on a path that does not exist without making it on the
-	// host): treat it as the program's code. Needs the mount-namespace
-	// layer, like DenyWritePaths.
+	// host): treat it as the program's code. Nor can a mount keep the
+	// program from creating .git/commondir (the git directory must stay
+	// writable for git to work), which points git at another directory for
+	// hooks and config: [PlanFor] reports that as git_commondir, not
+	// enforced. Needs the mount-namespace layer, like DenyWritePaths.
 	NoGitProtection bool `json:"no_git_protection,omitempty"`
 
 	// AllowCamera and AllowMicrophone grant the camera and the microphone

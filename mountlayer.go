@@ -137,8 +137,16 @@ func mountLayerFeatures(rc *resolvedConfig, l *mountLayer, available bool) []Enf
 	}
 	if len(l.git) > 0 {
 		out = append(out, command(FeatureGitProtect, "deny_write_paths", "hooks and config of "+strings.Join(l.git, ", ")+
-			" are read-only mounts (EROFS), and .git can be neither renamed nor removed (EBUSY); the rest of the repository is writable "+
-			"(set no_git_protection to turn this off)", true))
+			" are read-only mounts (EROFS), and .git can be neither renamed nor removed (EBUSY; a .git file naming the git directory is read-only too); "+
+			"the rest of the repository is writable (set no_git_protection to turn this off)", true))
+		// What no mount can do: keep a new file out of the git
+		// directory, which git must be able to write.
+		out = append(out, Enforcement{Feature: FeatureGitCommonDir, Scope: ScopeCommand,
+			Detail: "WrapCommand/Run: NOT prevented: the program can create commondir in the git directory of " + strings.Join(l.git, ", ") +
+				" (git writes lock files there, so it stays writable, and a mount needs an existing path); git reads it in every repository and " +
+				"takes hooks and config from the directory it names, so a later git run outside the sandbox would run what the program wrote there",
+			Hint: "before running git in this repository outside the sandbox, check that .git/commondir did not appear (rm it if it did); " +
+				"or grant the repository read-only"})
 	}
 	if l.used() && available {
 		tmp := "no private /tmp or /dev/shm"

@@ -762,3 +762,76 @@ func TestCanaryWithoutMountLayer(t *testing.T) {
 		t.Logf("ApplySelf: %s", r.Summary)
 	})
 }
+
+// TestRunMountLayerGitdirFile: a repository whose .git is a "gitdir:"
+// file (git init --separate-git-dir, as for worktrees and submodules): the
+// real git directory's hooks and config are protected, found from the
+// working directory; git commit still works.
+func TestRunMountLayerGitdirFile(t *testing.T) {
+	requireNamespaces(t)
+	git := need(t, "/usr/bin/git", "git")
+	sh := need(t, "/bin/sh", "dash")
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, gitdir := filepath.Join(ws, "repo"), filepath.Join(ws, "store", "repo.git")
+	os.MkdirAll(repo, 0o755)
+	os.MkdirAll(filepath.Dir(gitdir), 0o755)
+	if out, err := exec.Command(git, "init", "-q", "--separate-git-dir="+gitdir, repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	if fi, err := os.Lstat(filepath.Join(repo, ".git")); err != nil || fi.IsDir() {
+		t.Fatalf(".git is not a gitdir file: %v", err)
+	}
+	cfg := sandbox.Config{AllowedWritePaths: []string{ws}, AllowedExecPaths: []string{git, "/usr/lib/git-core", sh}, AllowProcessSpawn: true}
+	os.WriteFile(filepath.Join(repo, "f"), []byte("x\n"), 0o644)
+	for _, args := range [][]string{{"add", "f"}, {"commit", "-q", "-m", "c"}} {
+		if code, out, errOut := runProg(t, cfg, repo, git, args...); code != 0 {
+			t.Fatalf("git %v: exit %d %s%s", args, code, out, errOut)
+		}
+	}
+	if code, _, errOut := runProg(t, cfg, repo, git, "config", "core.hooksPath", "/tmp/x"); code == 0 || !strings.Contains(errOut, "Device or resource busy") {
+		t.Errorf("git config core.hooksPath: exit %d %q; want EBUSY", code, errOut)
+	}
+	hook := filepath.Join(gitdir, "hooks", "pre-commit")
+	if code, _, errOut := runProg(t, cfg, repo, sh, "-c", "echo x > "+hook); code == 0 || !strings.Contains(errOut, "Read-only file system") {
+		t.Errorf("writing the real git dir's hook: exit %d %q; want EROFS", code, errOut)
+	}
+	if code, _, errOut := runProg(t, cfg, repo, sh, "-c", "echo 'gitdir: /tmp/evil' > .git"); code == 0 || !strings.Contains(errOut, "Read-only file system") && !strings.Contains(errOut, "busy") {
+		t.Errorf("rewriting the .git file: exit %d %q; want a failure", code, errOut)
+	}
+	if _, err := os.Stat(hook); err == nil {
+		t.Errorf("the hook exists on the host")
+	}
+}
+
+// TestGitCommonDirGap: what the git protection cannot do, shown and
+// reported: the program can create .git/commondir (the git directory must
+// stay writable), and the plan says so, not enforced, with a remedy.
+func TestGitCommonDirGap(t *testing.T) {
+	requireNamespaces(t)
+	ws := nsWorkspace(t)
+	cfg := sandbox.Config{AllowedWritePaths: []string{ws}}
+	plan, err := sandbox.PlanFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, f := range plan.Features {
+		if f.Feature == sandbox.FeatureGitCommonDir && f.Scope == sandbox.ScopeCommand {
+			found = true
+			if f.Enforced || !strings.Contains(f.Detail, "commondir") || f.Hint == "" {
+				t.Errorf("git_commondir: %+v; want not enforced, explained, with a remedy", f)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the plan does not report git_commondir: %+v", plan.Features)
+	}
+	commondir := filepath.Join(ws, ".git", "commondir")
+	defer os.Remove(commondir)
+	got := fsops(t, cfg, ws, "write:"+commondir, "write:"+filepath.Join(ws, ".git", "hooks", "x"))
+	wantOp(t, got, "write:"+commondir, 0) // the gap, as reported
+	wantOp(t, got, "write:"+filepath.Join(ws, ".git", "hooks", "x"), syscall.EROFS)
+}

@@ -15,7 +15,14 @@ import (
 // For a worktree or a submodule, .git is a file "gitdir: DIR"; the hooks
 // and config that git uses are then those of DIR and of its common
 // directory (DIR/commondir), which may lie outside ws: they are returned
-// too, and protected where they lie inside a write path.
+// too, and protected where they lie inside a write path; and the .git
+// file itself is protected (read-only), as it names DIR.
+//
+// What this cannot cover: a file the sandbox creates in a git directory
+// that stays writable. The one that matters is DIR/commondir, which git
+// reads in every repository and which points it at another directory for
+// hooks and config: a mount cannot keep a new file out of a writable
+// directory. The sandbox package reports it (git_commondir).
 //
 // Everything else in the git directory (objects, refs, the index, HEAD,
 // logs) stays writable, so add, commit, branch, merge and fetch work.
@@ -31,6 +38,9 @@ func GitProtected(ws string, lookup func(string) Kind, readFile func(string) ([]
 		if dir == "" {
 			return nil, nil
 		}
+		// The file itself names the git directory: rewritten, it would
+		// point git at one the sandbox made, hooks and all.
+		protect = append(protect, dotgit)
 		gitdirs = append(gitdirs, dir)
 		if b, err := readFile(path.Join(dir, "commondir")); err == nil {
 			common := strings.TrimSpace(string(b))
