@@ -79,6 +79,16 @@ func fsopHelper(args []string) int {
 			}
 		case "pivot":
 			err = unix.PivotRoot(p, p)
+		case "caps": // EPERM when any capability set of /proc/self/status is not empty
+			var b []byte
+			if b, err = os.ReadFile("/proc/self/status"); err == nil {
+				for _, l := range strings.Split(string(b), "\n") {
+					if strings.HasPrefix(l, "Cap") && !strings.HasSuffix(l, "0000000000000000") {
+						fmt.Fprintln(os.Stderr, "fsop:", l)
+						err = syscall.EPERM
+					}
+				}
+			}
 		default:
 			fmt.Fprintln(os.Stderr, "fsop: unknown op", op)
 			return 2
@@ -290,7 +300,12 @@ func checkMountLayer(t *testing.T, ws string) {
 		"write:"+j("deep/er/other"),
 		"write:"+j("lnk"), "remove:"+j("lnk"), "rename:"+j("lnk")+":"+j("lnk2"), "read:"+j("lnk"), "write:"+j("lnk-target"),
 		"umount:"+j("ro"), "mountover:"+j("ro"), "remount-rw:"+j("ro"), "setattr-rw:"+j("ro"), "opentree:"+j("ro"), "pivot:"+j("ro"),
+		"caps:-",
 	)
+	// The capabilities the namespace step needed (ambient CAP_SYS_ADMIN
+	// and CAP_SETPCAP in a user namespace, or root's) are all gone, the
+	// bounding set included.
+	wantOp(t, got, "caps:-", 0)
 	// The mounts cannot be undone or changed from inside: unmount, mount
 	// over, remount read-write, mount_setattr, open_tree, pivot_root.
 	for _, op := range []string{"umount", "mountover", "remount-rw", "setattr-rw", "opentree", "pivot"} {
@@ -834,4 +849,46 @@ func TestGitCommonDirGap(t *testing.T) {
 	got := fsops(t, cfg, ws, "write:"+commondir, "write:"+filepath.Join(ws, ".git", "hooks", "x"))
 	wantOp(t, got, "write:"+commondir, 0) // the gap, as reported
 	wantOp(t, got, "write:"+filepath.Join(ws, ".git", "hooks", "x"), syscall.EROFS)
+}
+
+// TestWrapMountLayerCredential: a root caller whose command runs as nobody
+// (SysProcAttr.Credential) gets the mount layer too: the child keeps
+// CAP_SYS_ADMIN across the credential change as an ambient capability,
+// mounts, and drops it before the target runs.
+func TestWrapMountLayerCredential(t *testing.T) {
+	requireNamespaces(t)
+	requireRoot(t)
+	cat := need(t, "/bin/cat", "coreutils")
+	ws := nsWorkspace(t)
+	cmd := exec.Command(cat, filepath.Join(ws, "file"), filepath.Join(ws, ".env"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	wrap(t, cmd, sandbox.Config{AllowedReadPaths: []string{ws}, DenyReadPaths: []string{filepath.Join(ws, ".env")}})
+	if cmd.SysProcAttr.Cloneflags&syscall.CLONE_NEWNS == 0 || len(cmd.SysProcAttr.AmbientCaps) == 0 {
+		t.Fatalf("SysProcAttr after WrapCommand: %+v", cmd.SysProcAttr)
+	}
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.HasPrefix(string(out), "w\n") || !strings.Contains(string(out), ".env: Permission denied") {
+		t.Errorf("as nobody: %v %q; want the file read and .env denied", err, out)
+	}
+	// The target holds no capability (the ambient CAP_SYS_ADMIN and
+	// CAP_SETPCAP were dropped, the bounding set emptied).
+	cmd = exec.Command(cat, "/proc/self/status")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	wrap(t, cmd, sandbox.Config{AllowedReadPaths: []string{ws}, DenyReadPaths: []string{filepath.Join(ws, ".env")}})
+	status, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "Cap") && !strings.HasSuffix(l, "0000000000000000") {
+			t.Errorf("the target holds capabilities: %s", l)
+		}
+	}
+	// Conflicting SysProcAttr fields are refused.
+	cmd = exec.Command(cat)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
+	if err := sandbox.New().WrapCommand(cmd, sandbox.Config{DenyReadPaths: []string{filepath.Join(ws, ".env")}, AllowedReadPaths: []string{ws}}); err == nil || !strings.Contains(err.Error(), "Cloneflags") {
+		t.Errorf("WrapCommand with the caller's Cloneflags: %v; want a refusal", err)
+	}
 }
