@@ -62,7 +62,9 @@ func layerHint(l *mountLayer, otherwise string) string {
 	return otherwise
 }
 
-// mountLayerFeatures reports what the layer enforces, per entry point:
+// mountLayerFeatures reports what the layer enforces, per entry point
+// (WrapCommand's and Run's entry first: Plan.Describe, written for a
+// program started with Run, reads the first entry of a feature):
 // ApplySelf cannot create namespaces (a multi-threaded Go process cannot
 // unshare a mount or user namespace), so every field that needs the layer
 // is not enforced there; under WrapCommand and Run it is enforced where
@@ -114,23 +116,23 @@ func mountLayerFeatures(rc *resolvedConfig, l *mountLayer, available bool) []Enf
 		return e
 	}
 	if len(rc.denyWrite) > 0 {
-		out = append(out, Enforcement{Feature: FeatureDenyWrite, Scope: ScopeApplySelf, Detail: noSelf, Hint: selfHint},
-			command(FeatureDenyWrite, "deny_write_paths", "read-only mounts over "+strings.Join(rc.denyWrite, ", ")+
-				": writes, creates, deletes and truncation fail with EROFS; as mount points they cannot be renamed or removed (EBUSY)", false))
+		out = append(out, command(FeatureDenyWrite, "deny_write_paths", "read-only mounts over "+strings.Join(rc.denyWrite, ", ")+
+			": writes, creates, deletes and truncation fail with EROFS; as mount points they cannot be renamed or removed (EBUSY)", false),
+			Enforcement{Feature: FeatureDenyWrite, Scope: ScopeApplySelf, Detail: noSelf, Hint: selfHint})
 	}
 	if len(rc.denyRead) > 0 {
-		out = append(out, Enforcement{Feature: FeatureDenyRead, Scope: ScopeApplySelf, Detail: noSelf, Hint: selfHint},
-			command(FeatureDenyRead, "deny_read_paths", "hidden: a directory is an empty read-only tmpfs of mode 000 (listing fails with EACCES "+
-				"for a non-root target; root's dropped capabilities leave it the same), a file is a /dev/null on a nodev mount (opening it fails with EACCES; stat shows a character device): "+
-				strings.Join(rc.denyRead, ", "), false))
+		out = append(out, command(FeatureDenyRead, "deny_read_paths", "hidden: a directory is an empty read-only tmpfs of mode 000 (listing fails with EACCES "+
+			"for a non-root target; root's dropped capabilities leave it the same), a file is a /dev/null on a nodev mount (opening it fails with EACCES; stat shows a character device): "+
+			strings.Join(rc.denyRead, ", "), false),
+			Enforcement{Feature: FeatureDenyRead, Scope: ScopeApplySelf, Detail: noSelf, Hint: selfHint})
 	}
 	if len(rc.mounts) > 0 {
 		var shown []string
 		for _, m := range rc.mounts {
 			shown = append(shown, m.Path+" at "+m.At+pick(m.Write, " (read-write)", " (read-only)"))
 		}
-		out = append(out, Enforcement{Feature: FeatureMounts, Scope: ScopeApplySelf, Detail: noSelf, Hint: selfHint},
-			command(FeatureMounts, "mounts", strings.Join(shown, ", ")+"; Landlock grants follow (read, or read-write)", false))
+		out = append(out, command(FeatureMounts, "mounts", strings.Join(shown, ", ")+"; Landlock grants follow (read, or read-write)", false),
+			Enforcement{Feature: FeatureMounts, Scope: ScopeApplySelf, Detail: noSelf, Hint: selfHint})
 	}
 	if l == nil {
 		return out
