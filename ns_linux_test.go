@@ -892,3 +892,38 @@ func TestWrapMountLayerCredential(t *testing.T) {
 		t.Errorf("WrapCommand with the caller's Cloneflags: %v; want a refusal", err)
 	}
 }
+
+// TestRunMountLayerWithLimits: the child half joins the tree's cgroup
+// (where one can be made) before its namespace step: both work together,
+// as root and as nobody (in a user namespace).
+func TestRunMountLayerWithLimits(t *testing.T)         { checkLayerWithLimits(t, false) }
+func TestRunMountLayerWithLimitsAsNobody(t *testing.T) { checkLayerWithLimits(t, true) }
+
+func checkLayerWithLimits(t *testing.T, nobody bool) {
+	requireSandbox(t)
+	ws := os.Getenv("SANDBOX_NS_WS")
+	if os.Getenv("SANDBOX_NS_NOBODY") == "" {
+		ws = nsWorkspace(t)
+		if nobody {
+			chownTree(t, ws, 65534)
+			if !asNobody(t, "SANDBOX_NS_WS="+ws) {
+				return
+			}
+		}
+	}
+	requireNamespaces(t)
+	cfg := sandbox.Config{AllowedWritePaths: []string{ws}, DenyWritePaths: []string{filepath.Join(ws, "ro")},
+		Limits: sandbox.Limits{Processes: 32, MemoryBytes: 512 << 20, OpenFiles: 256}}
+	plan, err := sandbox.PlanFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range plan.Features {
+		if strings.HasPrefix(f.Feature, "limit_") && f.Scope == sandbox.ScopeCommand {
+			t.Logf("%s enforced=%v: %s", f.Feature, f.Enforced, f.Detail)
+		}
+	}
+	got := fsops(t, cfg, ws, "write:"+filepath.Join(ws, "file"), "write:"+filepath.Join(ws, "ro", "file"))
+	wantOp(t, got, "write:"+filepath.Join(ws, "file"), 0)
+	wantOp(t, got, "write:"+filepath.Join(ws, "ro", "file"), syscall.EROFS)
+}
