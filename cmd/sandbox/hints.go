@@ -23,8 +23,16 @@ package main
 //     --allow-spawn, --allow-unix with --allow-unix, and so on; the hint
 //     then says the denial came from a rule no flag lifts.
 //  5. /dev/shm gets --allow-shm, with its cost.
-// The kernel's own records (Landlock audit on ABI 7) are not read yet:
-// every hint rests on the program's messages and exit status.
+// The kernel's own records are not read yet: every hint rests on the
+// program's messages and exit status. Landlock's audit records (ABI 7,
+// Linux 6.15) would name the denied access exactly, but they reach only a
+// reader with CAP_AUDIT_READ while audit is enabled host-wide (auditd
+// running), and a target's denials are logged only when the child half
+// restricts itself with LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON (the default
+// logs only before execve). Nothing here could show such a reader working:
+// audit is off on the CI host (enabling it is a host-wide change the tests
+// may not make) and the kernel matrix's guests have ABI 2 and 6. Seccomp's
+// refusals (RET_ERRNO) leave no record at all.
 
 import (
 	"fmt"
