@@ -1,0 +1,122 @@
+//go:build linux
+
+package trampoline
+
+// The network step of the namespace step: the child's half of the egress
+// proxy handoff (see internal/egress's package doc, "The namespace, and
+// what the child half must do"). System calls only, like the rest of the
+// trampoline.
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+const (
+	siocGIFFLAGS = 0x8913 // SIOCGIFFLAGS
+	siocSIFFLAGS = 0x8914 // SIOCSIFFLAGS
+	iffUp        = 0x1    // IFF_UP
+	listenQueue  = 4096   // the kernel caps it at net.core.somaxconn
+	handoffTag   = 'L'    // internal/egress's handoffTag: the one data byte of the handoff
+)
+
+// ifreqFlags is struct ifreq as SIOCGIFFLAGS and SIOCSIFFLAGS use it: the
+// interface name, then ifr_flags (a short) at the start of a 24-byte
+// union (40 bytes on every 64-bit architecture).
+type ifreqFlags struct {
+	name  [16]byte
+	flags uint16
+	_     [22]byte
+}
+
+// netStep runs in the child, in its new network namespace, after the
+// namespace step made it and before Landlock: it brings the loopback
+// interface up (a new network namespace has lo down, so even 127.0.0.1 is
+// unreachable), listens on 127.0.0.1:port, passes the listener to the
+// parent over sock (an inherited AF_UNIX socket, the child's end of
+// egress.SocketPair) with SCM_RIGHTS, and closes both: the target holds
+// neither. The parent serves its proxy on the listener from outside the
+// sandbox; nothing of ours runs inside once the target starts. No
+// acknowledgement is awaited: connections queue in the listener's backlog
+// from listen() on, whether the parent accepts yet or not.
+//
+// It needs CAP_NET_ADMIN over the namespace (root, or the owner of the user
+// namespace the network namespace was made in) for SIOCSIFFLAGS. Only
+// IPv4: the proxy variables name 127.0.0.1.
+func netStep(sock int, port uint16) (Failure, bool) {
+	if f, ok := loopbackUp(); !ok {
+		return f, false
+	}
+	l, f, ok := listenLoopback(port)
+	if !ok {
+		return f, false
+	}
+	// SEQPACKET: one message, one data byte, one descriptor.
+	rights := syscall.UnixRights(l)
+	if err := syscall.Sendmsg(sock, []byte{handoffTag}, rights, nil, 0); err != nil {
+		syscall.Close(l)
+		return Failure{Step: "sendmsg", Errno: errnoOf(err), Detail: "(egress listener handoff)"}, false
+	}
+	// The parent holds the listener now (the message holds a reference
+	// until it is received); ours and the channel go.
+	if e := closeFD(l); e != 0 {
+		return Failure{Step: "close", Errno: e, Detail: "(egress listener)"}, false
+	}
+	if e := closeFD(sock); e != 0 {
+		return Failure{Step: "close", Errno: e, Detail: "(egress handoff socket)"}, false
+	}
+	return Failure{}, true
+}
+
+// loopbackUp sets IFF_UP on "lo" of the calling thread's network namespace,
+// through a throwaway datagram socket, as ip-link(8) does.
+func loopbackUp() (Failure, bool) {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return Failure{Step: "socket", Errno: errnoOf(err), Detail: "(to bring lo up)"}, false
+	}
+	defer closeFD(fd)
+	var ifr ifreqFlags
+	copy(ifr.name[:], "lo")
+	if _, _, e := syscall.RawSyscall(syscall.SYS_IOCTL, uintptr(fd), siocGIFFLAGS, uintptr(unsafe.Pointer(&ifr))); e != 0 {
+		return Failure{Step: "ioctl(SIOCGIFFLAGS)", Errno: e, Detail: "lo"}, false
+	}
+	if ifr.flags&iffUp != 0 {
+		return Failure{}, true
+	}
+	ifr.flags |= iffUp
+	if _, _, e := syscall.RawSyscall(syscall.SYS_IOCTL, uintptr(fd), siocSIFFLAGS, uintptr(unsafe.Pointer(&ifr))); e != 0 {
+		return Failure{Step: "ioctl(SIOCSIFFLAGS)", Errno: e, Detail: "lo up"}, false
+	}
+	return Failure{}, true
+}
+
+// listenLoopback returns a TCP socket listening on 127.0.0.1:port,
+// close-on-exec.
+func listenLoopback(port uint16) (int, Failure, bool) {
+	// The wrappers, not raw system calls: 386 multiplexes them through
+	// socketcall.
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, Failure{Step: "socket", Errno: errnoOf(err), Detail: "(egress listener)"}, false
+	}
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Port: int(port), Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		closeFD(fd)
+		return -1, Failure{Step: "bind", Errno: errnoOf(err), Detail: "127.0.0.1:" + itoa(int(port)) + " (egress listener)"}, false
+	}
+	if err := syscall.Listen(fd, listenQueue); err != nil {
+		closeFD(fd)
+		return -1, Failure{Step: "listen", Errno: errnoOf(err), Detail: "(egress listener)"}, false
+	}
+	return fd, Failure{}, true
+}
+
+// closeFD closes fd. EINTR is not retried: on Linux the descriptor is
+// gone whatever close answers.
+func closeFD(fd int) syscall.Errno {
+	_, _, e := syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(fd), 0, 0)
+	if e == syscall.EINTR {
+		return 0
+	}
+	return e
+}
