@@ -614,8 +614,16 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 		}
 	}
 	if len(hosts) > 0 {
-		f(FeatureTCPHost, false, "Landlock filters ports, not hosts: "+strings.Join(hosts, ", ")+" allow any host on those ports",
-			`write "*:PORT" to state what is enforced`)
+		// ApplySelf's: a process that confines itself keeps its network
+		// namespace. WrapCommand's and Run's entry (ScopeCommand) is the
+		// egress layer's: see egressPlan.feature.
+		e := Enforcement{Feature: FeatureTCPHost, Scope: ScopeApplySelf,
+			Detail: "ApplySelf: Landlock filters ports, not hosts: " + strings.Join(hosts, ", ") + " allow any host on those ports",
+			Hint:   `run the program with WrapCommand or Run, where a network namespace and the caller's proxy enforce host names; or write "*:PORT" to state what is enforced`}
+		if !plan.Available {
+			e.Detail, e.Hint = "sandbox unavailable: "+plan.Reason, ""
+		}
+		plan.Features = append(plan.Features, e)
 	}
 	if cfg.AllowUDP {
 		f(FeatureUDP, true, "granted: UDP sockets to any host and port", "")

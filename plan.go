@@ -93,7 +93,32 @@ type Plan struct {
 	// between fork and the target (the static helper or the Go
 	// trampoline), and why.
 	ChildHalf string `json:"child_half,omitempty"`
+	// Egress says, when Config.AllowedTCPConnect names hosts, how
+	// WrapCommand and Run enforce them here (nil when it names none, and
+	// on platforms without the egress layer).
+	Egress *EgressPlan `json:"egress,omitempty"`
 }
+
+// EgressPlan is how the host names of Config.AllowedTCPConnect are
+// enforced under WrapCommand and Run (see [Egress]).
+type EgressPlan struct {
+	Mode string `json:"mode"` // EgressProxy or EgressPortOnly
+	// Proxy is the proxy's address as the program sees it, inside its
+	// network namespace (EgressProxy only).
+	Proxy string   `json:"proxy,omitempty"`
+	Hosts []string `json:"hosts"` // the host entries, "host:port"
+	// Reason says, for EgressPortOnly, why host names are not enforced.
+	Reason string `json:"reason,omitempty"`
+}
+
+// EgressPlan.Mode values.
+const (
+	// EgressProxy: a network namespace with only loopback, and a proxy
+	// the caller serves that allows only the listed hosts.
+	EgressProxy = "namespace+proxy"
+	// EgressPortOnly: Landlock's port rules; any host on those ports.
+	EgressPortOnly = "port-only"
+)
 
 // NotEnforced returns the features that are asked for but not enforced.
 func (p Plan) NotEnforced() []Enforcement {

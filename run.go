@@ -119,6 +119,11 @@ type RunResult struct {
 	// SIGXFSZ. Where the limit is an rlimit that makes a call fail
 	// (RLIMIT_DATA, RLIMIT_NPROC, RLIMIT_NOFILE), nothing is known of it.
 	LimitExceeded string
+	// DeniedRequests are the network requests the program's egress proxy
+	// refused, oldest first: Linux, when Config.AllowedTCPConnect names
+	// hosts and the namespace and proxy enforce them (see [Egress]); nil
+	// otherwise. At most the first 1000 are kept.
+	DeniedRequests []DeniedRequest
 }
 
 // Run runs the program name with args, confined to cfg from its first
@@ -322,6 +327,9 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 	p.killRest() // what outlived the program
 	waitErr := cmd.Wait()
 	relErr := p.release()
+	if d, ok := any(p).(interface{ deniedRequests() []DeniedRequest }); ok {
+		res.DeniedRequests = d.deniedRequests()
+	}
 	if stdinW != nil && !opts.TTY {
 		stdinW.Close() // ends a copy blocked on a full pipe
 	}

@@ -31,6 +31,10 @@ type confinedProc struct {
 	failureErr error
 	group      *treeGroup // the tree's cgroup and limits; nil without either
 	limitHit   string     // RunResult.LimitExceeded, once released
+	// egress is the network namespace's proxy, or nil: it serves until
+	// release, once the whole session is gone.
+	egress *egressProc
+	denied []DeniedRequest
 }
 
 // startConfined wraps cmd for Run (with a failure pipe, and a filter
@@ -43,7 +47,8 @@ func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
 		return nil, fmt.Errorf("sandbox: Run: %w", err)
 	}
 	var group *treeGroup
-	if err := wrapLinux(cmd, cfg, wrapOptions{failurePipe: w, denySetsid: true, denyPdeathsigChange: true, killGroup: true, group: &group}); err != nil {
+	g, err := wrapLinux(cmd, cfg, wrapOptions{failurePipe: w, denySetsid: true, denyPdeathsigChange: true, killGroup: true, group: &group})
+	if err != nil {
 		r.Close()
 		w.Close()
 		return nil, err
@@ -57,12 +62,20 @@ func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
 	cmd.SysProcAttr = attr
 	err = cmd.Start()
 	w.Close()
+	if g != nil {
+		// The child has its copy; a child that dies before its network
+		// step then ends the proxy's wait for the listener.
+		g.closeChildEnd()
+	}
 	if err != nil {
 		r.Close()
 		group.close()
+		if g != nil {
+			g.close()
+		}
 		return nil, fmt.Errorf("sandbox: Run %s: %w", path, err)
 	}
-	return &confinedProc{cmd: cmd, path: path, report: r, spawn: cfg.AllowProcessSpawn, group: group}, nil
+	return &confinedProc{cmd: cmd, path: path, report: r, spawn: cfg.AllowProcessSpawn, group: group, egress: g}, nil
 }
 
 // waitExit returns when the program has exited, without reaping it: until
@@ -112,8 +125,15 @@ func (p *confinedProc) killTree() {
 }
 
 // release, once the program is reaped and its tree gone, says which limit
-// ended it, and removes the tree's cgroup (an error if it cannot).
+// ended it, and removes the tree's cgroup (an error if it cannot). The
+// egress proxy, if any, is closed (nothing is left to use it) and its
+// refusals kept for RunResult.
 func (p *confinedProc) release() error {
+	if p.egress != nil {
+		p.egress.close()
+		p.denied = p.egress.denied()
+		p.egress = nil
+	}
 	ps := p.cmd.ProcessState
 	if t := p.group; t != nil {
 		p.limitHit = t.exceeded(ps == nil || !ps.Success())
@@ -128,6 +148,9 @@ func (p *confinedProc) release() error {
 }
 
 func (p *confinedProc) limitExceeded() string { return p.limitHit }
+
+// deniedRequests are the egress proxy's refusals, after release.
+func (p *confinedProc) deniedRequests() []DeniedRequest { return p.denied }
 
 // failure reads the trampoline's report, once the program has exited: empty
 // when execve succeeded (the pipe was close-on-exec).

@@ -105,6 +105,9 @@ func planPlatform(rc *resolvedConfig) Plan {
 	cwd, _ := os.Getwd()
 	pol.Layer = newMountLayer(rc, nil, cwd)
 	plan := withArtefacts(linuxPlan(rc, pol, k.seccomp, k.abiReason), pol)
+	// Host names: ApplySelf's entry is linuxPlan's; WrapCommand's and
+	// Run's is the egress layer's.
+	egressPlanFor(rc).addTo(&plan)
 	plan.ChildHalf = childHalfLine()
 	if pol.Layer.used() {
 		plan.MountLayer = pol.Layer.plan.Lines()

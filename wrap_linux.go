@@ -192,23 +192,38 @@ type wrapOptions struct {
 // changed cmd.Path, or with the helper a replaced cmd.ExtraFiles (cmd.Path
 // names a descriptor number), would run another program instead of the
 // child half, not confined at all.
+//
+// # Host names
+//
+// When cfg.AllowedTCPConnect names hosts and network namespaces are
+// available (see [PlanFor]'s tcp_connect_host and [Plan].Egress), the
+// program starts in a network namespace of its own with only loopback,
+// its environment gets the proxy variables (HTTP_PROXY, HTTPS_PROXY,
+// ALL_PROXY, lower-case forms, NO_PROXY), and a proxy served by this
+// process allows only those hosts. The caller owns that proxy: get it with
+// [EgressOf](cmd) for the refused requests, and Close it once the program
+// and its processes are gone.
 func (linuxSandbox) WrapCommand(cmd *exec.Cmd, cfg Config) error {
 	var t *treeGroup
-	if err := wrapLinux(cmd, cfg, wrapOptions{group: &t}); err != nil {
+	g, err := wrapLinux(cmd, cfg, wrapOptions{group: &t})
+	if err != nil {
 		return err
 	}
 	if t != nil {
 		wrapped.Store(cmd, t)
 	}
+	if g != nil {
+		egresses.Store(cmd, &Egress{addr: g.addr, impl: g, cmd: cmd})
+	}
 	return nil
 }
 
-func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
+func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err error) {
 	if cmd == nil {
-		return errors.New("sandbox: WrapCommand: nil *exec.Cmd")
+		return nil, errors.New("sandbox: WrapCommand: nil *exec.Cmd")
 	}
 	if cmd.Process != nil {
-		return errors.New("sandbox: WrapCommand: command already started")
+		return nil, errors.New("sandbox: WrapCommand: command already started")
 	}
 	defer func() {
 		if err != nil {
@@ -218,25 +233,25 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 		}
 	}()
 	if len(cmd.Args) > 0 && cmd.Args[0] == trampoline.Arg0 {
-		return errors.New("sandbox: WrapCommand: command already wrapped")
+		return nil, errors.New("sandbox: WrapCommand: command already wrapped")
 	}
 	if cmd.Err != nil {
-		return fmt.Errorf("sandbox: WrapCommand: %w", cmd.Err)
+		return nil, fmt.Errorf("sandbox: WrapCommand: %w", cmd.Err)
 	}
 	if cmd.SysProcAttr != nil && cmd.SysProcAttr.Chroot != "" {
-		return errors.New("sandbox: WrapCommand: SysProcAttr.Chroot is not supported")
+		return nil, errors.New("sandbox: WrapCommand: SysProcAttr.Chroot is not supported")
 	}
 	rc, err := resolve(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	target, resolved, err := wrapTarget(cmd)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	env, err := targetEnv(cmd)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	// The tree's cgroup: found before the plan is checked, so that the
@@ -261,13 +276,22 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 		cwd = abs
 	}
 	pol.Layer = newMountLayer(rc, []string{resolved}, cwd)
-	if err := checkApplicable(linuxPlan(rc, pol, k.seccomp, k.abiReason), cfg); err != nil {
-		return err
+	eplan := egressPlanFor(rc)
+	plan := linuxPlan(rc, pol, k.seccomp, k.abiReason)
+	eplan.addTo(&plan)
+	if err := checkApplicable(plan, cfg); err != nil {
+		return nil, err
+	}
+	if eplan.on {
+		// Inside its namespace the program can reach nothing but the
+		// proxy (lo only, no route): Landlock says so too.
+		pol.Connect = []uint16{eplan.port}
+		env = proxyEnv(env, eplan)
 	}
 	var attr *syscall.SysProcAttr
 	if pol.Layer.used() {
 		if attr, err = nsAttr(cmd.SysProcAttr, false); err != nil {
-			return fmt.Errorf("sandbox: WrapCommand: %w", err)
+			return nil, fmt.Errorf("sandbox: WrapCommand: %w", err)
 		}
 	}
 	sp := pol.Seccomp
@@ -278,7 +302,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 	sp.ExecNonce = !cfg.AllowProcessSpawn && len(rc.exec) == 0
 	filter, err := trampolineFilter(sp)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	helper, _ := childHalf()
 	if attr != nil {
@@ -287,7 +311,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 	}
 	if helper == nil {
 		if _, err := os.Stat(selfExe); err != nil {
-			return fmt.Errorf("%w: WrapCommand re-executes %s: %w", ErrUnavailable, selfExe, err)
+			return nil, fmt.Errorf("%w: WrapCommand re-executes %s: %w", ErrUnavailable, selfExe, err)
 		}
 	}
 
@@ -338,19 +362,37 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 	if sp.AllowExec && sp.ExecNonce {
 		prog, nonce, err := filter.withNonce()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		p.Filters[0], p.ExecNonce = prog, nonce
 	}
 	if attr != nil {
 		if err := withNamespaceStep(p, rc, pol); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	extra := slices.Clone(cmd.ExtraFiles)
 	if opts.failurePipe != nil {
 		p.ErrFD = p.FirstFD
 		extra = append(extra, opts.failurePipe)
+	}
+	if eplan.on {
+		if g, err = startEgress(eplan); err != nil {
+			return nil, fmt.Errorf("sandbox: WrapCommand: egress proxy: %w", err)
+		}
+		defer func() {
+			if err != nil {
+				g.close()
+				g = nil
+			}
+		}()
+		// The child's end of the handoff channel: above the failure
+		// pipe, so marked close-on-exec with it; the child closes it
+		// itself once it has sent the listener.
+		extra = append(extra, g.childEnd)
+		if err := useNetStep(p, cmd, 3+len(extra)-1, eplan.port); err != nil {
+			return nil, err
+		}
 	}
 	p.Rlimits = commandRlimits(cfg.Limits, avail)
 
@@ -361,7 +403,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 	if cgroupLimits(cfg.Limits, avail) != (cgroup.Limits{}) {
 		t, err := newTreeGroup(cgm, cfg.Limits, avail)
 		if err != nil {
-			return fmt.Errorf("sandbox: WrapCommand: cannot make the tree's cgroup for Limits: %w", err)
+			return nil, fmt.Errorf("sandbox: WrapCommand: cannot make the tree's cgroup for Limits: %w", err)
 		}
 		tg = t
 	} else if opts.killGroup && cfg.AllowProcessSpawn && cgm != nil && cgm.KillsRaceFree() {
@@ -400,7 +442,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (err error) {
 	if attr != nil {
 		cmd.SysProcAttr = attr
 	}
-	return nil
+	return g, nil
 }
 
 // withNamespaceStep adds the mount layer's step to p, and the Landlock

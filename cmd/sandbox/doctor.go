@@ -30,6 +30,9 @@ type doctorReport struct {
 	// mount-namespace layer here (deny paths, mounts, git protection,
 	// private /tmp), and if not why and the remedy.
 	MountLayer *sandbox.Enforcement `json:"mount_layer,omitempty"`
+	// Egress says how WrapCommand and Run enforce host names in
+	// AllowedTCPConnect here (asked with one host entry).
+	Egress *sandbox.EgressPlan `json:"egress,omitempty"`
 }
 
 // doctorConfig is what doctor asks about and runs its canary under: an
@@ -99,6 +102,9 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
+	if hp, err := sandbox.PlanFor(sandbox.Config{AllowedTCPConnect: []string{"example.com:443"}}); err == nil {
+		rep.Egress = hp.Egress
+	}
 	if st.Active {
 		if r, err := canaryInChild(cfg); err != nil {
 			rep.CanaryError = err.Error()
@@ -150,6 +156,14 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "Capabilities (for a workspace, one TCP port to connect to, bind 8080):")
 	for _, f := range plan.Features {
 		featureLine(stdout, on, f.Feature, f.Enforced, f.Detail, f.Hint)
+	}
+	switch e := rep.Egress; {
+	case e == nil:
+		fmt.Fprintln(stdout, "\nEgress by host name: not under WrapCommand and Run on "+runtime.GOOS+" (see tcp_connect_host in the plan of a Config naming hosts)")
+	case e.Mode == sandbox.EgressProxy:
+		fmt.Fprintln(stdout, "\nEgress by host name (WrapCommand, Run): "+e.Mode+": a network namespace with only loopback, the proxy at "+e.Proxy+" in it, served by the caller")
+	default:
+		fmt.Fprintln(stdout, "\nEgress by host name (WrapCommand, Run): "+e.Mode+": "+wrap(e.Reason, 68, "    "))
 	}
 	fmt.Fprintln(stdout)
 	switch {

@@ -84,6 +84,16 @@ func plan(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	section(stdout, "Network rules:", p.Network)
+	if e := p.Egress; e != nil {
+		line := "mode " + e.Mode + ": " + strings.Join(e.Hosts, ", ")
+		if e.Proxy != "" {
+			line += "; the program sees the proxy at " + e.Proxy + " (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY set)"
+		}
+		if e.Reason != "" {
+			line += "; host names not enforced: " + e.Reason
+		}
+		section(stdout, "Egress by host name (WrapCommand, Run, sandbox run):", []string{line})
+	}
 	section(stdout, "Syscall filter:", p.Syscalls)
 	section(stdout, "Default paths absent here:", p.Skipped)
 	section(stdout, "Mount layer (WrapCommand, Run, sandbox run; in a new mount namespace):", p.MountLayer)

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -104,6 +106,9 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		home, _ := os.UserHomeDir()
 		cwd, _ := os.Getwd()
 		defer func() {
+			for _, d := range res.DeniedRequests {
+				fmt.Fprintln(stderr, deniedLine(d))
+			}
 			for _, h := range explain(res, err, hintContext{cfg: cfg, home: home, cwd: cwd}) {
 				fmt.Fprintln(stderr, "sandbox: hint: "+h)
 			}
@@ -151,4 +156,23 @@ func exitCode(res sandbox.RunResult) int {
 		}
 	}
 	return exitRunFailed
+}
+
+// deniedLine is --explain's line for a request the egress proxy refused.
+// Host and Detail come from the confined program; the proxy already
+// replaced their control characters.
+func deniedLine(d sandbox.DeniedRequest) string {
+	dest := net.JoinHostPort(d.Host, strconv.Itoa(int(d.Port)))
+	if d.Host == "" {
+		dest = "(unreadable request)"
+	}
+	proto := d.Protocol
+	if proto == "" {
+		proto = "?"
+	}
+	line := "sandbox: network: refused " + proto + " " + dest + " (" + d.Reason + ")"
+	if d.Detail != "" {
+		line += ": " + d.Detail
+	}
+	return line
 }

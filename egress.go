@@ -1,0 +1,92 @@
+package sandbox
+
+import (
+	"os/exec"
+	"sync"
+	"time"
+)
+
+// DeniedRequest is one network request the egress proxy of a sandbox
+// refused (see [Egress]): a host and port not on Config.AllowedTCPConnect,
+// an allowed name that resolved only to the caller's own or internal
+// addresses (DNS rebinding), or a request the proxy could not read.
+type DeniedRequest struct {
+	Time time.Time `json:"time"`
+	// Protocol is "http" (an absolute-URI request), "connect" (HTTP
+	// CONNECT), "socks5", "socks4", or "" when the request was unreadable.
+	Protocol string `json:"protocol"`
+	// Host is the host as requested (lower case, canonical), "" when
+	// unreadable. It comes from the confined program: print it as text,
+	// never interpret it (control characters are replaced by '?').
+	Host   string `json:"host"`
+	Port   uint16 `json:"port"`
+	Reason string `json:"reason"` // "not-allowed", "non-public-address", "malformed-request", "unsupported"
+	Detail string `json:"detail,omitempty"`
+}
+
+// Egress is the network egress proxy of one sandboxed command: when
+// Config.AllowedTCPConnect names hosts (DNS names, localhost, IP literals;
+// not "*"), WrapCommand and Run on Linux start the program in a network
+// namespace of its own that has nothing but a loopback interface, and a
+// proxy that the caller serves, outside the sandbox, checks every request
+// the program makes against the allowlist (see PlanFor's tcp_connect_host
+// and [Plan].Egress, and the README's "Network egress by host name").
+//
+// Run manages its proxy itself and returns the refused requests in
+// RunResult.DeniedRequests. A caller of WrapCommand gets the proxy with
+// [EgressOf] and owns it: the proxy serves from cmd.Start on, and runs until
+// Close, which the caller must call once the program and every process it
+// started are gone (after cmd.Wait): until then it holds the namespace's
+// listener and the goroutines that serve it. Closing it earlier cuts the
+// program off the network (nothing else breaks).
+type Egress struct {
+	addr  string
+	impl  egressImpl
+	close sync.Once
+	cmd   *exec.Cmd
+}
+
+// egressImpl is the platform's proxy (Linux only).
+type egressImpl interface {
+	denied() []DeniedRequest
+	dropped() int
+	close() error
+}
+
+// Addr is the proxy's address as the program sees it, inside its own
+// network namespace ("127.0.0.1:PORT"; the program's HTTP_PROXY,
+// HTTPS_PROXY and ALL_PROXY name it).
+func (e *Egress) Addr() string { return e.addr }
+
+// Denied returns the requests refused so far, oldest first (at most the
+// first 1000; Dropped counts the rest). It still answers after Close.
+func (e *Egress) Denied() []DeniedRequest { return e.impl.denied() }
+
+// Dropped returns how many refused requests Denied does not hold.
+func (e *Egress) Dropped() int { return e.impl.dropped() }
+
+// Close stops the proxy: it ends every connection it relays and returns
+// once every goroutine and descriptor it used is released. It is safe to
+// call more than once, and it forgets the command (EgressOf answers nil).
+func (e *Egress) Close() error {
+	var err error
+	e.close.Do(func() {
+		err = e.impl.close()
+		egresses.Delete(e.cmd)
+	})
+	return err
+}
+
+// egresses maps a wrapped *exec.Cmd to its *Egress until Close.
+var egresses sync.Map
+
+// EgressOf returns the egress proxy WrapCommand set up for cmd, or nil when
+// cmd has none: its Config names no host, or host names are not enforced
+// here and fell back to port rules (see PlanFor), or WrapCommand failed, or
+// the proxy was closed.
+func EgressOf(cmd *exec.Cmd) *Egress {
+	if v, ok := egresses.Load(cmd); ok {
+		return v.(*Egress)
+	}
+	return nil
+}

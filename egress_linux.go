@@ -1,0 +1,272 @@
+//go:build linux
+
+package sandbox
+
+// The parent's half of egress by host name under WrapCommand and Run (the
+// child's half is the Go trampoline's network step, internal/trampoline's
+// net_linux.go; the proxy is internal/egress).
+//
+//  1. egressPlanFor decides, from the Config alone and the namespace probe,
+//     whether host entries are enforced by a namespace and a proxy, and if
+//     not, why not (PlanFor reports it, Strict refuses it).
+//  2. startEgress (from wrapLinux) makes the socket pair whose child end the
+//     child inherits, a Proxy with the Config's allowlist, and a goroutine
+//     that receives the listener the child makes in its namespace and
+//     serves the proxy on it.
+//  3. The program's environment gets the proxy variables; Landlock lets it
+//     connect to the proxy's port only (inside its namespace nothing else
+//     is reachable anyway: lo only, no route).
+//  4. Run closes the proxy when the process tree is gone; a WrapCommand
+//     caller through EgressOf(cmd).Close.
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/openparallax/sandbox/internal/egress"
+)
+
+// egressPortBase is the proxy's port inside the namespace, unless the
+// Config lets the program bind it (then the next free one): fixed, so
+// that the plan can name the address the program will see. Nothing else
+// listens in a new namespace.
+const egressPortBase = 3128
+
+// egressPlan is how a Config's host entries are enforced under WrapCommand
+// and Run.
+type egressPlan struct {
+	hosts []string // the host entries, "host:port"
+	// on: a network namespace and the proxy enforce them.
+	on    bool
+	port  uint16
+	allow *egress.Allowlist
+	// Otherwise why not, and the remedy (hosts fall back to port rules).
+	reason, hint string
+}
+
+// egressPlanFor decides the egress mode of rc.
+func egressPlanFor(rc *resolvedConfig) egressPlan {
+	var e egressPlan
+	var rules []egress.Rule
+	var anyHost []string
+	for _, ep := range rc.connect {
+		if ep.AnyHost() {
+			anyHost = append(anyHost, ep.String())
+			continue
+		}
+		e.hosts = append(e.hosts, ep.String())
+		rules = append(rules, egress.Rule{Host: ep.Host, Port: ep.Port})
+	}
+	if len(e.hosts) == 0 {
+		return e
+	}
+	if len(anyHost) > 0 {
+		// Inside the namespace nothing is reachable but the proxy, so a
+		// port rule could be honoured only by letting the proxy serve
+		// any host on that port, which is the port rule's meaning but
+		// not Landlock's enforcement of it; keeping one mode per Config
+		// keeps the plan simple to read.
+		e.reason = "mixed with port-only entries (" + strings.Join(anyHost, ", ") + "), which the namespace would cut off: every entry keeps Landlock's port rule, and " +
+			strings.Join(e.hosts, ", ") + " allow any host on those ports"
+		e.hint = `list hosts only (the proxy then enforces them), or write "*:PORT" for the host entries too`
+		return e
+	}
+	allow, err := egress.NewAllowlist(rules)
+	if err != nil {
+		// ParseEndpoint's canonical form is the allowlist's: this is a
+		// bug, and the mode falls back to what is enforced without it.
+		e.reason = "the proxy's allowlist refused the entries: " + err.Error()
+		return e
+	}
+	if ok, reason, hint := netNamespaces(); !ok {
+		e.reason, e.hint = "network namespaces are unavailable here: "+reason, hint
+		return e
+	}
+	e.on, e.allow = true, allow
+	e.port = egressPortBase
+	for slices.Contains(rc.bind, e.port) {
+		e.port++
+	}
+	return e
+}
+
+// addr is the proxy's address inside the namespace.
+func (e egressPlan) addr() netip.AddrPort {
+	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), e.port)
+}
+
+// feature reports tcp_connect_host for WrapCommand and Run (ApplySelf's
+// entry is linuxPlan's: it never enforces host names, having no namespace
+// of its own to leave). ok is false when the Config names no host.
+func (e egressPlan) feature() (Enforcement, bool) {
+	if len(e.hosts) == 0 {
+		return Enforcement{}, false
+	}
+	list := strings.Join(e.hosts, ", ")
+	if e.on {
+		return Enforcement{Feature: FeatureTCPHost, Scope: ScopeCommand, Enforced: true,
+			Detail: "WrapCommand/Run: a network namespace with only loopback, and a proxy served by the caller at " + e.addr().String() +
+				" (HTTP CONNECT, absolute-URI HTTP, SOCKS5 with host names) that allows only " + list +
+				" and refuses names that resolve to loopback, private or link-local addresses; programs that ignore the proxy variables cannot connect anywhere"}, true
+	}
+	return Enforcement{Feature: FeatureTCPHost, Scope: ScopeCommand,
+		Detail: "WrapCommand/Run: host names are not enforced: " + e.reason, Hint: e.hint}, true
+}
+
+// withEgress adds e to a plan of WrapCommand's and Run's.
+func (e egressPlan) addTo(plan *Plan) {
+	f, ok := e.feature()
+	if !ok {
+		return
+	}
+	if !plan.Available {
+		f.Enforced, f.Detail, f.Hint = false, "sandbox unavailable: "+plan.Reason, ""
+	}
+	plan.Features = append(plan.Features, f)
+	plan.Egress = e.out()
+	plan.Network = append(plan.Network, e.networkLines()...)
+}
+
+// egressPlanOut is e as Plan.Egress.
+func (e egressPlan) out() *EgressPlan {
+	if len(e.hosts) == 0 {
+		return nil
+	}
+	if e.on {
+		return &EgressPlan{Mode: EgressProxy, Proxy: e.addr().String(), Hosts: e.hosts}
+	}
+	return &EgressPlan{Mode: EgressPortOnly, Hosts: e.hosts, Reason: e.reason}
+}
+
+// egressTestNet, when set (tests), replaces the proxy's resolver and dialer:
+// tests map names to local servers without touching /etc/hosts, and send
+// nothing outside the loopback.
+var egressTestNet struct {
+	resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	dial    func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
+}
+
+// egressProc is the caller's side of one namespace's proxy.
+type egressProc struct {
+	addr      string // as the program sees it
+	proxy     *egress.Proxy
+	parentEnd *os.File // the caller's end of the handoff socket pair
+	childEnd  *os.File // inherited by the child; closed after Start
+	done      chan struct{}
+	recvErr   error // why no listener was received, once done
+
+	mu         sync.Mutex
+	childClose bool
+}
+
+// startEgress makes the proxy of plan e and the handoff channel; the
+// returned childEnd goes into the child's inherited files. Serving starts
+// as soon as the child hands its listener over.
+func startEgress(e egressPlan) (*egressProc, error) {
+	p, err := egress.New(egress.Options{Allow: e.allow, Resolve: egressTestNet.resolve, Dial: egressTestNet.dial})
+	if err != nil {
+		return nil, err
+	}
+	parentEnd, childEnd, err := egress.SocketPair()
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	g := &egressProc{addr: e.addr().String(), proxy: p, parentEnd: parentEnd, childEnd: childEnd, done: make(chan struct{})}
+	go func() {
+		defer close(g.done)
+		// No timeout: the wait ends when the child sends, when it dies
+		// (once the caller's copy of the child's end is closed), or at
+		// close, which shuts the socket down.
+		l, err := egress.ReceiveListener(parentEnd, 1<<62)
+		if err != nil {
+			g.recvErr = err
+			return
+		}
+		// The child holds no copy any more: it closed its end after
+		// sending, before the target started.
+		g.closeChildEnd()
+		p.Serve(l) // returns at close (ErrClosed), and closes l
+	}()
+	return g, nil
+}
+
+// closeChildEnd closes the caller's copy of the child's end: once the
+// child has started (Run), or the listener arrived.
+func (g *egressProc) closeChildEnd() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.childClose {
+		g.childClose = true
+		g.childEnd.Close()
+	}
+}
+
+func (g *egressProc) denied() []DeniedRequest {
+	ds := g.proxy.Denied()
+	out := make([]DeniedRequest, len(ds))
+	for i, d := range ds {
+		out[i] = DeniedRequest{Time: d.Time, Protocol: d.Protocol, Host: d.Host, Port: d.Port, Reason: d.Reason, Detail: d.Detail}
+	}
+	return out
+}
+
+func (g *egressProc) dropped() int { return g.proxy.Dropped() }
+
+// close ends the proxy and its receiving goroutine, and releases every
+// descriptor: the handoff channel and, through the proxy, the listener,
+// which is the last reference to the namespace once its processes are
+// gone.
+func (g *egressProc) close() error {
+	// Wake a receive still waiting (the child never started, or never
+	// reached its network step): shutdown reaches the socket under the
+	// receiver's duplicate of it.
+	if rc, err := g.parentEnd.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) { unix.Shutdown(int(fd), unix.SHUT_RDWR) })
+	}
+	g.proxy.Close()
+	<-g.done
+	g.proxy.Close() // a Serve that began after the first Close returned at once; wait for it anyway
+	g.closeChildEnd()
+	g.parentEnd.Close()
+	return nil
+}
+
+// proxyEnv replaces the proxy variables of env (in either case) with the
+// sandbox's: a program's own proxy settings name addresses it cannot reach
+// from its namespace.
+func proxyEnv(env []string, e egressPlan) []string {
+	ours := egress.Env(e.addr(), e.allow)
+	names := map[string]bool{}
+	for _, kv := range ours {
+		k, _, _ := strings.Cut(kv, "=")
+		names[strings.ToUpper(k)] = true
+	}
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return names[strings.ToUpper(k)]
+	})
+	return append(env, ours...)
+}
+
+// egressLines are Plan.Network's lines for e.
+func (e egressPlan) networkLines() []string {
+	switch {
+	case len(e.hosts) == 0:
+		return nil
+	case e.on:
+		return []string{
+			"WrapCommand/Run: network namespace with only lo; proxy " + e.addr().String() + " (served by the caller) allows " + strings.Join(e.hosts, ", "),
+			"WrapCommand/Run: Landlock connect only to port " + strconv.Itoa(int(e.port)) + " (the proxy) inside the namespace",
+		}
+	}
+	return []string{"WrapCommand/Run: host names not enforced (port rules only): " + e.reason}
+}
