@@ -1,0 +1,678 @@
+//go:build linux
+
+package sandbox_test
+
+// Egress by host name under Run and WrapCommand, with real clients (curl,
+// Python's urllib, git) against local servers whose names the proxy
+// resolves through the test hook (sandbox.SetEgressTestNet): names resolve
+// to addresses of 203.0.113.0/24 (documentation, public to the proxy's
+// address check), and the hook's dialer connects those to the local
+// servers. Nothing is sent outside 127.0.0.0/8: a dial to any other
+// address fails the test and sends nothing; that the namespace reaches
+// nothing else is shown by its having no interface but lo and no route.
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/rawsys"
+)
+
+// fakeNet is the test's view of the caller's network (see the file's doc).
+type fakeNet struct {
+	t     testing.TB
+	mu    sync.Mutex
+	names map[string][]netip.Addr
+	route map[netip.AddrPort]string // fake address → real loopback host:port
+	next  int
+}
+
+// newFakeNet installs a fake network for the egress proxies of this test.
+func newFakeNet(t testing.TB) *fakeNet {
+	f := &fakeNet{t: t, names: map[string][]netip.Addr{}, route: map[netip.AddrPort]string{}, next: 1}
+	t.Cleanup(sandbox.SetEgressTestNet(f.resolve, f.dial))
+	return f
+}
+
+// host makes name resolve to a fresh fake public address whose port (the
+// port of real) leads to the loopback server at real; it returns the port.
+func (f *fakeNet) host(name, real string) uint16 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ap := netip.MustParseAddrPort(real)
+	a := netip.AddrFrom4([4]byte{203, 0, 113, byte(f.next)})
+	if f.next > 250 {
+		a = netip.AddrFrom4([4]byte{198, 51, 100, byte(f.next - 250)})
+	}
+	f.next++
+	f.names[name] = append(f.names[name], a)
+	f.route[netip.AddrPortFrom(a, ap.Port())] = real
+	return ap.Port()
+}
+
+// alias makes name resolve to addrs as they are (DNS rebinding).
+func (f *fakeNet) alias(name string, addrs ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, a := range addrs {
+		f.names[name] = append(f.names[name], netip.MustParseAddr(a))
+	}
+}
+
+func (f *fakeNet) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if a, ok := f.names[host]; ok {
+		return a, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+func (f *fakeNet) dial(ctx context.Context, a netip.AddrPort) (net.Conn, error) {
+	f.mu.Lock()
+	real, ok := f.route[a]
+	f.mu.Unlock()
+	switch {
+	case ok:
+	case a.Addr().Unmap().IsLoopback():
+		real = a.String()
+	default:
+		f.t.Errorf("the proxy dialled %s, outside the test's network: nothing was sent", a)
+		return nil, fmt.Errorf("test network: %s is not reachable", a)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", real)
+}
+
+// testCA makes a CA and a server certificate it signs for names; it returns
+// the server's certificate and the CA's PEM file, in dir.
+func testCA(t *testing.T, dir string, names ...string) (tls.Certificate, string) {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sandbox egress test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	leaf, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: names[0]}, DNSNames: names,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{leaf}, PrivateKey: key}, caFile
+}
+
+// echoHandler answers "METHOD host path body".
+var echoHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	fmt.Fprintf(w, "%s %s %s %s", r.Method, r.Host, r.URL.Path, body)
+})
+
+// egressWorld is a plain and a TLS server under fake names, a name rebound
+// to 127.0.0.1, and a directory every run may read (the CA).
+type egressWorld struct {
+	net                   *fakeNet
+	dir, caFile           string
+	plainPort, securePort uint16
+	plain, secure         string // base URLs
+	plainReal             string // the plain server's real address, on the caller's loopback
+}
+
+func newEgressWorld(t *testing.T) *egressWorld {
+	t.Helper()
+	f := newFakeNet(t)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	plain := httptest.NewServer(echoHandler)
+	t.Cleanup(plain.Close)
+	cert, caFile := testCA(t, dir, "secure.example.test")
+	secure := httptest.NewUnstartedServer(echoHandler)
+	secure.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	secure.StartTLS()
+	t.Cleanup(secure.Close)
+	w := &egressWorld{net: f, dir: dir, caFile: caFile, plainReal: plain.Listener.Addr().String()}
+	w.plainPort = f.host("plain.example.test", plain.Listener.Addr().String())
+	w.securePort = f.host("secure.example.test", secure.Listener.Addr().String())
+	f.alias("rebind.example.test", "127.0.0.1")
+	w.plain = fmt.Sprintf("http://plain.example.test:%d", w.plainPort)
+	w.secure = fmt.Sprintf("https://secure.example.test:%d", w.securePort)
+	return w
+}
+
+// cfg allows the plain and secure servers and the rebound name, lets the
+// program run what is in /usr/bin and /bin, and read the world's directory.
+func (w *egressWorld) cfg() sandbox.Config {
+	return sandbox.Config{
+		AllowedTCPConnect: []string{
+			fmt.Sprintf("plain.example.test:%d", w.plainPort),
+			fmt.Sprintf("secure.example.test:%d", w.securePort),
+			fmt.Sprintf("rebind.example.test:%d", w.plainPort),
+		},
+		AllowedReadPaths: []string{w.dir},
+		AllowedExecPaths: []string{"/usr/bin", "/bin"},
+	}
+}
+
+// requireEgress skips, with the reason, where cfg's host names are not
+// enforced by the namespace and proxy.
+func requireEgress(t *testing.T, cfg sandbox.Config) {
+	t.Helper()
+	requireSandbox(t)
+	p, err := sandbox.PlanFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Egress == nil || p.Egress.Mode != sandbox.EgressProxy {
+		t.Skipf("host names are not enforced by a namespace and proxy here: %+v", p.Egress)
+	}
+}
+
+func runIn(t *testing.T, cfg sandbox.Config, name string, args ...string) sandbox.RunResult {
+	t.Helper()
+	res, err := sandbox.Run(context.Background(), cfg, name, args, sandbox.RunOptions{
+		Env: []string{"PATH=/usr/bin:/bin", quickExit}, Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("Run %s: %v\nstderr:\n%s", name, err, res.Stderr)
+	}
+	return res
+}
+
+// lastDenied is the newest refusal of res, failing when there is none.
+func lastDenied(t *testing.T, res sandbox.RunResult) sandbox.DeniedRequest {
+	t.Helper()
+	if len(res.DeniedRequests) == 0 {
+		t.Fatalf("no refused request in RunResult.DeniedRequests")
+	}
+	return res.DeniedRequests[len(res.DeniedRequests)-1]
+}
+
+func TestEgressCurl(t *testing.T) {
+	curl := need(t, "/usr/bin/curl", "curl")
+	w := newEgressWorld(t)
+	cfg := w.cfg()
+	requireEgress(t, cfg)
+	flags := []string{"-sS", "--max-time", "20"}
+
+	// Plain HTTP (an absolute-URI request) and TLS (CONNECT), through the
+	// variables the sandbox set.
+	res := runIn(t, cfg, curl, append(flags, w.plain+"/plain")...)
+	if res.ExitCode != 0 || !strings.HasPrefix(string(res.Stdout), "GET plain.example.test:") {
+		t.Errorf("curl http: exit %d, %q %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	res = runIn(t, cfg, curl, append(flags, "--cacert", w.caFile, w.secure+"/tls")...)
+	if res.ExitCode != 0 || !strings.HasPrefix(string(res.Stdout), "GET secure.example.test:") {
+		t.Errorf("curl https via CONNECT: exit %d, %q %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if len(res.DeniedRequests) != 0 {
+		t.Errorf("allowed requests were recorded as refused: %+v", res.DeniedRequests)
+	}
+
+	// A host not on the list: 403 with the reason, reported.
+	res = runIn(t, cfg, curl, append(flags, "-i", fmt.Sprintf("http://evil.example.test:%d/x", w.plainPort))...)
+	if !strings.HasPrefix(string(res.Stdout), "HTTP/1.1 403") || !strings.Contains(string(res.Stdout), "X-Sandbox-Denied: not-allowed") {
+		t.Errorf("curl to a host not on the list: %q, want 403 with X-Sandbox-Denied", res.Stdout)
+	}
+	if d := lastDenied(t, res); d.Host != "evil.example.test" || d.Port != w.plainPort || d.Reason != "not-allowed" || d.Protocol != "http" {
+		t.Errorf("RunResult.DeniedRequests: %+v", res.DeniedRequests)
+	}
+	res = runIn(t, cfg, curl, append(flags, fmt.Sprintf("https://evil.example.test:%d/", w.securePort))...)
+	if res.ExitCode == 0 || !strings.Contains(string(res.Stderr), "403") {
+		t.Errorf("curl https to a host not on the list: exit %d %q, want a CONNECT refused with 403", res.ExitCode, res.Stderr)
+	}
+	if d := lastDenied(t, res); d.Host != "evil.example.test" || d.Protocol != "connect" {
+		t.Errorf("RunResult.DeniedRequests: %+v", res.DeniedRequests)
+	}
+
+	// DNS rebinding: an allowed name that resolves to 127.0.0.1.
+	res = runIn(t, cfg, curl, append(flags, "-i", fmt.Sprintf("http://rebind.example.test:%d/", w.plainPort))...)
+	if !strings.HasPrefix(string(res.Stdout), "HTTP/1.1 403") || !strings.Contains(string(res.Stdout), "X-Sandbox-Denied: non-public-address") {
+		t.Errorf("curl to a name rebound to 127.0.0.1: %q, want 403 non-public-address", res.Stdout)
+	}
+	if d := lastDenied(t, res); d.Host != "rebind.example.test" || d.Reason != "non-public-address" {
+		t.Errorf("RunResult.DeniedRequests: %+v", res.DeniedRequests)
+	}
+
+	// Without the proxy: the caller's loopback server, by its real
+	// address, is not there (lo is the namespace's own).
+	res = runIn(t, cfg, curl, append(flags, "--noproxy", "*", "http://"+w.plainReal+"/")...)
+	if res.ExitCode == 0 || strings.Contains(string(res.Stdout), "GET ") {
+		t.Errorf("curl --noproxy to the caller's loopback server %s: exit %d %q, want a failure", w.plainReal, res.ExitCode, res.Stdout)
+	}
+}
+
+const pythonClient = `
+import os, ssl, sys, urllib.request, urllib.error
+ctx = ssl.create_default_context(cafile=sys.argv[1])
+opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=ctx))  # proxies from the environment
+for url in sys.argv[2:]:
+    try:
+        data = b"python" if url.endswith("/post") else None
+        with opener.open(url, data=data, timeout=20) as r:
+            print(r.status, r.read().decode())
+    except urllib.error.HTTPError as e:
+        print(e.code, e.headers.get("X-Sandbox-Denied"))
+    except Exception as e:
+        print("ERR", type(e).__name__, e)
+`
+
+func TestEgressPythonUrllib(t *testing.T) {
+	python := need(t, "/usr/bin/python3", "python3")
+	w := newEgressWorld(t)
+	cfg := w.cfg()
+	requireEgress(t, cfg)
+	res := runIn(t, cfg, python, "-c", pythonClient, w.caFile,
+		w.plain+"/get", w.plain+"/post", w.secure+"/tls",
+		fmt.Sprintf("http://evil.example.test:%d/", w.plainPort), fmt.Sprintf("http://rebind.example.test:%d/", w.plainPort))
+	if res.ExitCode != 0 {
+		t.Fatalf("python3: exit %d\n%s\n%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+	want := []string{
+		fmt.Sprintf("200 GET plain.example.test:%d /get ", w.plainPort),
+		fmt.Sprintf("200 POST plain.example.test:%d /post python", w.plainPort),
+		"200 GET secure.example.test:",
+		"403 not-allowed",
+		"403 non-public-address",
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("python3 printed %q, want %d lines", res.Stdout, len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(lines[i], want[i]) {
+			t.Errorf("python3 line %d: %q, want %q...", i, lines[i], want[i])
+		}
+	}
+	if len(res.DeniedRequests) != 2 || res.DeniedRequests[0].Host != "evil.example.test" || res.DeniedRequests[1].Host != "rebind.example.test" {
+		t.Errorf("RunResult.DeniedRequests: %+v, want evil.example.test then rebind.example.test", res.DeniedRequests)
+	}
+}
+
+func TestEgressGitClone(t *testing.T) {
+	git := need(t, "/usr/bin/git", "git")
+	out, err := exec.Command(git, "--exec-path").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	execPath := strings.TrimSpace(string(out))
+	backend := filepath.Join(execPath, "git-http-backend")
+	if _, err := os.Stat(backend); err != nil {
+		t.Skipf("git-http-backend not found (%v): the git clone test needs it", err)
+	}
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	env := []string{"HOME=" + root, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.test",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.test", "PATH=/usr/bin:/bin"}
+	run := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(git, args...)
+		cmd.Dir, cmd.Env = dir, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	src := filepath.Join(root, "src")
+	os.Mkdir(src, 0o755)
+	run(src, "init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(src, "README"), []byte("through the proxy\n"), 0o644)
+	run(src, "add", "README")
+	run(src, "commit", "-q", "-m", "first")
+	run(root, "clone", "-q", "--bare", src, filepath.Join(root, "srv", "repo.git"))
+	srv := httptest.NewServer(&cgi.Handler{Path: backend,
+		Env: []string{"GIT_PROJECT_ROOT=" + filepath.Join(root, "srv"), "GIT_HTTP_EXPORT_ALL=1"}})
+	defer srv.Close()
+
+	f := newFakeNet(t)
+	port := f.host("git.example.test", srv.Listener.Addr().String())
+	ws := filepath.Join(root, "ws")
+	os.Mkdir(ws, 0o755)
+	cfg := sandbox.Config{
+		AllowedTCPConnect: []string{fmt.Sprintf("git.example.test:%d", port)},
+		AllowedWritePaths: []string{ws},
+		AllowedExecPaths:  []string{"/usr/bin", "/bin", execPath},
+		AllowProcessSpawn: true,
+	}
+	requireEgress(t, cfg)
+	clone := func(url, dest string) (sandbox.RunResult, error) {
+		return sandbox.Run(context.Background(), cfg, git, []string{"clone", "-q", url, dest}, sandbox.RunOptions{
+			Dir: ws, Env: []string{"PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0"}, Timeout: time.Minute})
+	}
+	res, err := clone(fmt.Sprintf("http://git.example.test:%d/repo.git", port), filepath.Join(ws, "clone"))
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("git clone through the proxy: %v, exit %d\n%s", err, res.ExitCode, res.Stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "clone", "README")); err != nil || string(b) != "through the proxy\n" {
+		t.Errorf("cloned README: %q, %v", b, err)
+	}
+	res, err = clone(fmt.Sprintf("http://evil.example.test:%d/repo.git", port), filepath.Join(ws, "evil"))
+	if err != nil || res.ExitCode == 0 || !strings.Contains(string(res.Stderr), "403") {
+		t.Errorf("git clone from a host not on the list: %v, exit %d %q, want a failure naming 403", err, res.ExitCode, res.Stderr)
+	}
+	if d := lastDenied(t, res); d.Host != "evil.example.test" {
+		t.Errorf("RunResult.DeniedRequests: %+v", res.DeniedRequests)
+	}
+}
+
+// netView is what egressNetHelper reports from inside the sandbox.
+type netView struct {
+	Interfaces []string
+	Routes4    []string
+	Routes6    []string // devices of the IPv6 routes
+	Proxy      string   // HTTP_PROXY
+	CallerErr  int      // errno of a raw connect to the caller's loopback server
+	ProxyErr   int      // errno of a raw connect to the proxy
+	OtherErr   int      // errno of a raw connect to a loopback port of the namespace
+}
+
+func init() {
+	childHelpers["egress-netview"] = func(args []string) int {
+		var v netView
+		dev, _ := os.ReadFile("/proc/self/net/dev")
+		for _, line := range strings.Split(string(dev), "\n")[2:] {
+			if name, _, ok := strings.Cut(line, ":"); ok {
+				v.Interfaces = append(v.Interfaces, strings.TrimSpace(name))
+			}
+		}
+		r4, _ := os.ReadFile("/proc/self/net/route")
+		v.Routes4 = strings.Split(strings.TrimSpace(string(r4)), "\n")[1:]
+		r6, _ := os.ReadFile("/proc/self/net/ipv6_route")
+		for _, line := range strings.Split(strings.TrimSpace(string(r6)), "\n") {
+			if f := strings.Fields(line); len(f) > 0 {
+				v.Routes6 = append(v.Routes6, f[len(f)-1])
+			}
+		}
+		v.Proxy = os.Getenv("HTTP_PROXY")
+		connect := func(addr string) int {
+			ap := netip.MustParseAddrPort(addr)
+			fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+			if err != nil {
+				return int(rawsys.Errno(err))
+			}
+			defer syscall.Close(fd)
+			return int(rawsys.Errno(syscall.Connect(fd, &syscall.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()})))
+		}
+		v.CallerErr = connect(args[0])
+		v.ProxyErr = connect(strings.TrimPrefix(v.Proxy, "http://"))
+		v.OtherErr = connect("127.0.0.1:1")
+		json.NewEncoder(os.Stdout).Encode(v)
+		return 0
+	}
+}
+
+// TestEgressNamespace: the program's namespace has lo and nothing else, no
+// route, and the proxy variables; a raw connect reaches the proxy and
+// nothing else (the caller's loopback server is refused by Landlock before
+// the namespace's emptiness even matters).
+func TestEgressNamespace(t *testing.T) {
+	w := newEgressWorld(t)
+	cfg := w.cfg()
+	requireEgress(t, cfg)
+	res := runIn(t, cfg, self(t), helperArg, "egress-netview", w.plainReal)
+	var v netView
+	if err := json.Unmarshal(res.Stdout, &v); err != nil {
+		t.Fatalf("helper: %v\n%s\n%s", err, res.Stdout, res.Stderr)
+	}
+	if len(v.Interfaces) != 1 || v.Interfaces[0] != "lo" {
+		t.Errorf("interfaces in the sandbox's namespace: %v, want only lo", v.Interfaces)
+	}
+	if len(v.Routes4) != 0 {
+		t.Errorf("IPv4 routes in the sandbox's namespace: %v, want none", v.Routes4)
+	}
+	for _, d := range v.Routes6 {
+		if d != "lo" {
+			t.Errorf("IPv6 route through %s in the sandbox's namespace", d)
+		}
+	}
+	p, _ := sandbox.PlanFor(cfg)
+	if v.Proxy != "http://"+p.Egress.Proxy {
+		t.Errorf("HTTP_PROXY=%q, want http://%s (Plan.Egress.Proxy)", v.Proxy, p.Egress.Proxy)
+	}
+	if v.ProxyErr != 0 {
+		t.Errorf("raw connect to the proxy: %v, want success", syscall.Errno(v.ProxyErr))
+	}
+	if e := syscall.Errno(v.CallerErr); e != syscall.EACCES {
+		t.Errorf("raw connect to the caller's loopback server %s: %v, want EACCES (Landlock: only the proxy's port)", w.plainReal, e)
+	}
+	if e := syscall.Errno(v.OtherErr); e != syscall.EACCES {
+		t.Errorf("raw connect to 127.0.0.1:1: %v, want EACCES", e)
+	}
+}
+
+// TestEgressConcurrentRuns: 50 Runs at once, each with its own allowlist
+// of one host, each refused the next one's host: every run reaches its own
+// host, is refused the other, and reports only its own refusal.
+func TestEgressConcurrentRuns(t *testing.T) {
+	curl := need(t, "/usr/bin/curl", "curl")
+	f := newFakeNet(t)
+	srv := httptest.NewServer(echoHandler)
+	defer srv.Close()
+	const n = 50
+	var port uint16
+	for i := 0; i < n; i++ {
+		port = f.host(fmt.Sprintf("h%d.example.test", i), srv.Listener.Addr().String())
+	}
+	cfgOf := func(i int) sandbox.Config {
+		return sandbox.Config{AllowedTCPConnect: []string{fmt.Sprintf("h%d.example.test:%d", i, port)}}
+	}
+	requireEgress(t, cfgOf(0))
+	var wg sync.WaitGroup
+	errs := make(chan string, n)
+	for i := 0; i < n; i++ {
+		wg.Go(func() {
+			own := fmt.Sprintf("http://h%d.example.test:%d/own", i, port)
+			other := fmt.Sprintf("http://h%d.example.test:%d/other", (i+1)%n, port)
+			res, err := sandbox.Run(context.Background(), cfgOf(i), curl,
+				[]string{"-sS", "--max-time", "30", "-o", "/dev/null", "-w", "%{http_code} ", own, "-o", "/dev/null", other},
+				sandbox.RunOptions{Env: []string{"PATH=/usr/bin:/bin"}, Timeout: 2 * time.Minute})
+			switch {
+			case err != nil:
+				errs <- fmt.Sprintf("run %d: %v", i, err)
+			case string(res.Stdout) != "200 403 ":
+				errs <- fmt.Sprintf("run %d: status codes %q (own, other), want \"200 403 \"; stderr %q", i, res.Stdout, res.Stderr)
+			case len(res.DeniedRequests) != 1 || res.DeniedRequests[0].Host != fmt.Sprintf("h%d.example.test", (i+1)%n):
+				errs <- fmt.Sprintf("run %d: DeniedRequests %+v, want only h%d.example.test", i, res.DeniedRequests, (i+1)%n)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+// openFDs counts this process's open descriptors.
+func openFDs(t *testing.T) int { return len(fdLinks(t)) }
+
+// fdLinks lists this process's open descriptors and what they are.
+func fdLinks(t *testing.T) []string {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		l, _ := os.Readlink("/proc/self/fd/" + e.Name())
+		out = append(out, e.Name()+" "+l)
+	}
+	return out
+}
+
+// settle waits (at most 5 s) for the goroutine and descriptor counts to
+// come back to at most the baseline, and reports the last counts. It
+// collects garbage first: the relays' io.Copy between TCP connections uses
+// splice(2) through pipes that the runtime pools (internal/poll) and closes
+// only when the pool is collected.
+func settle(t *testing.T, goroutines, fds int) (int, int) {
+	var g, f int
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		runtime.GC()
+		g, f = runtime.NumGoroutine(), openFDs(t)
+		if g <= goroutines && f <= fds {
+			break
+		}
+	}
+	return g, f
+}
+
+// TestEgressNoLeak: Runs with a proxy, one of them killed by its timeout
+// with a connection open through the proxy, leave no goroutine and no
+// descriptor behind.
+func TestEgressNoLeak(t *testing.T) {
+	curl := need(t, "/usr/bin/curl", "curl")
+	w := newEgressWorld(t)
+	cfg := w.cfg()
+	requireEgress(t, cfg)
+	// Warm up what is made once per process (the namespace probe, the
+	// helper's memfd, the race detector's state).
+	runIn(t, cfg, curl, "-sS", "--max-time", "20", w.plain+"/warm")
+	http.DefaultClient.CloseIdleConnections()
+	g0, f0 := runtime.NumGoroutine(), openFDs(t)
+
+	for i := 0; i < 5; i++ {
+		res := runIn(t, cfg, curl, "-sS", "--max-time", "20", w.plain+"/run", fmt.Sprintf("http://evil.example.test:%d/", w.plainPort))
+		if !strings.HasPrefix(string(res.Stdout), "GET ") || len(res.DeniedRequests) != 1 {
+			t.Fatalf("run %d: %q, %+v", i, res.Stdout, res.DeniedRequests)
+		}
+	}
+	// A run killed while a tunnel through the proxy is open (the program
+	// holds a CONNECT to the TLS server without speaking).
+	python := need(t, "/usr/bin/python3", "python3")
+	hold := `import os, socket, time
+s = socket.create_connection(("127.0.0.1", int(os.environ["HTTP_PROXY"].rsplit(":", 1)[1])))
+s.sendall(b"CONNECT secure.example.test:` + strconv.Itoa(int(w.securePort)) + ` HTTP/1.1\r\nHost: x\r\n\r\n")
+print(s.recv(100).decode().split("\r\n")[0], flush=True)
+time.sleep(60)`
+	res, err := sandbox.Run(context.Background(), cfg, python, []string{"-c", hold},
+		sandbox.RunOptions{Env: []string{"PATH=/usr/bin:/bin"}, Timeout: 3 * time.Second})
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(string(res.Stdout), "HTTP/1.1 200") {
+		t.Errorf("held tunnel: %v, %q %q; want a 200 to CONNECT, then the timeout", err, res.Stdout, res.Stderr)
+	}
+	http.DefaultClient.CloseIdleConnections()
+	if g, f := settle(t, g0, f0); g > g0 || f > f0 {
+		t.Errorf("after the runs: %d goroutines (before %d), %d descriptors (before %d): %v", g, g0, f, f0, fdLinks(t))
+	}
+}
+
+// TestEgressWrapCommand: a WrapCommand caller gets the proxy with
+// EgressOf, reads the refusals, and closes it.
+func TestEgressWrapCommand(t *testing.T) {
+	curl := need(t, "/usr/bin/curl", "curl")
+	w := newEgressWorld(t)
+	cfg := w.cfg()
+	requireEgress(t, cfg)
+	g0, f0 := runtime.NumGoroutine(), openFDs(t)
+
+	cmd := exec.Command(curl, "-sS", "--max-time", "20", w.plain+"/wrapped", fmt.Sprintf("http://evil.example.test:%d/", w.plainPort))
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	if err := sandbox.New().WrapCommand(cmd, cfg); err != nil {
+		t.Fatal(err)
+	}
+	e := sandbox.EgressOf(cmd)
+	if e == nil {
+		t.Fatal("EgressOf(cmd) is nil after WrapCommand with host names")
+	}
+	p, _ := sandbox.PlanFor(cfg)
+	if e.Addr() != p.Egress.Proxy {
+		t.Errorf("Egress.Addr %q, Plan.Egress.Proxy %q", e.Addr(), p.Egress.Proxy)
+	}
+	out, err := cmd.Output()
+	if err != nil || !strings.HasPrefix(string(out), "GET plain.example.test:") {
+		t.Errorf("wrapped curl: %v %q", err, out)
+	}
+	d := e.Denied()
+	if len(d) != 1 || d[0].Host != "evil.example.test" || d[0].Reason != "not-allowed" {
+		t.Errorf("Egress.Denied: %+v", d)
+	}
+	if err := e.Close(); err != nil {
+		t.Error(err)
+	}
+	if sandbox.EgressOf(cmd) != nil {
+		t.Error("EgressOf(cmd) after Close: want nil")
+	}
+	if len(e.Denied()) != 1 {
+		t.Error("Denied after Close lost the refusals")
+	}
+
+	// A wrapped command that is never started: Close still ends
+	// everything.
+	cmd = exec.Command(curl, "--version")
+	if err := sandbox.New().WrapCommand(cmd, cfg); err != nil {
+		t.Fatal(err)
+	}
+	sandbox.EgressOf(cmd).Close()
+	if g, f := settle(t, g0, f0); g > g0 || f > f0 {
+		t.Errorf("after Close: %d goroutines (before %d), %d descriptors (before %d)", g, g0, f, f0)
+	}
+}
+
+// TestEgressPortOnly: a port-only entry keeps the host's network (no
+// namespace, no proxy), and a Config mixing both says why hosts are not
+// enforced, which Strict refuses.
+func TestEgressPortOnly(t *testing.T) {
+	requireSandbox(t)
+	p, err := sandbox.PlanFor(sandbox.Config{AllowedTCPConnect: []string{"*:443"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Egress != nil {
+		t.Errorf("port-only Config: Plan.Egress %+v, want nil", p.Egress)
+	}
+	mixed := sandbox.Config{AllowedTCPConnect: []string{"*:443", "example.com:22"}}
+	p, err = sandbox.PlanFor(mixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Egress == nil || p.Egress.Mode != sandbox.EgressPortOnly || !strings.Contains(p.Egress.Reason, "*:443") {
+		t.Errorf("mixed Config: Plan.Egress %+v, want port-only naming *:443", p.Egress)
+	}
+	mixed.Strict = true
+	cmd := exec.Command("/bin/true")
+	if err := sandbox.New().WrapCommand(cmd, mixed); !errors.Is(err, sandbox.ErrNotEnforced) || !strings.Contains(err.Error(), "tcp_connect_host") {
+		t.Errorf("Strict with host names not enforced: %v, want ErrNotEnforced naming tcp_connect_host", err)
+	}
+	if sandbox.EgressOf(cmd) != nil {
+		t.Error("EgressOf after a failed WrapCommand: want nil")
+	}
+}

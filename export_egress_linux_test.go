@@ -1,0 +1,19 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"net"
+	"net/netip"
+)
+
+// SetEgressTestNet replaces the resolver and dialer of every egress proxy
+// started from now on (tests map names to local servers without touching
+// /etc/hosts, and send nothing outside the loopback), until restore.
+func SetEgressTestNet(resolve func(ctx context.Context, host string) ([]netip.Addr, error),
+	dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)) (restore func()) {
+	old := egressTestNet
+	egressTestNet.resolve, egressTestNet.dial = resolve, dial
+	return func() { egressTestNet = old }
+}
