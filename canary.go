@@ -232,6 +232,13 @@ func positiveControls(rc *resolvedConfig, timeout time.Duration) []ProbeResult {
 		control("control_write", rp.Resolved, err)
 		break
 	}
+	if proxy, ok := egressProxyHere(rc); ok {
+		// Under WrapCommand and Run with host names: every entry,
+		// localhost's too, is reached through the caller's proxy; a raw
+		// connect reaches only the proxy's port.
+		out = append(out, egressControl(rc, proxy, timeout))
+		return out
+	}
 	for _, ep := range rc.connect {
 		if !ep.AnyHost() && !ep.Loopback() {
 			continue
@@ -312,3 +319,63 @@ func VerifyCanary() CanaryResult {
 // sandboxed process may not be able to read the symlinks above a path, pass
 // paths already resolved (/private/tmp, not /tmp).
 func VerifyCanaryFor(cfg Config) CanaryResult { return verifyPlatform(cfg) }
+
+// egressProxyHere reports whether this process runs behind the egress
+// proxy of WrapCommand and Run (Linux, a Config naming only hosts): its
+// network namespace has no interface but lo, and HTTP_PROXY names a
+// loopback address, which it returns. The environment alone proves
+// nothing (anyone may set it): the control below only ever counts as a
+// positive control, never as a probe.
+func egressProxyHere(rc *resolvedConfig) (string, bool) {
+	if runtime.GOOS != "linux" || len(rc.connect) == 0 || slices.ContainsFunc(rc.connect, Endpoint.AnyHost) {
+		return "", false
+	}
+	proxy, ok := strings.CutPrefix(os.Getenv("HTTP_PROXY"), "http://127.0.0.1:")
+	if !ok {
+		return "", false
+	}
+	dev, err := os.ReadFile("/proc/self/net/dev")
+	if err != nil {
+		return "", false
+	}
+	for _, line := range strings.Split(string(dev), "\n")[2:] {
+		if name, _, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(name) != "lo" {
+			return "", false
+		}
+	}
+	return "127.0.0.1:" + proxy, true
+}
+
+// egressControl asks the proxy for a tunnel to the first host entry of rc
+// (HTTP CONNECT): 200 means the proxy, outside the sandbox, let an allowed
+// host through, as it must. A refusal (403) fails the control; a
+// destination the caller cannot reach (502, a timeout) skips it.
+func egressControl(rc *resolvedConfig, proxy string, timeout time.Duration) ProbeResult {
+	ep := rc.connect[0]
+	r := ProbeResult{Name: "control_egress", Target: ep.String() + " via " + proxy}
+	c, err := net.DialTimeout("tcp", proxy, timeout)
+	if err != nil {
+		r.Status, r.Error = ProbeFailed, "must be allowed: connect to the proxy: "+err.Error()
+		return r
+	}
+	defer c.Close()
+	// Five times the probe timeout: the proxy resolves and connects in the
+	// caller's network.
+	c.SetDeadline(time.Now().Add(5 * timeout))
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", ep.String(), ep.String())
+	buf := make([]byte, 64)
+	n, err := io.ReadAtLeast(c, buf, 12)
+	status := string(buf[:n])
+	switch {
+	case err != nil && n < 12:
+		r.Status, r.Error = ProbeSkipped, "no answer from the proxy in time (the destination may be unreachable from the caller): "+err.Error()
+	case strings.HasPrefix(status, "HTTP/1.1 200"):
+		r.Status = ProbeAllowed
+	case strings.HasPrefix(status, "HTTP/1.1 403"):
+		r.Status, r.Error = ProbeFailed, "must be allowed: the proxy refused an allowed host"
+	default:
+		first, _, _ := strings.Cut(status, "\r")
+		r.Status, r.Error = ProbeSkipped, "the destination is not reachable from the caller: "+first
+	}
+	return r
+}

@@ -676,3 +676,57 @@ func TestEgressPortOnly(t *testing.T) {
 		t.Error("EgressOf after a failed WrapCommand: want nil")
 	}
 }
+
+func init() {
+	// egress-canary CONFIG-JSON: VerifyCanaryFor(config), as JSON.
+	childHelpers["egress-canary"] = func(args []string) int {
+		var cfg sandbox.Config
+		if err := json.Unmarshal([]byte(args[0]), &cfg); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 3
+		}
+		json.NewEncoder(os.Stdout).Encode(sandbox.VerifyCanaryFor(cfg))
+		return 0
+	}
+}
+
+// TestEgressCanary: under Run with host names, the canary's network probe
+// is still blocked, and its positive control reaches an allowed host
+// through the proxy (and a proxy that refused it would fail the control).
+func TestEgressCanary(t *testing.T) {
+	w := newEgressWorld(t)
+	for _, c := range []struct {
+		name    string
+		connect string
+		want    string // control_egress status
+	}{
+		{"allowed", fmt.Sprintf("secure.example.test:%d", w.securePort), sandbox.ProbeAllowed},
+		// Rebound to 127.0.0.1: the proxy refuses an allowed name, so
+		// the control must fail.
+		{"refused", fmt.Sprintf("rebind.example.test:%d", w.plainPort), sandbox.ProbeFailed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := sandbox.Config{AllowedTCPConnect: []string{c.connect}}
+			requireEgress(t, cfg)
+			js, _ := json.Marshal(cfg)
+			res := runIn(t, cfg, self(t), helperArg, "egress-canary", string(js))
+			var r sandbox.CanaryResult
+			if err := json.Unmarshal(res.Stdout, &r); err != nil {
+				t.Fatalf("canary: %v\n%s\n%s", err, res.Stdout, res.Stderr)
+			}
+			got := map[string]sandbox.ProbeResult{}
+			for _, p := range r.Probes {
+				got[p.Name] = p
+			}
+			if p := got["network"]; p.Status != sandbox.ProbeBlocked {
+				t.Errorf("network probe: %+v, want blocked", p)
+			}
+			if p := got["control_egress"]; p.Status != c.want {
+				t.Errorf("control_egress: %+v, want %s", p, c.want)
+			}
+			if c.want == sandbox.ProbeAllowed && !r.Verified {
+				t.Errorf("canary not verified: %s", r.Summary)
+			}
+		})
+	}
+}
