@@ -17,3 +17,11 @@ func SetEgressTestNet(resolve func(ctx context.Context, host string) ([]netip.Ad
 	egressTestNet.resolve, egressTestNet.dial = resolve, dial
 	return func() { egressTestNet = old }
 }
+
+// ForceGoTrampoline makes WrapCommand use the Go trampoline as its child
+// half, until restore (benchmarks separate its cost from the namespace's).
+func ForceGoTrampoline() (restore func()) {
+	old := forceGoTrampoline
+	forceGoTrampoline = true
+	return func() { forceGoTrampoline = old }
+}
