@@ -21,17 +21,22 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/openparallax/sandbox/internal/egress"
+	"github.com/openparallax/sandbox/internal/trampoline"
 )
 
 // egressPortBase is the proxy's port inside the namespace, unless the
@@ -269,4 +274,85 @@ func (e egressPlan) networkLines() []string {
 		}
 	}
 	return []string{"WrapCommand/Run: host names not enforced (port rules only): " + e.reason}
+}
+
+var (
+	netProbeOnce sync.Once
+	netProbed    nsState
+)
+
+// netNamespaces reports whether WrapCommand and Run can start their child
+// half in a new network namespace and hand the proxy's listener out of it
+// here. The namespace layer's probe (namespaces) must succeed first; then,
+// once per process, the Go trampoline is started as for a Config naming
+// hosts (nsAttr with the network namespace), with no mounts and the
+// network step for real: it brings lo up, listens, and hands the listener
+// over, which the probe receives and closes. A network namespace can be
+// refused where the others are not (a container's seccomp profile, an LSM),
+// and lo can stay down without CAP_NET_ADMIN in it.
+func netNamespaces() (ok bool, reason, hint string) {
+	if s := namespaces(); !s.ok {
+		return false, s.reason, s.hint
+	}
+	netProbeOnce.Do(func() { netProbed = probeNetNamespace() })
+	return netProbed.ok, netProbed.reason, netProbed.hint
+}
+
+func probeNetNamespace() nsState {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nsState{reason: "probe: " + err.Error()}
+	}
+	defer r.Close()
+	parentEnd, childEnd, err := egress.SocketPair()
+	if err != nil {
+		w.Close()
+		return nsState{reason: "probe: " + err.Error()}
+	}
+	defer parentEnd.Close()
+	p := &trampoline.Payload{Path: "/", FirstFD: 3, ErrFD: 3,
+		Flags: trampoline.FlagNamespaces | trampoline.FlagProbe,
+		Net:   trampoline.NetStep{FD: 4, Port: egressPortBase}}
+	cmd := exec.Command(selfExe)
+	cmd.Args = []string{trampoline.Arg0, "network-namespace-probe"}
+	cmd.Dir = "/"
+	cmd.Env = p.Environ()
+	cmd.ExtraFiles = []*os.File{w, childEnd}
+	attr, err := nsAttr(nil, true)
+	if err != nil {
+		w.Close()
+		childEnd.Close()
+		return nsState{reason: "probe: " + err.Error()}
+	}
+	cmd.SysProcAttr = attr
+	err = cmd.Start()
+	w.Close()
+	childEnd.Close()
+	if err != nil {
+		s := refusedNamespaces(err)
+		s.reason = "with a network namespace: " + s.reason
+		return s
+	}
+	l, lerr := egress.ReceiveListener(parentEnd, 30*time.Second)
+	if lerr == nil {
+		l.Close()
+	}
+	report, _ := readAll(r)
+	werr := cmd.Wait()
+	switch {
+	case werr == nil && lerr == nil:
+		return nsState{ok: true}
+	case werr == nil:
+		return nsState{reason: "the network namespace's listener did not reach the caller: " + lerr.Error()}
+	}
+	f, ferr := trampoline.UnmarshalFailure(report)
+	if ferr != nil {
+		return nsState{reason: fmt.Sprintf("the network namespace probe's child failed (%v) without a report", werr)}
+	}
+	s := nsState{reason: "the network namespace was created, but the network step failed: " + f.Error()}
+	if f.Errno == syscall.EPERM || f.Errno == syscall.EACCES {
+		s.reason += ": refused by a seccomp filter or an LSM, or no CAP_NET_ADMIN in the namespace"
+		s.hint = "allow this program to create network namespaces (a container's seccomp profile or AppArmor), or run it outside the container"
+	}
+	return s
 }

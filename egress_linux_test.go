@@ -730,3 +730,38 @@ func TestEgressCanary(t *testing.T) {
 		})
 	}
 }
+
+// TestEgressAsNobody: an unprivileged caller (this test binary re-executed
+// as nobody) gets the namespace through a user namespace, and the proxy
+// works the same: curl over HTTP and CONNECT, a refusal reported, the
+// namespace empty.
+func TestEgressAsNobody(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() == 0 && !asNobody(t) {
+		return
+	}
+	curl := need(t, "/usr/bin/curl", "curl")
+	w := newEgressWorld(t)
+	cfg := w.cfg()
+	requireEgress(t, cfg)
+	res := runIn(t, cfg, curl, "-sS", "--max-time", "20", w.plain+"/plain", "--cacert", w.caFile, w.secure+"/tls",
+		fmt.Sprintf("http://evil.example.test:%d/", w.plainPort))
+	out := string(res.Stdout)
+	if !strings.Contains(out, "GET plain.example.test:") || !strings.Contains(out, "GET secure.example.test:") {
+		t.Errorf("curl as nobody through the proxy: exit %d %q %q", res.ExitCode, out, res.Stderr)
+	}
+	if d := lastDenied(t, res); d.Host != "evil.example.test" {
+		t.Errorf("RunResult.DeniedRequests: %+v", res.DeniedRequests)
+	}
+	res = runIn(t, cfg, self(t), helperArg, "egress-netview", w.plainReal)
+	var v netView
+	if err := json.Unmarshal(res.Stdout, &v); err != nil {
+		t.Fatalf("helper: %v\n%s\n%s", err, res.Stdout, res.Stderr)
+	}
+	if len(v.Interfaces) != 1 || v.Interfaces[0] != "lo" || len(v.Routes4) != 0 || v.ProxyErr != 0 {
+		t.Errorf("the namespace as nobody: %+v", v)
+	}
+	if os.Geteuid() == 0 {
+		t.Error("this part should run as nobody")
+	}
+}

@@ -289,8 +289,10 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		env = proxyEnv(env, eplan)
 	}
 	var attr *syscall.SysProcAttr
-	if pol.Layer.used() {
-		if attr, err = nsAttr(cmd.SysProcAttr, false); err != nil {
+	if pol.Layer.used() || eplan.on {
+		// With egress, a network namespace too, whether or not the
+		// mount layer has anything to do.
+		if attr, err = nsAttr(cmd.SysProcAttr, eplan.on); err != nil {
 			return nil, fmt.Errorf("sandbox: WrapCommand: %w", err)
 		}
 	}
@@ -390,9 +392,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		// pipe, so marked close-on-exec with it; the child closes it
 		// itself once it has sent the listener.
 		extra = append(extra, g.childEnd)
-		if err := useNetStep(p, cmd, 3+len(extra)-1, eplan.port); err != nil {
-			return nil, err
-		}
+		p.Net = trampoline.NetStep{FD: 3 + len(extra) - 1, Port: eplan.port}
 	}
 	p.Rlimits = commandRlimits(cfg.Limits, avail)
 
@@ -455,9 +455,13 @@ func withNamespaceStep(p *trampoline.Payload, rc *resolvedConfig, pol linuxPolic
 		return fmt.Errorf("%w: WrapCommand: /proc/self/ns/mnt: %w", ErrUnavailable, err)
 	}
 	p.Flags |= trampoline.FlagNamespaces
-	p.Mounts = pol.Layer.plan.MountOps()
 	p.Net = trampoline.NetStep{FD: -1}
 	p.ParentMountNS = [2]uint64{ns.Dev, ns.Ino}
+	if !pol.Layer.used() {
+		// Only the egress layer needs the namespaces: no mounts.
+		return nil
+	}
+	p.Mounts = pol.Layer.plan.MountOps()
 	unixRight := landlock.AccessFSSet(0)
 	if rc.cfg.AllowUnixSockets {
 		unixRight = ll.AccessFSResolveUnix
