@@ -157,14 +157,15 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 	for _, f := range plan.Features {
 		featureLine(stdout, on, f.Feature, f.Enforced, f.Detail, f.Hint)
 	}
+	egress := "not enforced by WrapCommand and Run on " + runtime.GOOS + " (see tcp_connect_host in the plan of a Config naming hosts)"
 	switch e := rep.Egress; {
 	case e == nil:
-		fmt.Fprintln(stdout, "\nEgress by host name: not under WrapCommand and Run on "+runtime.GOOS+" (see tcp_connect_host in the plan of a Config naming hosts)")
 	case e.Mode == sandbox.EgressProxy:
-		fmt.Fprintln(stdout, "\nEgress by host name (WrapCommand, Run): "+e.Mode+": a network namespace with only loopback, the proxy at "+e.Proxy+" in it, served by the caller")
+		egress = e.Mode + ": a network namespace with only loopback, and the proxy at " + e.Proxy + " in it, served by the caller"
 	default:
-		fmt.Fprintln(stdout, "\nEgress by host name (WrapCommand, Run): "+e.Mode+": "+wrap(e.Reason, 68, "    "))
+		egress = e.Mode + ": " + e.Reason
 	}
+	fmt.Fprintln(stdout, "\nEgress by host name (WrapCommand, Run):\n  "+wrap(egress, 74, "  "))
 	fmt.Fprintln(stdout)
 	switch {
 	case rep.Canary != nil:

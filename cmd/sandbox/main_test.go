@@ -179,9 +179,34 @@ func TestRun(t *testing.T) {
 	if code != 128+9 || !strings.Contains(errOut, "--timeout") {
 		t.Errorf("timeout: exit %d, stderr %q", code, errOut)
 	}
-	_, errOut, code = runCLI(t, "run", "--strict", "--connect", "example.com:443", "--", "true")
-	if code != exitRunFailed || !strings.Contains(errOut, "strict") {
-		t.Errorf("--strict with a named host: exit %d, stderr %q", code, errOut)
+	// A named host mixed with a port-only entry: host names are not
+	// enforced (no namespace), which --strict refuses.
+	_, errOut, code = runCLI(t, "run", "--strict", "--connect", "*:80", "--connect", "example.com:443", "--", "true")
+	if code != exitRunFailed || !strings.Contains(errOut, "strict") || !strings.Contains(errOut, "tcp_connect_host") {
+		t.Errorf("--strict with a named host and a port-only entry: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestRunExplainEgress: sandbox run --explain prints the requests the
+// egress proxy refused. curl asks the proxy for a host not on the list;
+// the proxy refuses it without resolving it: nothing leaves the machine.
+func TestRunExplainEgress(t *testing.T) {
+	linuxSandbox(t)
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl not installed")
+	}
+	p, err := sandbox.PlanFor(sandbox.Config{AllowedTCPConnect: []string{"allowed.example.test:80"}})
+	if err != nil || p.Egress == nil || p.Egress.Mode != sandbox.EgressProxy {
+		t.Skipf("host names are not enforced by a namespace and proxy here: %+v %v", p.Egress, err)
+	}
+	args := []string{"run", "--connect", "allowed.example.test:80", "--", "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "http://evil.example.test/"}
+	out, errOut, _ := runCLI(t, append(args[:1:1], append([]string{"--explain"}, args[1:]...)...)...)
+	want := "sandbox: network: refused http evil.example.test:80 (not-allowed)"
+	if out != "403" || !strings.Contains(errOut, want) {
+		t.Errorf("run --explain: stdout %q, stderr %q; want 403 and %q", out, errOut, want)
+	}
+	if _, errOut, _ = runCLI(t, args...); strings.Contains(errOut, "refused") {
+		t.Errorf("refusals printed without --explain: %q", errOut)
 	}
 }
 
