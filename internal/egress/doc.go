@@ -7,11 +7,11 @@
 // namespace but is served by the caller, outside the sandbox, where each
 // requested host:port is checked against the allowlist.
 //
-// Status: groundwork. Nothing here is wired into WrapCommand or Run yet;
-// that needs the new child half of WrapCommand (the small static spawn
-// helper), which must do the namespace steps below before the target
-// starts. Until then PlanFor's report that host names are not enforced on
-// Linux stays true.
+// WrapCommand and Run use it on Linux when Config.AllowedTCPConnect names
+// hosts only (no "*:PORT" entry) and network namespaces are available: see
+// the sandbox package's egress_linux.go (the caller's half) and
+// internal/trampoline's net_linux.go (the child's half, in the Go
+// trampoline's namespace step).
 //
 // # What the proxy enforces
 //
@@ -93,8 +93,10 @@
 //
 // The pieces here ([LoopbackUp], [SocketPair], [SendListener],
 // [ReceiveListener]) are prototyped in Go by this package's tests (a
-// re-executed child born in the namespaces); the child half does the same
-// in C, in this order, before anything of the target runs:
+// re-executed child born in the namespaces); the child half (the Go
+// trampoline's namespace step, with raw system calls: netStep in
+// internal/trampoline) does the same, in this order, before anything of
+// the target runs:
 //
 //  1. Parent: SocketPair; pass the child's end as an inherited descriptor;
 //     choose the proxy port (fixed, so that the target's environment,
@@ -128,9 +130,11 @@
 //
 // Rules come from sandbox.ParseEndpoint's Endpoints ({Host, Port}); port
 // rules ("*:443") are Landlock's business and do not reach the proxy
-// ([Allowlist.PortOnly] lists them): a Config that mixes them with host
-// entries must decide whether the namespace is used (a "*:443" rule cannot
-// be honoured inside it except by letting the proxy serve any host on 443).
+// ([Allowlist.PortOnly] lists them). A Config that mixes them with host
+// entries runs without the namespace (a "*:443" rule could be honoured
+// inside it only by letting the proxy serve any host on 443): every entry
+// keeps Landlock's port rule, and PlanFor reports the host names as not
+// enforced, with that reason.
 // A "localhost" or loopback rule means the caller's loopback, reached
 // through the proxy (Env leaves NO_PROXY empty then). Wildcards are
 // accepted here but still refused by ParseEndpoint.
