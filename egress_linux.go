@@ -196,16 +196,17 @@ func startEgress(e egressPlan) (*egressProc, error) {
 			g.recvErr = err
 			return
 		}
-		// The child holds no copy any more: it closed its end after
-		// sending, before the target started.
-		g.closeChildEnd()
+		// The caller's copy of the child's end stays open until Run
+		// closes it after Start, or until close: under WrapCommand,
+		// cmd.Start may still be reading it here (the child runs
+		// before Start returns).
 		p.Serve(l) // returns at close (ErrClosed), and closes l
 	}()
 	return g, nil
 }
 
 // closeChildEnd closes the caller's copy of the child's end: once the
-// child has started (Run), or the listener arrived.
+// child has started (Run, after cmd.Start), or at close.
 func (g *egressProc) closeChildEnd() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
