@@ -91,7 +91,7 @@ func egressPlanFor(rc *resolvedConfig) egressPlan {
 		e.reason = "the proxy's allowlist refused the entries: " + err.Error()
 		return e
 	}
-	if ok, reason, hint := netNamespaces(); !ok {
+	if ok, reason, hint := netNamespacesAvailable(); !ok {
 		e.reason, e.hint = "network namespaces are unavailable here: "+reason, hint
 		return e
 	}
@@ -280,6 +280,9 @@ func (e egressPlan) networkLines() []string {
 var (
 	netProbeOnce sync.Once
 	netProbed    nsState
+	// netNamespacesAvailable is netNamespaces; tests replace it to plan
+	// for a machine without network namespaces.
+	netNamespacesAvailable = netNamespaces
 )
 
 // netNamespaces reports whether WrapCommand and Run can start their child
