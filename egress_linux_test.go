@@ -765,3 +765,27 @@ func TestEgressAsNobody(t *testing.T) {
 		t.Error("this part should run as nobody")
 	}
 }
+
+// TestEgressSysProcAttrReplaced: a caller that drops CLONE_NEWNET from
+// cmd.SysProcAttr after WrapCommand gets a child that refuses to start (it
+// would otherwise listen on the caller's loopback, and Landlock's rule for
+// the proxy's port would reach that port on every host).
+func TestEgressSysProcAttrReplaced(t *testing.T) {
+	w := newEgressWorld(t)
+	cfg := w.cfg()
+	requireEgress(t, cfg)
+	cmd := exec.Command("/bin/true")
+	if err := sandbox.New().WrapCommand(cmd, cfg); err != nil {
+		t.Fatal(err)
+	}
+	defer sandbox.EgressOf(cmd).Close()
+	if cmd.SysProcAttr == nil || cmd.SysProcAttr.Cloneflags&syscall.CLONE_NEWNET == 0 {
+		t.Fatalf("WrapCommand with host names: SysProcAttr %+v, want CLONE_NEWNET", cmd.SysProcAttr)
+	}
+	cmd.SysProcAttr.Cloneflags &^= syscall.CLONE_NEWNET
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 125 || !strings.Contains(string(out), "not a new network namespace") {
+		t.Errorf("without CLONE_NEWNET: %v %q, want exit 125 naming the network namespace", err, out)
+	}
+}

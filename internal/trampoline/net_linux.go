@@ -41,8 +41,10 @@ type ifreqFlags struct {
 // from listen() on, whether the parent accepts yet or not.
 //
 // It needs CAP_NET_ADMIN over the namespace (root, or the owner of the user
-// namespace the network namespace was made in) for SIOCSIFFLAGS. Only
-// IPv4: the proxy variables name 127.0.0.1.
+// namespace the network namespace was made in) for SIOCSIFFLAGS. It
+// refuses to run where lo is up already (see loopbackUp), so it never
+// touches, or listens in, the caller's namespace. Only IPv4: the proxy
+// variables name 127.0.0.1.
 func netStep(sock int, port uint16) (Failure, bool) {
 	if f, ok := loopbackUp(); !ok {
 		return f, false
@@ -69,7 +71,8 @@ func netStep(sock int, port uint16) (Failure, bool) {
 }
 
 // loopbackUp sets IFF_UP on "lo" of the calling thread's network namespace,
-// through a throwaway datagram socket, as ip-link(8) does.
+// through a throwaway datagram socket, as ip-link(8) does. It refuses a
+// namespace whose lo is up already: never a new one.
 func loopbackUp() (Failure, bool) {
 	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -82,7 +85,12 @@ func loopbackUp() (Failure, bool) {
 		return Failure{Step: "ioctl(SIOCGIFFLAGS)", Errno: e, Detail: "lo"}, false
 	}
 	if ifr.flags&iffUp != 0 {
-		return Failure{}, true
+		// A new network namespace has lo down. Up means this is not
+		// the namespace the parent asked for (cmd.SysProcAttr replaced
+		// after WrapCommand): a listener here would serve the proxy on
+		// the host's loopback, and Landlock's rule for the proxy's
+		// port would let the program reach that port on every host.
+		return Failure{Step: "network step", Detail: "lo is already up: not a new network namespace (was cmd.SysProcAttr replaced after WrapCommand?)"}, false
 	}
 	ifr.flags |= iffUp
 	if _, _, e := syscall.RawSyscall(syscall.SYS_IOCTL, uintptr(fd), siocSIFFLAGS, uintptr(unsafe.Pointer(&ifr))); e != 0 {

@@ -216,30 +216,30 @@ func netStepChild(t *testing.T) {
 	}
 }
 
-func TestNetStepFailures(t *testing.T) {
-	// In the test's own namespace lo is up already and the port is taken:
-	// bind fails and the failure names it; nothing is sent. (netStep
-	// changes lo only when it is down: never run it here otherwise.)
+// TestNetStepRefusesCallersNamespace: where lo is up (the test's own
+// namespace, as a child whose SysProcAttr lost CLONE_NEWNET would be in),
+// netStep refuses before listening or sending anything, and touches
+// nothing (lo is only read).
+func TestNetStepRefusesCallersNamespace(t *testing.T) {
 	if lo, err := net.InterfaceByName("lo"); err != nil || lo.Flags&net.FlagUp == 0 {
-		t.Skipf("lo is not up in the test's namespace (%v): netStep would change the host's interface", err)
+		t.Skipf("lo is not up in the test's namespace (%v): nothing to refuse", err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	port := l.Addr().(*net.TCPAddr).Port
 	parentEnd, childEnd, err := egress.SocketPair()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer parentEnd.Close()
 	defer childEnd.Close()
-	f, ok := netStep(int(childEnd.Fd()), uint16(port))
-	if ok || f.Step != "bind" || f.Errno != syscall.EADDRINUSE {
-		t.Fatalf("netStep on a taken port: %v, %v; want a bind failure with EADDRINUSE", f, ok)
+	f, ok := netStep(int(childEnd.Fd()), netStepPort)
+	if ok || f.Step != "network step" || !strings.Contains(f.Detail, "not a new network namespace") {
+		t.Fatalf("netStep in the caller's namespace: %v, %v; want a refusal", f, ok)
 	}
 	if f.ExitCode() != ExitSetup {
 		t.Errorf("exit code %d, want %d", f.ExitCode(), ExitSetup)
+	}
+	childEnd.Close()
+	if l, err := egress.ReceiveListener(parentEnd, 5*time.Second); err == nil {
+		l.Close()
+		t.Error("netStep sent a listener from the caller's namespace")
 	}
 }
