@@ -39,8 +39,11 @@ type Config struct {
 
 	// AllowedTCPConnect lists "host:port" endpoints for outgoing TCP. The host
 	// is "*" (or empty) for any host, "localhost", an IP literal, or a DNS
-	// name. Linux's Landlock filters ports, not hosts: there the host part is
-	// reported as not enforced (see [PlanFor]).
+	// name. Linux's Landlock filters ports, not hosts: under WrapCommand and
+	// Run, a list of hosts only (no "*") is enforced by a network namespace
+	// with only loopback and a proxy the caller serves (see [Egress]), where
+	// namespaces are available; elsewhere, and under ApplySelf, the host part
+	// is reported as not enforced (see [PlanFor]).
 	AllowedTCPConnect []string `json:"allowed_tcp_connect,omitempty"`
 
 	// AllowedTCPBind lists local TCP ports the process may bind (listen on).
@@ -249,8 +252,11 @@ func (e Endpoint) String() string { return net.JoinHostPort(e.Host, strconv.Itoa
 // ParseEndpoint parses "host:port" as Config.AllowedTCPConnect takes it.
 // The port is decimal, 1 to 65535. The host is empty or "*" (any host),
 // "localhost", an IP literal (IPv6 in brackets, no zone), or a DNS name.
-// URLs, CIDR ranges and wildcards such as "*.example.com" are refused: no
-// platform can honour them.
+// URLs, CIDR ranges and wildcards such as "*.example.com" are refused:
+// only the egress proxy of WrapCommand and Run could honour a wildcard
+// (internal/egress matches them), and where it is not in force (ApplySelf,
+// macOS, no network namespaces, a Config mixing "*:PORT") an entry falls
+// back to its port, where a wildcard would read as narrower than it is.
 func ParseEndpoint(s string) (Endpoint, error) {
 	if err := checkText(s); err != nil {
 		return Endpoint{}, err
