@@ -163,10 +163,9 @@ var egressTestNet struct {
 type egressProc struct {
 	addr      string // as the program sees it
 	proxy     *egress.Proxy
-	parentEnd *os.File // the caller's end of the handoff socket pair
-	childEnd  *os.File // inherited by the child; closed after Start
-	done      chan struct{}
-	recvErr   error // why no listener was received, once done
+	parentEnd *os.File      // the caller's end of the handoff socket pair
+	childEnd  *os.File      // inherited by the child; closed after Start
+	done      chan struct{} // closed when the receiving goroutine returns
 
 	mu         sync.Mutex
 	childClose bool
@@ -191,9 +190,11 @@ func startEgress(e egressPlan) (*egressProc, error) {
 		// No timeout: the wait ends when the child sends, when it dies
 		// (once the caller's copy of the child's end is closed), or at
 		// close, which shuts the socket down.
+		// A failure (the child died before its network step, or close)
+		// needs no report here: Run reports the child's own failure,
+		// and the program never started.
 		l, err := egress.ReceiveListener(parentEnd, 1<<62)
 		if err != nil {
-			g.recvErr = err
 			return
 		}
 		// The caller's copy of the child's end stays open until Run
