@@ -2,8 +2,10 @@ package sandbox
 
 import (
 	"os/exec"
+	"runtime"
 	"sync"
 	"time"
+	"weak"
 )
 
 // DeniedRequest is one network request the egress proxy of a sandbox
@@ -38,12 +40,14 @@ type DeniedRequest struct {
 // Close, which the caller must call once the program and every process it
 // started are gone (after cmd.Wait): until then it holds the namespace's
 // listener and the goroutines that serve it. Closing it earlier cuts the
-// program off the network (nothing else breaks).
+// program off the network (nothing else breaks). As a safety net, a proxy
+// whose *exec.Cmd becomes unreachable is closed when the garbage collector
+// reclaims the command; do not rely on that for timing.
 type Egress struct {
 	addr  string
 	impl  egressImpl
 	close sync.Once
-	cmd   *exec.Cmd
+	key   weak.Pointer[exec.Cmd]
 }
 
 // egressImpl is the platform's proxy (Linux only).
@@ -72,20 +76,29 @@ func (e *Egress) Close() error {
 	var err error
 	e.close.Do(func() {
 		err = e.impl.close()
-		egresses.Delete(e.cmd)
+		egresses.Delete(e.key)
 	})
 	return err
 }
 
-// egresses maps a wrapped *exec.Cmd to its *Egress until Close.
+// egresses maps a wrapped *exec.Cmd, weakly (so that the map does not keep
+// a forgotten command alive), to its *Egress until Close.
 var egresses sync.Map
+
+// registerEgress makes e the proxy of cmd for EgressOf, and closes it if
+// cmd is reclaimed while it is still open.
+func registerEgress(cmd *exec.Cmd, addr string, impl egressImpl) {
+	e := &Egress{addr: addr, impl: impl, key: weak.Make(cmd)}
+	egresses.Store(e.key, e)
+	runtime.AddCleanup(cmd, func(e *Egress) { e.Close() }, e)
+}
 
 // EgressOf returns the egress proxy WrapCommand set up for cmd, or nil when
 // cmd has none: its Config names no host, or host names are not enforced
 // here and fell back to port rules (see PlanFor), or WrapCommand failed, or
 // the proxy was closed.
 func EgressOf(cmd *exec.Cmd) *Egress {
-	if v, ok := egresses.Load(cmd); ok {
+	if v, ok := egresses.Load(weak.Make(cmd)); ok {
 		return v.(*Egress)
 	}
 	return nil

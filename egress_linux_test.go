@@ -789,3 +789,27 @@ func TestEgressSysProcAttrReplaced(t *testing.T) {
 		t.Errorf("without CLONE_NEWNET: %v %q, want exit 125 naming the network namespace", err, out)
 	}
 }
+
+// TestEgressForgottenCommand: a WrapCommand caller that never closes the
+// proxy of a command it no longer holds gets it closed by the collector.
+func TestEgressForgottenCommand(t *testing.T) {
+	w := newEgressWorld(t)
+	cfg := w.cfg()
+	requireEgress(t, cfg)
+	g0, f0 := settle(t, 1<<30, 1<<30)
+	func() {
+		cmd := exec.Command("/bin/true")
+		if err := sandbox.New().WrapCommand(cmd, cfg); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if sandbox.EgressOf(cmd) == nil {
+			t.Fatal("no proxy")
+		}
+	}()
+	if g, f := settle(t, g0, f0); g > g0 || f > f0 {
+		t.Errorf("after the command was dropped: %d goroutines (before %d), %d descriptors (before %d): %v", g, g0, f, f0, fdLinks(t))
+	}
+}

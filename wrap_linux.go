@@ -213,7 +213,7 @@ func (linuxSandbox) WrapCommand(cmd *exec.Cmd, cfg Config) error {
 		wrapped.Store(cmd, t)
 	}
 	if g != nil {
-		egresses.Store(cmd, &Egress{addr: g.addr, impl: g, cmd: cmd})
+		registerEgress(cmd, g.addr, g)
 	}
 	return nil
 }
