@@ -275,6 +275,21 @@ func TestEgressCurl(t *testing.T) {
 		t.Errorf("RunResult.DeniedRequests: %+v", res.DeniedRequests)
 	}
 
+	// SOCKS5 with host names (ALL_PROXY's socks5h://), allowed and not.
+	p, _ := sandbox.PlanFor(cfg)
+	socks := "socks5h://" + p.Egress.Proxy
+	res = runIn(t, cfg, curl, append(flags, "-x", socks, w.plain+"/socks")...)
+	if res.ExitCode != 0 || !strings.HasPrefix(string(res.Stdout), "GET plain.example.test:") {
+		t.Errorf("curl via SOCKS5: exit %d, %q %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	res = runIn(t, cfg, curl, append(flags, "-x", socks, fmt.Sprintf("http://evil.example.test:%d/", w.plainPort))...)
+	if res.ExitCode == 0 {
+		t.Errorf("curl via SOCKS5 to a host not on the list: exit 0 %q", res.Stdout)
+	}
+	if d := lastDenied(t, res); d.Host != "evil.example.test" || d.Protocol != "socks5" {
+		t.Errorf("RunResult.DeniedRequests: %+v", res.DeniedRequests)
+	}
+
 	// Without the proxy: the caller's loopback server, by its real
 	// address, is not there (lo is the namespace's own).
 	res = runIn(t, cfg, curl, append(flags, "--noproxy", "*", "http://"+w.plainReal+"/")...)
