@@ -828,3 +828,22 @@ func TestEgressForgottenCommand(t *testing.T) {
 		t.Errorf("after the command was dropped: %d goroutines (before %d), %d descriptors (before %d): %v", g, g0, f, f0, fdLinks(t))
 	}
 }
+
+// TestEgressWithLimits: the proxy and the tree's cgroup together (their
+// descriptors side by side in the child): curl reaches an allowed host and
+// is refused another, under a memory and process limit.
+func TestEgressWithLimits(t *testing.T) {
+	curl := need(t, "/usr/bin/curl", "curl")
+	w := newEgressWorld(t)
+	cfg := w.cfg()
+	cfg.AllowProcessSpawn = true
+	cfg.Limits = sandbox.Limits{MemoryBytes: 512 << 20, Processes: 64}
+	requireEgress(t, cfg)
+	res := runIn(t, cfg, curl, "-sS", "--max-time", "20", w.plain+"/limited", fmt.Sprintf("http://evil.example.test:%d/", w.plainPort))
+	if !strings.HasPrefix(string(res.Stdout), "GET plain.example.test:") {
+		t.Errorf("curl under limits through the proxy: exit %d %q %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if d := lastDenied(t, res); d.Host != "evil.example.test" {
+		t.Errorf("RunResult.DeniedRequests: %+v", res.DeniedRequests)
+	}
+}
