@@ -84,6 +84,30 @@ func TestEgressPlanAsData(t *testing.T) {
 		})
 	}
 
+	t.Run("describe", func(t *testing.T) {
+		// PlanFor's plan: the WrapCommand/Run entry first, which
+		// Describe (written for a program started with Run) reads.
+		p, err := PlanFor(Config{AllowedTCPConnect: []string{"example.com:443"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.Available {
+			t.Skip("no sandbox here")
+		}
+		var scopes []string
+		for _, f := range p.Features {
+			if f.Feature == FeatureTCPHost {
+				scopes = append(scopes, f.Scope)
+			}
+		}
+		if !slices.Equal(scopes, []string{ScopeCommand, ScopeApplySelf}) {
+			t.Errorf("tcp_connect_host entries: scopes %v, want command then apply_self", scopes)
+		}
+		if d := p.Describe(); strings.Contains(d, "Only the ports are enforced") {
+			t.Errorf("Describe with the proxy in force says hosts are not enforced:\n%s", d)
+		}
+	})
+
 	t.Run("no network namespaces", func(t *testing.T) {
 		defer avail(false)()
 		cfg := Config{AllowedTCPConnect: []string{"example.com:443"}}

@@ -126,7 +126,7 @@ func (e egressPlan) feature() (Enforcement, bool) {
 		Detail: "WrapCommand/Run: host names are not enforced: " + e.reason, Hint: e.hint}, true
 }
 
-// withEgress adds e to a plan of WrapCommand's and Run's.
+// addTo adds e to a plan: WrapCommand's and Run's, or PlanFor's.
 func (e egressPlan) addTo(plan *Plan) {
 	f, ok := e.feature()
 	if !ok {
@@ -135,7 +135,13 @@ func (e egressPlan) addTo(plan *Plan) {
 	if !plan.Available {
 		f.Enforced, f.Detail, f.Hint = false, "sandbox unavailable: "+plan.Reason, ""
 	}
-	plan.Features = append(plan.Features, f)
+	// Before ApplySelf's entry: Plan.Describe, written for a program
+	// started with Run, reads a feature's first entry.
+	i := slices.IndexFunc(plan.Features, func(x Enforcement) bool { return x.Feature == FeatureTCPHost })
+	if i < 0 {
+		i = len(plan.Features)
+	}
+	plan.Features = slices.Insert(plan.Features, i, f)
 	plan.Egress = e.out()
 	plan.Network = append(plan.Network, e.networkLines()...)
 }
