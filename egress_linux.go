@@ -329,7 +329,7 @@ func probeNetNamespace() nsState {
 	cmd.Dir = "/"
 	cmd.Env = p.Environ()
 	cmd.ExtraFiles = []*os.File{w, childEnd}
-	attr, err := nsAttr(nil, true)
+	attr, err := nsAttr(nil, true, false)
 	if err != nil {
 		w.Close()
 		childEnd.Close()

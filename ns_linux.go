@@ -25,7 +25,9 @@ import (
 // nsAttr returns the SysProcAttr fields the child half needs to start in
 // new namespaces: a mount namespace (the mount layer), an IPC namespace (a
 // private System V IPC and POSIX message queue namespace: issue 13), a
-// network namespace when net is set (the egress layer's step), and, when
+// network namespace when net is set (the egress layer's step), a PID
+// namespace when pid is set (Run's tree kill without a cgroup: see
+// pidNamespaceKill in run_linux.go), and, when
 // this process is not root, a user namespace that maps only the caller's
 // own uid and gid to themselves (files keep their owners; setgroups is
 // denied, as the kernel requires of an unprivileged gid map).
@@ -40,7 +42,7 @@ import (
 // Credential makes the child another user gets the same ambient set (in
 // the host's user namespace, as a root child has them anyway; the same
 // drop applies).
-func nsAttr(base *syscall.SysProcAttr, net bool) (*syscall.SysProcAttr, error) {
+func nsAttr(base *syscall.SysProcAttr, net, pid bool) (*syscall.SysProcAttr, error) {
 	attr := &syscall.SysProcAttr{}
 	if base != nil {
 		*attr = *base
@@ -56,6 +58,9 @@ func nsAttr(base *syscall.SysProcAttr, net bool) (*syscall.SysProcAttr, error) {
 	attr.Cloneflags = syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC
 	if net {
 		attr.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	if pid {
+		attr.Cloneflags |= syscall.CLONE_NEWPID
 	}
 	caps := []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
 	if net {
@@ -128,7 +133,7 @@ func probeNamespaces() nsState {
 	cmd.Dir = "/" // the working directory is looked up again after the mounts
 	cmd.Env = p.Environ()
 	cmd.ExtraFiles = []*os.File{w}
-	attr, err := nsAttr(nil, false)
+	attr, err := nsAttr(nil, false, false)
 	if err != nil {
 		w.Close()
 		return nsState{reason: "probe: " + err.Error()}

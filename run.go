@@ -166,8 +166,17 @@ type RunResult struct {
 //     Config.Limits, or only for this) that the child half joins before
 //     the target runs, and Run kills the tree through it without a race:
 //     cgroup v2's cgroup.kill, or the v1 freezer (frozen, killed, thawed,
-//     until empty); it then removes the cgroup. Otherwise, and as the
-//     fallback, the program starts in a new session (always: setsid: its
+//     until empty); it then removes the cgroup. Where no such cgroup
+//     exists but namespaces are available (root, or user namespaces), the
+//     program starts as PID 1 of a PID namespace of its own (in the Go
+//     trampoline, which has the namespace step): killing it makes the
+//     kernel kill every process of the namespace, and when it exits the
+//     rest of its tree dies with it; nothing can leave the namespace
+//     (seccomp refuses setns and unshare). Inside, getpid() is 1, the
+//     program reaps the orphans of its tree, and signals its own tree sends
+//     it without a handler are ignored, as for any PID 1; /proc is still
+//     the host's (so /proc/self works, and names the host's PID).
+//     Otherwise, and as the fallback, the program starts in a new session (always: setsid: its
 //     controlling terminal is none, or with TTY the pseudo-terminal Run
 //     owns, never the caller's) and its seccomp filter also refuses
 //     setsid(2), so no descendant can leave that session; Run kills every

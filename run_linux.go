@@ -30,6 +30,7 @@ type confinedProc struct {
 	spawn      bool     // AllowProcessSpawn: the session may hold more than the leader
 	failureErr error
 	group      *treeGroup // the tree's cgroup and limits; nil without either
+	pidNS      bool       // the program is PID 1 of a PID namespace of its own
 	limitHit   string     // RunResult.LimitExceeded, once released
 	// egress is the network namespace's proxy, or nil: it serves until
 	// release, once the whole session is gone.
@@ -47,7 +48,8 @@ func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
 		return nil, fmt.Errorf("sandbox: Run: %w", err)
 	}
 	var group *treeGroup
-	g, err := wrapLinux(cmd, cfg, wrapOptions{failurePipe: w, denySetsid: true, denyPdeathsigChange: true, killGroup: true, group: &group})
+	var pidNS bool
+	g, err := wrapLinux(cmd, cfg, wrapOptions{failurePipe: w, denySetsid: true, denyPdeathsigChange: true, killGroup: true, group: &group, pidNS: &pidNS})
 	if err != nil {
 		r.Close()
 		w.Close()
@@ -75,7 +77,7 @@ func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
 		}
 		return nil, fmt.Errorf("sandbox: Run %s: %w", path, err)
 	}
-	return &confinedProc{cmd: cmd, path: path, report: r, spawn: cfg.AllowProcessSpawn, group: group, egress: g}, nil
+	return &confinedProc{cmd: cmd, path: path, report: r, spawn: cfg.AllowProcessSpawn, group: group, pidNS: pidNS, egress: g}, nil
 }
 
 // waitExit returns when the program has exited, without reaping it: until
@@ -115,7 +117,19 @@ func (p *confinedProc) killRest() {
 // runs, and so before any fork; and a process cannot leave it without
 // write access to a cgroup.procs file (Landlock grants none under
 // /sys/fs/cgroup unless the Config does).
+//
+// Where no such cgroup exists, the program is PID 1 of a PID namespace of
+// its own when namespaces are available (see wrapOptions.pidNS): a SIGKILL
+// to it (from this, an ancestor namespace, it cannot ignore it) makes the
+// kernel kill every process of the namespace, and its parent sees it exit
+// only once they are all gone (zap_pid_ns_processes); after it exited on
+// its own, nothing of the tree is left. Its PID is not reused meanwhile:
+// it is not reaped before the kill is done.
 func (p *confinedProc) killTree() {
+	if p.pidNS {
+		p.cmd.Process.Signal(syscall.SIGKILL)
+		return
+	}
 	if t := p.group; t != nil && t.g != nil && t.raceFree {
 		if t.g.Kill() == nil {
 			return
@@ -214,7 +228,9 @@ func (e *startError) Unwrap() error {
 // Each phase takes at most killWait/2. What is not closed: a chain whose
 // every member first moves to a process group of its own and then forks
 // is caught only by the scans, and may outlast both phases
-// (TestRunKillsPgrpChain: seconds of chasing); the cgroup kill closes that.
+// (TestRunKillsPgrpChain: seconds of chasing); the cgroup kill, and where
+// there is none the PID namespace (TestRunPIDNamespaceKill), close that:
+// this scan runs only where neither is available.
 //
 // A process cannot leave the session: Run's seccomp filter refuses
 // setsid(2). The session ID cannot name another session meanwhile: it is

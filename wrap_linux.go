@@ -68,6 +68,12 @@ type wrapOptions struct {
 	// group, when set, receives the tree's cgroup and limits (nil when
 	// neither was asked for), which the caller must close.
 	group **treeGroup
+	// pidNS, when set (Run), asks for a PID namespace of the tree's own
+	// where the tree needs a kill (AllowProcessSpawn) and no cgroup can
+	// stop it whole, and receives whether the child starts in one: as its
+	// PID 1, so that the kernel kills every process of the namespace when
+	// the program dies (see Run's doc).
+	pidNS *bool
 }
 
 // WrapCommand prepares cmd so that cmd.Start runs its program already
@@ -288,11 +294,20 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		pol.Connect = []uint16{eplan.port}
 		env = proxyEnv(env, eplan)
 	}
+	// Run's tree kill where no cgroup can stop the tree whole (no cgroup
+	// the caller may manage, or a v1 hierarchy without the freezer): a PID
+	// namespace, whose PID 1 the program is; when it dies, however it
+	// dies, the kernel kills every other process of the namespace before
+	// its parent can reap it, and nothing can leave the namespace (seccomp
+	// refuses setns and unshare). Where namespaces are unavailable, Run
+	// falls back to its session scan (killSession).
+	pidNS := opts.pidNS != nil && cfg.AllowProcessSpawn &&
+		(cgm == nil || !cgm.KillsRaceFree()) && namespaces().ok
 	var attr *syscall.SysProcAttr
-	if pol.Layer.used() || eplan.on {
+	if pol.Layer.used() || eplan.on || pidNS {
 		// With egress, a network namespace too, whether or not the
 		// mount layer has anything to do.
-		if attr, err = nsAttr(cmd.SysProcAttr, eplan.on); err != nil {
+		if attr, err = nsAttr(cmd.SysProcAttr, eplan.on, pidNS); err != nil {
 			return nil, fmt.Errorf("sandbox: WrapCommand: %w", err)
 		}
 	}
@@ -420,6 +435,9 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 	}
 	if opts.group != nil {
 		*opts.group = tg
+	}
+	if opts.pidNS != nil {
+		*opts.pidNS = pidNS
 	}
 
 	argv := cmd.Args
