@@ -927,3 +927,41 @@ func checkLayerWithLimits(t *testing.T, nobody bool) {
 	wantOp(t, got, "write:"+filepath.Join(ws, "file"), 0)
 	wantOp(t, got, "write:"+filepath.Join(ws, "ro", "file"), syscall.EROFS)
 }
+
+// The trampoline looks the working directory up again by path after the
+// mounts (kept as it was, it would stay on the mount it was on: the
+// writable view of what the layer makes read-only). A working directory
+// getcwd cannot name, here one deeper than PATH_MAX inherited from the
+// caller, makes the child fail closed before the target runs.
+func TestMountLayerCwdBeyondPathMax(t *testing.T) {
+	requireNamespaces(t)
+	ws := t.TempDir()
+	os.MkdirAll(filepath.Join(ws, "ro"), 0o755)
+	cfg := sandbox.Config{AllowedWritePaths: []string{ws}, DenyWritePaths: []string{filepath.Join(ws, "ro")}}
+	childtest.Run(t, func(t *testing.T) {
+		if err := os.Chdir(ws); err != nil {
+			t.Fatal(err)
+		}
+		name := strings.Repeat("d", 200)
+		for range 25 { // 25 × 201 bytes: beyond PATH_MAX (4096)
+			if err := os.Mkdir(name, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chdir(name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := sandbox.Run(context.Background(), cfg, "/bin/true", nil, sandbox.RunOptions{})
+		if err == nil || !strings.Contains(err.Error(), "getcwd") {
+			t.Fatalf("Run from a working directory beyond PATH_MAX: %v %+v, want the child half's getcwd failure", err, res)
+		}
+		t.Logf("refused: %v", err)
+		// A working directory getcwd can name works (positive control).
+		if err := os.Chdir(ws); err != nil {
+			t.Fatal(err)
+		}
+		if res, err := sandbox.Run(context.Background(), cfg, "/bin/true", nil, sandbox.RunOptions{}); err != nil || res.ExitCode != 0 {
+			t.Fatalf("control: %v %+v", err, res)
+		}
+	})
+}

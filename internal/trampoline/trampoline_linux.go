@@ -159,6 +159,17 @@ func namespaceStep(p *Payload) (Failure, bool) {
 	var cwd [4096]byte
 	n, _, e := syscall.RawSyscall(syscall.SYS_GETCWD, uintptr(unsafe.Pointer(&cwd[0])), uintptr(len(cwd)), 0)
 	haveCwd := e == 0 && n > 1 && cwd[0] == '/'
+	if len(p.Mounts) > 0 && !haveCwd {
+		// The working directory must be looked up again by path after
+		// the mounts: kept as it is, it would stay on the mount it was
+		// on, which may be the writable view of a path the mounts make
+		// read-only or hide. A directory getcwd cannot name (longer
+		// than PATH_MAX, or removed) cannot be: fail closed.
+		if e == 0 {
+			e = syscall.ENOENT
+		}
+		return Failure{Step: "getcwd", Errno: e, Detail: "(the working directory must be found again after the mounts)"}, false
+	}
 	if f, failed := ApplyMounts(p.Mounts); failed >= 0 {
 		return f, false
 	}
