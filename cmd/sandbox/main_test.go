@@ -401,6 +401,9 @@ func TestPlanLimitFlags(t *testing.T) {
 // shows them (enforced under WrapCommand/Run where the mount layer is
 // available, with its steps; not enforced with the reason elsewhere).
 func TestPlanMountFlags(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("--mount HOST:AT[:rw] separates with ':', which a Windows path has after its drive letter; Mounts exist only on Linux")
+	}
 	dir := t.TempDir()
 	src := t.TempDir()
 	var stdout, stderr strings.Builder
@@ -439,5 +442,33 @@ func TestPlanMountFlags(t *testing.T) {
 	}
 	if _, errOut, code := runCLI(t, "plan", "--deny-read", "~nobody/x"); code != exitUsage || !strings.Contains(errOut, "--deny-read") {
 		t.Errorf("--deny-read ~nobody/x: exit %d %q; want a usage error naming the flag", code, errOut)
+	}
+}
+
+// run says what Run removed after the program: a .git/commondir it
+// planted in a protected repository.
+func TestRunReportsRemovedCommonDir(t *testing.T) {
+	linuxSandbox(t)
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(git, "init", "-q", ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	if p, err := sandbox.PlanFor(sandbox.Config{AllowedWritePaths: []string{ws}}); err != nil || len(p.MountLayer) == 0 {
+		t.Skipf("the mount layer is not used here: %v", err)
+	}
+	_, errOut, _ := runCLI(t, "run", "--rw", ws, "--", "/bin/sh", "-c", "echo /tmp > "+ws+"/.git/commondir")
+	want := "sandbox run: removed " + ws + "/.git/commondir"
+	if !strings.Contains(errOut, want) {
+		t.Errorf("stderr %q; want %q", errOut, want)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, ".git", "commondir")); err == nil {
+		t.Errorf("commondir is still there")
 	}
 }
