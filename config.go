@@ -163,7 +163,10 @@ type Config struct {
 	// program from creating .git/commondir (the git directory must stay
 	// writable for git to work), which points git at another directory for
 	// hooks and config: [PlanFor] reports that as git_commondir, not
-	// enforced. Needs the mount-namespace layer, like DenyWritePaths.
+	// enforced; [Run] removes one that appeared once the program's tree is
+	// gone (RunResult.Removed), WrapCommand cannot. A commondir that exists
+	// (a worktree's) is read-only. Needs the mount-namespace layer, like
+	// DenyWritePaths.
 	NoGitProtection bool `json:"no_git_protection,omitempty"`
 
 	// AllowCamera and AllowMicrophone grant the camera and the microphone

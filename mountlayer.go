@@ -27,9 +27,11 @@ type mountLayer struct {
 	ns   nsState
 	spec mountns.Spec
 	plan mountns.Plan
-	// git lists the repositories (their .git) protected by default.
-	git []string
-	err error // Build refused the spec (a bug, or an unclean path)
+	// git lists the repositories (their .git) protected by default, and
+	// gitDirs their git directories (for a worktree or submodule, the
+	// directory its .git file names, and the common one).
+	git, gitDirs []string
+	err          error // Build refused the spec (a bug, or an unclean path)
 }
 
 // used reports whether WrapCommand and Run start the child half in new
@@ -146,8 +148,9 @@ func mountLayerFeatures(rc *resolvedConfig, l *mountLayer, available bool) []Enf
 		out = append(out, Enforcement{Feature: FeatureGitCommonDir, Scope: ScopeCommand,
 			Detail: "WrapCommand/Run: NOT prevented: the program can create commondir in the git directory of " + strings.Join(l.git, ", ") +
 				" (git writes lock files there, so it stays writable, and a mount needs an existing path); git reads it in every repository and " +
-				"takes hooks and config from the directory it names, so a later git run outside the sandbox would run what the program wrote there",
-			Hint: "before running git in this repository outside the sandbox, check that .git/commondir did not appear (rm it if it did); " +
+				"takes hooks and config from the directory it names, so a later git run outside the sandbox would run what the program wrote there; " +
+				"Run removes a commondir that appeared once the program's tree is gone and lists it in RunResult.Removed, WrapCommand does not",
+			Hint: "use Run, or after a WrapCommand program's tree is gone check that .git/commondir did not appear (rm it if it did) before running git in this repository; " +
 				"or grant the repository read-only"})
 	}
 	if l.used() && available {

@@ -53,6 +53,8 @@ package sandbox
 // the sandbox to have it protected.
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -129,6 +131,9 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 			}
 			l.git = append(l.git, pin...)
 			for _, p := range protect {
+				if filepath.Base(p) == "hooks" {
+					l.gitDirs = append(l.gitDirs, filepath.Dir(p))
+				}
 				if !slices.Contains(spec.DenyWrite, p) {
 					spec.DenyWrite = append(spec.DenyWrite, p)
 				}
@@ -231,6 +236,22 @@ func gitRepos(writes []string, cwd string) []string {
 					break
 				}
 			}
+		}
+	}
+	return out
+}
+
+// missingCommonDirs returns the commondir of each protected git directory
+// that has none now: the file the program could create there, which no
+// mount can keep out (see FeatureGitCommonDir), and which Run removes if
+// it appeared once the program's tree is gone. A git directory that has
+// one keeps it read-only (mountns.GitProtected).
+func (l *mountLayer) missingCommonDirs() []string {
+	var out []string
+	for _, d := range l.gitDirs {
+		c := filepath.Join(d, "commondir")
+		if _, err := os.Lstat(c); errors.Is(err, fs.ErrNotExist) {
+			out = append(out, c)
 		}
 	}
 	return out

@@ -14,9 +14,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -964,4 +966,104 @@ func TestMountLayerCwdBeyondPathMax(t *testing.T) {
 			t.Fatalf("control: %v %+v", err, res)
 		}
 	})
+}
+
+// A commondir the program creates in a protected repository's git
+// directory (which no mount can keep out: TestGitCommonDirGap) would make
+// the user's next git run outside the sandbox take hooks from where it
+// points. Run removes it once the tree is gone and says so in
+// RunResult.Removed; the control shows the same file, left in place, does
+// run the program's hook.
+func TestRunRemovesCreatedCommonDir(t *testing.T) {
+	requireNamespaces(t)
+	git := need(t, "/usr/bin/git", "git")
+	sh := need(t, "/bin/sh", "dash")
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitOut := func(args ...string) error {
+		cmd := exec.Command(git, args...)
+		cmd.Dir = ws
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + ws, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %v %s", args, err, out)
+		}
+		return nil
+	}
+	if err := gitOut("init", "-q"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := sandbox.Config{AllowedWritePaths: []string{ws}, AllowProcessSpawn: true, AllowedExecPaths: []string{"/usr/bin", "/bin"}}
+	attack := `cp -r .git evil && printf '#!/bin/sh\ntouch MARK\n' > evil/hooks/pre-commit && chmod +x evil/hooks/pre-commit && echo ../evil > .git/commondir`
+	res, err := sandbox.Run(context.Background(), cfg, sh, []string{"-c", attack}, sandbox.RunOptions{Dir: ws, Env: []string{"PATH=/usr/bin:/bin"}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("the program could not plant the common dir: %v %+v %s", err, res, res.Stderr)
+	}
+	commondir := filepath.Join(ws, ".git", "commondir")
+	if !slices.Equal(res.Removed, []string{commondir}) {
+		t.Errorf("RunResult.Removed = %v, want [%s]", res.Removed, commondir)
+	}
+	if _, err := os.Lstat(commondir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("%s is still there after Run: %v", commondir, err)
+	}
+	mark := filepath.Join(ws, "MARK")
+	if err := gitOut("commit", "-q", "--allow-empty", "-m", "after the run"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatalf("git outside the sandbox ran the program's hook after Run")
+	}
+	// Control: the planted file, left in place, is what makes git run
+	// the program's hook.
+	if err := os.WriteFile(commondir, []byte("../evil\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := gitOut("commit", "-q", "--allow-empty", "-m", "control"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(mark); err != nil {
+		t.Errorf("control: with the commondir in place git did not run the planted hook (%v): the test shows nothing", err)
+	}
+}
+
+// A worktree's git directory has a commondir (naming the main
+// repository's git directory): it stays read-only, or a rewrite would
+// point git at hooks and config of the program's choosing.
+func TestRunMountLayerWorktreeCommonDir(t *testing.T) {
+	requireNamespaces(t)
+	git := need(t, "/usr/bin/git", "git")
+	sh := need(t, "/bin/sh", "dash")
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	main, wt := filepath.Join(ws, "main"), filepath.Join(ws, "wt")
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + ws, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"}
+	for _, args := range [][]string{{"init", "-q", main}, {"-C", main, "commit", "-q", "--allow-empty", "-m", "c"}, {"-C", main, "worktree", "add", "-q", wt}} {
+		cmd := exec.Command(git, args...)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	commondir := filepath.Join(main, ".git", "worktrees", "wt", "commondir")
+	before, err := os.ReadFile(commondir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sandbox.Config{AllowedWritePaths: []string{ws}}
+	code, _, errOut := runProg(t, cfg, wt, sh, "-c", "echo /tmp > "+commondir)
+	if code == 0 || !strings.Contains(errOut, "Read-only file system") {
+		t.Errorf("rewriting the worktree's commondir: exit %d %q; want EROFS", code, errOut)
+	}
+	if after, _ := os.ReadFile(commondir); !bytes.Equal(after, before) {
+		t.Errorf("commondir changed: %q -> %q", before, after)
+	}
+	// Control: the worktree's own files stay writable.
+	if code, _, errOut := runProg(t, cfg, wt, sh, "-c", "echo x > file"); code != 0 {
+		t.Errorf("control: writing in the worktree: exit %d %q", code, errOut)
+	}
 }

@@ -124,6 +124,13 @@ type RunResult struct {
 	// hosts and the namespace and proxy enforce them (see [Egress]); nil
 	// otherwise. At most the first 1000 are kept.
 	DeniedRequests []DeniedRequest
+	// Removed lists what Run removed once the program's whole tree was
+	// gone, because it would let the program act outside the sandbox
+	// later: on Linux, a commondir the program created in the git
+	// directory of a repository the mount layer protects (git would take
+	// hooks and config from the directory it names the next time the user
+	// runs git there; see FeatureGitCommonDir). nil when nothing was.
+	Removed []string
 }
 
 // Run runs the program name with args, confined to cfg from its first
@@ -338,6 +345,9 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 	relErr := p.release()
 	if d, ok := any(p).(interface{ deniedRequests() []DeniedRequest }); ok {
 		res.DeniedRequests = d.deniedRequests()
+	}
+	if d, ok := any(p).(interface{ removed() []string }); ok {
+		res.Removed = d.removed()
 	}
 	if stdinW != nil && !opts.TTY {
 		stdinW.Close() // ends a copy blocked on a full pipe

@@ -31,7 +31,10 @@ type confinedProc struct {
 	failureErr error
 	group      *treeGroup // the tree's cgroup and limits; nil without either
 	pidNS      bool       // the program is PID 1 of a PID namespace of its own
-	limitHit   string     // RunResult.LimitExceeded, once released
+	// commonDirs are the commondir paths that did not exist at the start
+	// in the protected git directories; gone is what release removed.
+	commonDirs, gone []string
+	limitHit         string // RunResult.LimitExceeded, once released
 	// egress is the network namespace's proxy, or nil: it serves until
 	// release, once the whole session is gone.
 	egress *egressProc
@@ -49,7 +52,8 @@ func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
 	}
 	var group *treeGroup
 	var pidNS bool
-	g, err := wrapLinux(cmd, cfg, wrapOptions{failurePipe: w, denySetsid: true, denyPdeathsigChange: true, killGroup: true, group: &group, pidNS: &pidNS})
+	var commonDirs []string
+	g, err := wrapLinux(cmd, cfg, wrapOptions{failurePipe: w, denySetsid: true, denyPdeathsigChange: true, killGroup: true, group: &group, pidNS: &pidNS, commonDirs: &commonDirs})
 	if err != nil {
 		r.Close()
 		w.Close()
@@ -77,7 +81,7 @@ func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
 		}
 		return nil, fmt.Errorf("sandbox: Run %s: %w", path, err)
 	}
-	return &confinedProc{cmd: cmd, path: path, report: r, spawn: cfg.AllowProcessSpawn, group: group, pidNS: pidNS, egress: g}, nil
+	return &confinedProc{cmd: cmd, path: path, report: r, spawn: cfg.AllowProcessSpawn, group: group, pidNS: pidNS, commonDirs: commonDirs, egress: g}, nil
 }
 
 // waitExit returns when the program has exited, without reaping it: until
@@ -158,8 +162,34 @@ func (p *confinedProc) release() error {
 	if err := p.group.close(); err != nil {
 		return fmt.Errorf("removing the tree's cgroup: %w", err)
 	}
+	return p.removeCommonDirs()
+}
+
+// removeCommonDirs removes, once the tree is gone (nothing of it can make
+// one again), every commondir that appeared during the run in a protected
+// git directory: git would take hooks and config from the directory it
+// names the next time the user runs git in the repository, outside the
+// sandbox. git itself never makes one in a repository's own git directory
+// (only in a worktree's administrative directory, which is not one of
+// these). The path is the git directory's, which the program could not
+// rename or replace (a mount point in its namespace); the entry is removed
+// whatever it is (file, directory, symbolic link: the link, not its
+// target).
+func (p *confinedProc) removeCommonDirs() error {
+	for _, c := range p.commonDirs {
+		if _, err := os.Lstat(c); err != nil {
+			continue
+		}
+		if err := os.RemoveAll(c); err != nil {
+			return fmt.Errorf("removing %s, which the program created (a later git run would take hooks and config from where it points): %w", c, err)
+		}
+		p.gone = append(p.gone, c)
+	}
 	return nil
 }
+
+// removed is RunResult.Removed, after release.
+func (p *confinedProc) removed() []string { return p.gone }
 
 func (p *confinedProc) limitExceeded() string { return p.limitHit }
 

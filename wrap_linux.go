@@ -74,6 +74,11 @@ type wrapOptions struct {
 	// PID 1, so that the kernel kills every process of the namespace when
 	// the program dies (see Run's doc).
 	pidNS *bool
+	// commonDirs, when set (Run), receives the commondir paths the mount
+	// layer cannot keep the program from creating (see FeatureGitCommonDir):
+	// in each protected git directory that has none now. Run removes what
+	// appeared there once the tree is gone.
+	commonDirs *[]string
 }
 
 // WrapCommand prepares cmd so that cmd.Start runs its program already
@@ -438,6 +443,9 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 	}
 	if opts.pidNS != nil {
 		*opts.pidNS = pidNS
+	}
+	if opts.commonDirs != nil && pol.Layer.used() {
+		*opts.commonDirs = pol.Layer.missingCommonDirs()
 	}
 
 	argv := cmd.Args

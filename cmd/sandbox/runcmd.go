@@ -99,6 +99,9 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if res.LimitExceeded != "" {
 		fmt.Fprintf(stderr, "sandbox run: %s ended by a resource limit: %s\n", fs.Arg(0), res.LimitExceeded)
 	}
+	for _, r := range res.Removed {
+		fmt.Fprintf(stderr, "sandbox run: removed %s, which %s created: a later git run in that repository would have taken hooks and config from where it pointed\n", r, fs.Arg(0))
+	}
 	if res.StdoutTruncated || res.StderrTruncated {
 		fmt.Fprintf(stderr, "sandbox run: only the first %d bytes per stream were kept for --explain\n", maxRunOutput)
 	}

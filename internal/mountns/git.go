@@ -18,11 +18,15 @@ import (
 // too, and protected where they lie inside a write path; and the .git
 // file itself is protected (read-only), as it names DIR.
 //
-// What this cannot cover: a file the sandbox creates in a git directory
-// that stays writable. The one that matters is DIR/commondir, which git
-// reads in every repository and which points it at another directory for
-// hooks and config: a mount cannot keep a new file out of a writable
-// directory. The sandbox package reports it (git_commondir).
+// A commondir that exists in a git directory (a worktree's points at the
+// main repository's) is protected too: rewritten, it would point git at
+// hooks and config of the program's choosing. What this cannot cover: a
+// file the sandbox creates in a git directory that stays writable. The one
+// that matters is a new commondir, which git reads in every repository and
+// which points it at another directory for hooks and config: a mount
+// cannot keep a new file out of a writable directory. The sandbox package
+// reports it (git_commondir), and Run removes one that appeared once the
+// program's tree is gone.
 //
 // Everything else in the git directory (objects, refs, the index, HEAD,
 // logs) stays writable, so add, commit, branch, merge and fetch work.
@@ -56,6 +60,9 @@ func GitProtected(ws string, lookup func(string) Kind, readFile func(string) ([]
 	}
 	for _, d := range gitdirs {
 		protect = append(protect, path.Join(d, "hooks"), path.Join(d, "config"))
+		if c := path.Join(d, "commondir"); lookup(c) != Missing {
+			protect = append(protect, c)
+		}
 	}
 	return protect, []string{dotgit}
 }

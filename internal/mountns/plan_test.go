@@ -219,9 +219,12 @@ func TestGitProtected(t *testing.T) {
 	fs.kinds["/repo/.git/worktrees/wt"] = Dir
 	fs.files["/wt/.git"] = "gitdir: /repo/.git/worktrees/wt\n"
 	fs.files["/repo/.git/worktrees/wt/commondir"] = "../..\n"
+	fs.kinds["/repo/.git/worktrees/wt/commondir"] = File
 	protect, pin = GitProtected("/wt", fs.lookup, fs.readFile)
-	// The .git file itself first: rewritten, it would name another git dir.
-	want := []string{"/wt/.git", "/repo/.git/worktrees/wt/hooks", "/repo/.git/worktrees/wt/config", "/repo/.git/hooks", "/repo/.git/config"}
+	// The .git file itself first: rewritten, it would name another git
+	// dir; and the existing commondir: rewritten, it would name another
+	// common directory.
+	want := []string{"/wt/.git", "/repo/.git/worktrees/wt/hooks", "/repo/.git/worktrees/wt/config", "/repo/.git/worktrees/wt/commondir", "/repo/.git/hooks", "/repo/.git/config"}
 	if !slices.Equal(protect, want) || !slices.Equal(pin, []string{"/wt/.git"}) {
 		t.Errorf("worktree: protect %v pin %v, want %v", protect, pin, want)
 	}
