@@ -486,11 +486,19 @@ func TestEgressNamespace(t *testing.T) {
 	if v.ProxyErr != 0 {
 		t.Errorf("raw connect to the proxy: %v, want success", syscall.Errno(v.ProxyErr))
 	}
-	if e := syscall.Errno(v.CallerErr); e != syscall.EACCES {
-		t.Errorf("raw connect to the caller's loopback server %s: %v, want EACCES (Landlock: only the proxy's port)", w.plainReal, e)
+	// Landlock refuses every port but the proxy's where it can restrict
+	// TCP ports (ABI 4+). Before that only the namespace stands between
+	// the program and the caller's loopback: its own lo, where nothing but
+	// the proxy listens, refuses the connection.
+	want, why := syscall.EACCES, "Landlock: only the proxy's port"
+	if abi := sandbox.Probe().Version; abi < 4 {
+		want, why = syscall.ECONNREFUSED, fmt.Sprintf("Landlock ABI %d cannot restrict ports: the namespace's own lo, where nothing listens there", abi)
 	}
-	if e := syscall.Errno(v.OtherErr); e != syscall.EACCES {
-		t.Errorf("raw connect to 127.0.0.1:1: %v, want EACCES", e)
+	if e := syscall.Errno(v.CallerErr); e != want {
+		t.Errorf("raw connect to the caller's loopback server %s: %v, want %v (%s)", w.plainReal, e, want, why)
+	}
+	if e := syscall.Errno(v.OtherErr); e != want {
+		t.Errorf("raw connect to 127.0.0.1:1: %v, want %v (%s)", e, want, why)
 	}
 }
 
@@ -733,8 +741,16 @@ func TestEgressCanary(t *testing.T) {
 			for _, p := range r.Probes {
 				got[p.Name] = p
 			}
-			if p := got["network"]; p.Status != sandbox.ProbeBlocked {
-				t.Errorf("network probe: %+v, want blocked", p)
+			// The network probe needs Landlock's port rules (ABI 4+);
+			// before that the canary skips it, saying why.
+			if abi := sandbox.Probe().Version; abi >= 4 {
+				if p := got["network"]; p.Status != sandbox.ProbeBlocked {
+					t.Errorf("network probe: %+v, want blocked", p)
+				}
+			} else if p := got["network"]; p.Status != sandbox.ProbeSkipped {
+				t.Errorf("network probe on Landlock ABI %d: %+v, want skipped", abi, p)
+			} else {
+				t.Logf("network probe skipped on Landlock ABI %d: %s", abi, p.Error)
 			}
 			if p := got["control_egress"]; p.Status != c.want {
 				t.Errorf("control_egress: %+v, want %s", p, c.want)
