@@ -210,6 +210,11 @@ func layerNeeds(rc *resolvedConfig, git []string) []string {
 // whole write path at every spawn. List its .git/hooks and .git/config in
 // DenyWritePaths.
 func gitRepos(writes []string, cwd string) []string {
+	if len(writes) == 0 {
+		// Nothing can be protected, and every WrapCommand without a write
+		// path would otherwise resolve its working directory for nothing.
+		return nil
+	}
 	var out []string
 	has := func(d string) bool {
 		_, err := os.Lstat(filepath.Join(d, ".git"))
