@@ -33,7 +33,12 @@ import (
 func canaryLayer(rc *resolvedConfig) (expected, present bool) {
 	var git []string
 	if !rc.cfg.NoGitProtection {
+		// Getwd may answer $PWD, which can name a symlink: gitRepos
+		// wants the directory itself.
 		cwd, _ := os.Getwd()
+		if r, err := filepath.EvalSymlinks(cwd); err == nil {
+			cwd = r
+		}
 		var writes []string
 		for _, w := range rc.write {
 			writes = append(writes, w.Resolved)

@@ -70,8 +70,51 @@ import (
 func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer {
 	l := &mountLayer{}
 	cfg := rc.cfg
-	spec := mountns.Spec{PrivateTmp: true, Lookup: mountns.HostLookup, Resolve: mountns.HostResolve}
+	var writes []string
+	for _, w := range rc.write {
+		writes = append(writes, w.Resolved)
+	}
+	// The working directory, resolved once and only when something below
+	// looks at it: most spawns need no layer and have no repository to
+	// look for, and should not pay for the symlink walk.
+	var rcwd string
+	resolvedCwd := func() string {
+		if rcwd == "" && cwd != "" {
+			if r, err := filepath.EvalSymlinks(cwd); err == nil {
+				rcwd = r
+			}
+			cwd = ""
+		}
+		return rcwd
+	}
 
+	// First what decides whether the layer is needed at all: the git
+	// repositories the default protects, then the Config's own fields.
+	// The plan is built only when the answer is yes: WrapCommand calls
+	// this on every spawn, and most need no layer.
+	var gitProtect, gitPin []string
+	if !cfg.NoGitProtection && len(writes) > 0 {
+		for _, repo := range gitRepos(writes, resolvedCwd()) {
+			protect, pin := mountns.GitProtected(repo, mountns.HostLookup, os.ReadFile)
+			if len(pin) == 0 {
+				continue
+			}
+			l.git = append(l.git, pin...)
+			for _, p := range protect {
+				if filepath.Base(p) == "hooks" {
+					l.gitDirs = append(l.gitDirs, filepath.Dir(p))
+				}
+			}
+			gitProtect = append(gitProtect, protect...)
+			gitPin = append(gitPin, pin...)
+		}
+	}
+	l.needs = layerNeeds(rc, l.git)
+	if len(l.needs) == 0 {
+		return l
+	}
+
+	spec := mountns.Spec{PrivateTmp: true, Lookup: mountns.HostLookup, Resolve: mountns.HostResolve}
 	var execs []ResolvedPath
 	execs = append(execs, rc.exec...)
 	for _, t := range targets {
@@ -80,10 +123,8 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 	underExec := func(p string) bool {
 		return slices.ContainsFunc(execs, func(e ResolvedPath) bool { return e.IsDir && isUnder(p, e.Resolved) })
 	}
-	var writes []string
-	for _, w := range rc.write {
-		writes = append(writes, w.Resolved)
-		spec.Write = append(spec.Write, mountns.WritePath{Path: w.Resolved, Exec: cfg.AllowExecWritePaths || underExec(w.Resolved)})
+	for _, w := range writes {
+		spec.Write = append(spec.Write, mountns.WritePath{Path: w, Exec: cfg.AllowExecWritePaths || underExec(w)})
 	}
 	inWrite := func(p string) bool {
 		return slices.ContainsFunc(writes, func(w string) bool { return isUnder(p, w) })
@@ -110,12 +151,10 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 			spec.Mounts = append(spec.Mounts, mountns.Mount{Source: e.Resolved, Target: e.Resolved, Write: true, Exec: true})
 		}
 	}
-	if cwd != "" {
+	if r := resolvedCwd(); r != "" {
 		// Only kept visible (see mountns.Spec.Read): Landlock decides
 		// whether the target may use it.
-		if r, err := filepath.EvalSymlinks(cwd); err == nil {
-			keep(r)
-		}
+		keep(r)
 	}
 	for _, m := range rc.mounts {
 		exec := slices.ContainsFunc(execs, func(e ResolvedPath) bool { return isUnder(e.Resolved, m.At) || isUnder(m.At, e.Resolved) })
@@ -123,24 +162,12 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 	}
 	spec.DenyWrite = slices.Clone(rc.denyWrite)
 	spec.DenyRead = slices.Clone(rc.denyRead)
-	if !cfg.NoGitProtection {
-		for _, repo := range gitRepos(writes, cwd) {
-			protect, pin := mountns.GitProtected(repo, mountns.HostLookup, os.ReadFile)
-			if len(pin) == 0 {
-				continue
-			}
-			l.git = append(l.git, pin...)
-			for _, p := range protect {
-				if filepath.Base(p) == "hooks" {
-					l.gitDirs = append(l.gitDirs, filepath.Dir(p))
-				}
-				if !slices.Contains(spec.DenyWrite, p) {
-					spec.DenyWrite = append(spec.DenyWrite, p)
-				}
-			}
-			spec.Pin = append(spec.Pin, pin...)
+	for _, p := range gitProtect {
+		if !slices.Contains(spec.DenyWrite, p) {
+			spec.DenyWrite = append(spec.DenyWrite, p)
 		}
 	}
+	spec.Pin = append(spec.Pin, gitPin...)
 	// Every directory between a write path and a protected or hidden path
 	// is pinned too (shown over itself, still writable): as a mount point
 	// it cannot be renamed, so the protected path cannot be moved away
@@ -167,10 +194,6 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 	}
 	slices.SortStableFunc(spec.Pin, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
 
-	l.needs = layerNeeds(rc, l.git)
-	if len(l.needs) == 0 {
-		return l
-	}
 	l.spec = spec
 	l.plan, l.err = mountns.Build(spec)
 	l.ns = namespaces()
@@ -208,7 +231,8 @@ func layerNeeds(rc *resolvedConfig, git []string) []string {
 // write path. A repository elsewhere beneath a write path (one the target
 // reaches with git -C) is not looked for: that would mean walking the
 // whole write path at every spawn. List its .git/hooks and .git/config in
-// DenyWritePaths.
+// DenyWritePaths. cwd is the working directory with its symlinks resolved,
+// or "" when unknown.
 func gitRepos(writes []string, cwd string) []string {
 	if len(writes) == 0 {
 		// Nothing can be protected, and every WrapCommand without a write
@@ -226,20 +250,18 @@ func gitRepos(writes []string, cwd string) []string {
 		}
 	}
 	if cwd != "" {
-		if r, err := filepath.EvalSymlinks(cwd); err == nil {
-			for d := r; ; d = filepath.Dir(d) {
-				if !slices.ContainsFunc(writes, func(w string) bool { return isUnder(d, w) }) {
-					break
+		for d := cwd; ; d = filepath.Dir(d) {
+			if !slices.ContainsFunc(writes, func(w string) bool { return isUnder(d, w) }) {
+				break
+			}
+			if has(d) {
+				if !slices.Contains(out, d) {
+					out = append(out, d)
 				}
-				if has(d) {
-					if !slices.Contains(out, d) {
-						out = append(out, d)
-					}
-					break
-				}
-				if d == "/" {
-					break
-				}
+				break
+			}
+			if d == "/" {
+				break
 			}
 		}
 	}
