@@ -607,7 +607,7 @@ func wrapTarget(cmd *exec.Cmd) (abs, resolved string, err error) {
 		path = filepath.Join(dir, path)
 	}
 	path = filepath.Clean(path)
-	fi, err := os.Stat(path)
+	resolved, fi, err := resolveFile(path)
 	if err != nil {
 		return bad(err)
 	}
@@ -619,10 +619,6 @@ func wrapTarget(cmd *exec.Cmd) (abs, resolved string, err error) {
 	}
 	if err := unix.Access(path, unix.X_OK); err != nil {
 		return bad(&fs.PathError{Op: "exec", Path: path, Err: err})
-	}
-	resolved, err = filepath.EvalSymlinks(path)
-	if err != nil {
-		return bad(err)
 	}
 	return path, resolved, nil
 }

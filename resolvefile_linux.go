@@ -1,0 +1,45 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// resolveFile returns path with its symlinks resolved and what it names,
+// asking the kernel instead of walking the path a component at a time
+// (which filepath.EvalSymlinks does with an lstat per component and a
+// readlink per link: a dozen system calls for the dynamic loader on a
+// merged-/usr system, on every WrapCommand). The file is opened with
+// O_PATH (nothing is read, so a FIFO or device opened here has no effect
+// and cannot block), looked at with fstat, and named by the kernel's path
+// of that very descriptor (/proc/self/fd/N): the object looked at and the
+// path returned cannot belong to two different files, with no second
+// lookup to race. A file deleted meanwhile, or a /proc that is not there
+// or answers something else, falls back to the walk (resolveFileByWalk).
+func resolveFile(path string) (string, os.FileInfo, error) {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", nil, err
+	}
+	resolved, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil || !strings.HasPrefix(resolved, "/") || strings.HasSuffix(resolved, " (deleted)") {
+		resolveFileWalked()
+		return resolveFileByWalk(path)
+	}
+	return resolved, fi, nil
+}
+
+// resolveFileWalked is called when resolveFile falls back to the walk (a
+// test hook: the tests check that the kernel's answer is used).
+var resolveFileWalked = func() {}
