@@ -19,7 +19,9 @@
  *  3. Landlock: create the ruleset; open each rule's path (O_PATH, following
  *     symlinks as they are now), skip it when it is gone, when it is not the
  *     object the parent resolved (device and inode, when the parent recorded
- *     them), or when it is not what it was granted as; add the rest.
+ *     them), or when it is not what it was granted as; add the rest (a
+ *     directory's rights if it is one, else a file's; for a path with no
+ *     recorded identity landlock_add_rule's EINVAL tells, not fstat).
  *     Then set the payload's resource limits (after the opens: an
  *     OpenFiles limit may be lower than the number of rules).
  *  4. Drop every capability: the bounding set (when CAP_SETPCAP allows),
@@ -112,6 +114,9 @@ enum {
 	PR_CAPBSET_DROP = 24, PR_SET_NO_NEW_PRIVS = 38, PR_CAP_AMBIENT = 47,
 	PR_CAP_AMBIENT_CLEAR_ALL = 4, CAP_SETPCAP = 8,
 	LANDLOCK_RULE_PATH_BENEATH = 1, LANDLOCK_RULE_NET_PORT = 2,
+	/* The rights landlock_add_rule accepts on a file that is not a
+	 * directory: execute, write_file, read_file, truncate, ioctl_dev. */
+	LL_FILE_RIGHTS = 1 << 0 | 1 << 1 | 1 << 2 | 1 << 14 | 1 << 15,
 	SECCOMP_SET_MODE_FILTER = 1,
 	PROT_RW = 3, MAP_PRIVATE_ANON = 0x22,
 };
@@ -649,11 +654,28 @@ __attribute__((noreturn, used)) void start(long *sp)
 			if (fd == -ENOENT || fd == -ENOTDIR)
 				continue; /* gone since WrapCommand: less access */
 			check(fd, "open", path);
+			pb.fd = (int)fd;
+			if (!dev && !ino && (dir & ~(u64)LL_FILE_RIGHTS) && file) {
+				/* No identity to check (a default path): let
+				 * Landlock tell a directory, saving an fstat per
+				 * path. It refuses rights only a directory can have
+				 * on anything else with EINVAL; the file's rights
+				 * are then the ones that apply. (Any other EINVAL
+				 * would leave the file rights on a directory: less
+				 * access, never more.) */
+				pb.allowed = dir;
+				n = sys6(NR_ll_add, ruleset, LANDLOCK_RULE_PATH_BENEATH, (long)&pb, 0, 0, 0);
+				if (n == -EINVAL) {
+					pb.allowed = file;
+					n = sys6(NR_ll_add, ruleset, LANDLOCK_RULE_PATH_BENEATH, (long)&pb, 0, 0, 0);
+				}
+				check(n, "landlock_add_rule", path);
+				continue;
+			}
 			check(sys3(NR_fstat, fd, st, 0), "fstat", path);
 			if ((dev || ino) && (st[0] != dev || st[1] != ino))
 				continue; /* not the object the parent resolved */
 			pb.allowed = (*(u32 *)((u8 *)st + ST_MODE_OFF) & S_IFMT) == S_IFDIR ? dir : file;
-			pb.fd = (int)fd;
 			if (!pb.allowed)
 				continue; /* not what it was granted as */
 			check(sys6(NR_ll_add, ruleset, LANDLOCK_RULE_PATH_BENEATH, (long)&pb, 0, 0, 0),
