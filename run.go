@@ -245,6 +245,9 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 	}
 	var stdinW, outR, errR *os.File
 	if opts.TTY {
+		if why := ttyRefusal(); why != "" {
+			return res, errors.New("sandbox: Run: TTY: " + why)
+		}
 		master, tty, err := pty.Open()
 		if err != nil {
 			return res, fmt.Errorf("sandbox: Run: TTY: %w", err)

@@ -20,3 +20,7 @@ func setControllingTTY(cmd *exec.Cmd) {
 	attr.Ctty = 0
 	cmd.SysProcAttr = attr
 }
+
+// ttyRefusal says why Run cannot give the program a pseudo-terminal here,
+// or "": on Linux it can.
+func ttyRefusal() string { return "" }

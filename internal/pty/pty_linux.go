@@ -1,9 +1,5 @@
 //go:build linux
 
-// Package pty opens pseudo-terminal pairs for Run and `sandbox run --tty`:
-// the program gets the pair's terminal end, the caller keeps the other, so
-// that no program is ever handed the caller's own terminal (whatever it does
-// to its terminal, it does to one the caller owns and closes).
 package pty
 
 import (
@@ -12,6 +8,12 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+)
+
+// The requests that read and set a terminal's attributes here.
+const (
+	getTermios = unix.TCGETS
+	setTermios = unix.TCSETS
 )
 
 // Open returns a new pair: master (the caller's end, non-blocking, so that
@@ -43,60 +45,4 @@ func Open() (master, tty *os.File, err error) {
 		}
 	}
 	return master, os.NewFile(uintptr(sfd), "/dev/pts"), nil
-}
-
-// SetSize sets the terminal's window size (the program receives SIGWINCH).
-// It is safe to call while another goroutine closes master: it then
-// returns an error.
-func SetSize(master *os.File, rows, cols uint16) error {
-	rc, err := master.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ioErr error
-	err = rc.Control(func(fd uintptr) {
-		ioErr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols})
-	})
-	if err != nil {
-		return err
-	}
-	return ioErr
-}
-
-// IsTerminal reports whether f is a terminal.
-func IsTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
-
-// Size returns the window size of the terminal f.
-func Size(f *os.File) (rows, cols uint16, err error) {
-	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
-	if err != nil {
-		return 0, 0, err
-	}
-	return ws.Row, ws.Col, nil
-}
-
-// MakeRaw puts the terminal f in raw mode (no echo, no line editing, no
-// signals from keys: they reach the program through its own terminal) and
-// returns a function that restores what it was.
-func MakeRaw(f *os.File) (restore func() error, err error) {
-	fd := int(f.Fd())
-	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
-	if err != nil {
-		return nil, err
-	}
-	raw := *old
-	raw.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
-	raw.Oflag &^= unix.OPOST
-	raw.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
-	raw.Cflag &^= unix.CSIZE | unix.PARENB
-	raw.Cflag |= unix.CS8
-	raw.Cc[unix.VMIN] = 1
-	raw.Cc[unix.VTIME] = 0
-	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &raw); err != nil {
-		return nil, err
-	}
-	return func() error { return unix.IoctlSetTermios(fd, unix.TCSETS, old) }, nil
 }
