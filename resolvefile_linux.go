@@ -6,9 +6,18 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
+
+// procIsProcfs reports, once per process, whether /proc is the kernel's
+// procfs, whose fd links are the kernel's own names (anything else mounted
+// there could answer any path).
+var procIsProcfs = sync.OnceValue(func() bool {
+	var st unix.Statfs_t
+	return unix.Statfs("/proc", &st) == nil && st.Type == unix.PROC_SUPER_MAGIC
+})
 
 // resolveFile returns path with its symlinks resolved and what it names,
 // asking the kernel instead of walking the path a component at a time
@@ -19,9 +28,14 @@ import (
 // and cannot block), looked at with fstat, and named by the kernel's path
 // of that very descriptor (/proc/self/fd/N): the object looked at and the
 // path returned cannot belong to two different files, with no second
-// lookup to race. A file deleted meanwhile, or a /proc that is not there
-// or answers something else, falls back to the walk (resolveFileByWalk).
+// lookup to race. A file deleted meanwhile, or a /proc that is not there,
+// is not procfs, or answers something else, falls back to the walk
+// (resolveFileByWalk): the path is then only as good as the walk's.
 func resolveFile(path string) (string, os.FileInfo, error) {
+	if !procIsProcfs() {
+		resolveFileWalked()
+		return resolveFileByWalk(path)
+	}
 	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "", nil, &os.PathError{Op: "open", Path: path, Err: err}
