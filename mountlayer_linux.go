@@ -50,7 +50,10 @@ package sandbox
 // so the plan reports each such path as not enforced (Strict: an error),
 // naming it. Outside every write path nothing can create it anyway
 // (Landlock), and nothing is reported. Create the path before starting
-// the sandbox to have it protected.
+// the sandbox to have it protected. The same holds for a whole repository
+// the program creates where there was none (gitSpots): Run reports each
+// such .git once the tree is gone (RunResult.GitCreated); the plan does
+// not, since every write path without a repository would be listed.
 
 import (
 	"errors"
@@ -263,6 +266,40 @@ func gitRepos(writes []string, cwd string) []string {
 			if d == "/" {
 				break
 			}
+		}
+	}
+	return out
+}
+
+// gitSpots returns the directories where git would find a repository for
+// a write path's top or for the working directory (cwd, resolved), had
+// they a .git, and that have none now: each write path's top, and every
+// directory from the working directory up to the first that has a .git or
+// leaves the write paths. A .git the program makes there (git init, or a
+// gitdir file pointing anywhere) carries hooks and config the program
+// wrote, which git runs the next time the user works there, outside the
+// sandbox; no mount can keep it out, because there is nothing yet to
+// mount over (see "Paths that do not exist" above).
+func gitSpots(writes []string, cwd string) []string {
+	var out []string
+	absent := func(d string) bool {
+		_, err := os.Lstat(filepath.Join(d, ".git"))
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	for _, w := range writes {
+		if absent(w) && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	for d := cwd; d != ""; d = filepath.Dir(d) {
+		if !slices.ContainsFunc(writes, func(w string) bool { return isUnder(d, w) }) || !absent(d) {
+			break
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+		if d == "/" {
+			break
 		}
 	}
 	return out

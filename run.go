@@ -131,6 +131,19 @@ type RunResult struct {
 	// hooks and config from the directory it names the next time the user
 	// runs git there; see FeatureGitCommonDir). nil when nothing was.
 	Removed []string
+	// GitCreated lists each .git (a directory, or a gitdir file naming
+	// one) that the program created where git finds the repository of a
+	// write path's top or of the working directory, and where there was
+	// none at the start: on Linux, with git protection on (not
+	// NoGitProtection). The mount layer protects the hooks and config of
+	// repositories that exist when the sandbox starts; it cannot keep a
+	// new .git out (there is nothing yet to mount over), so its hooks and
+	// config are whatever the program wrote, and git runs them the next
+	// time anyone works there, outside the sandbox (a shell prompt that
+	// shows git status is enough for core.fsmonitor). Run leaves them in
+	// place: the repository may be the requested work. Look at its hooks
+	// and config before running git there. nil when none appeared.
+	GitCreated []string
 }
 
 // Run runs the program name with args, confined to cfg from its first
@@ -351,6 +364,9 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 	}
 	if d, ok := any(p).(interface{ removed() []string }); ok {
 		res.Removed = d.removed()
+	}
+	if d, ok := any(p).(interface{ createdRepos() []string }); ok {
+		res.GitCreated = d.createdRepos()
 	}
 	if stdinW != nil && !opts.TTY {
 		stdinW.Close() // ends a copy blocked on a full pipe

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -34,7 +35,10 @@ type confinedProc struct {
 	// commonDirs are the commondir paths that did not exist at the start
 	// in the protected git directories; gone is what release removed.
 	commonDirs, gone []string
-	limitHit         string // RunResult.LimitExceeded, once released
+	// gitSpots are where a .git was absent at the start (see gitSpots);
+	// gitCreated the .git entries found there once the tree was gone.
+	gitSpots, gitCreated []string
+	limitHit             string // RunResult.LimitExceeded, once released
 	// egress is the network namespace's proxy, or nil: it serves until
 	// release, once the whole session is gone.
 	egress *egressProc
@@ -52,8 +56,8 @@ func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
 	}
 	var group *treeGroup
 	var pidNS bool
-	var commonDirs []string
-	g, err := wrapLinux(cmd, cfg, wrapOptions{failurePipe: w, denySetsid: true, denyPdeathsigChange: true, killGroup: true, group: &group, pidNS: &pidNS, commonDirs: &commonDirs})
+	var commonDirs, spots []string
+	g, err := wrapLinux(cmd, cfg, wrapOptions{failurePipe: w, denySetsid: true, denyPdeathsigChange: true, killGroup: true, group: &group, pidNS: &pidNS, commonDirs: &commonDirs, gitSpots: &spots})
 	if err != nil {
 		r.Close()
 		w.Close()
@@ -81,7 +85,7 @@ func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
 		}
 		return nil, fmt.Errorf("sandbox: Run %s: %w", path, err)
 	}
-	return &confinedProc{cmd: cmd, path: path, report: r, spawn: cfg.AllowProcessSpawn, group: group, pidNS: pidNS, commonDirs: commonDirs, egress: g}, nil
+	return &confinedProc{cmd: cmd, path: path, report: r, spawn: cfg.AllowProcessSpawn, group: group, pidNS: pidNS, commonDirs: commonDirs, gitSpots: spots, egress: g}, nil
 }
 
 // waitExit returns when the program has exited, without reaping it: until
@@ -162,8 +166,26 @@ func (p *confinedProc) release() error {
 	if err := p.group.close(); err != nil {
 		return fmt.Errorf("removing the tree's cgroup: %w", err)
 	}
+	p.findCreatedRepos()
 	return p.removeCommonDirs()
 }
+
+// findCreatedRepos records each .git that appeared during the run where
+// none was at the start (gitSpots), once the tree is gone. Nothing is
+// removed: a repository the program made may be the work it was asked
+// to do; whoever runs git there next should first look at its hooks and
+// config (RunResult.GitCreated).
+func (p *confinedProc) findCreatedRepos() {
+	for _, d := range p.gitSpots {
+		g := filepath.Join(d, ".git")
+		if _, err := os.Lstat(g); err == nil {
+			p.gitCreated = append(p.gitCreated, g)
+		}
+	}
+}
+
+// createdRepos is RunResult.GitCreated, after release.
+func (p *confinedProc) createdRepos() []string { return p.gitCreated }
 
 // removeCommonDirs removes, once the tree is gone (nothing of it can make
 // one again), every commondir that appeared during the run in a protected

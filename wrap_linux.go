@@ -79,6 +79,12 @@ type wrapOptions struct {
 	// in each protected git directory that has none now. Run removes what
 	// appeared there once the tree is gone.
 	commonDirs *[]string
+	// gitSpots, when set (Run), receives the directories where a .git
+	// that does not exist now would be found by git from a write path's
+	// top or the working directory (see gitSpots): what the layer cannot
+	// protect, because there is nothing yet to mount over. Run reports a
+	// .git that appeared there (RunResult.GitCreated).
+	gitSpots *[]string
 }
 
 // WrapCommand prepares cmd so that cmd.Start runs its program already
@@ -446,6 +452,17 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 	}
 	if opts.commonDirs != nil && pol.Layer.used() {
 		*opts.commonDirs = pol.Layer.missingCommonDirs()
+	}
+	if opts.gitSpots != nil && !cfg.NoGitProtection && len(rc.write) > 0 {
+		var writes []string
+		for _, w := range rc.write {
+			writes = append(writes, w.Resolved)
+		}
+		rcwd := ""
+		if r, err := filepath.EvalSymlinks(cwd); err == nil {
+			rcwd = r
+		}
+		*opts.gitSpots = gitSpots(writes, rcwd)
 	}
 
 	argv := cmd.Args

@@ -472,3 +472,22 @@ func TestRunReportsRemovedCommonDir(t *testing.T) {
 		t.Errorf("commondir is still there")
 	}
 }
+
+// TestRunReportsCreatedRepository: `sandbox run` says so when the program
+// made a .git where git will find it for the workspace (see
+// RunResult.GitCreated), and leaves it there.
+func TestRunReportsCreatedRepository(t *testing.T) {
+	linuxSandbox(t)
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, _ := runCLI(t, "run", "--rw", ws, "--", "/bin/sh", "-c", "echo 'gitdir: /tmp/x' > "+ws+"/.git")
+	want := "sandbox run: /bin/sh created " + ws + "/.git: its hooks and config are what the program wrote"
+	if !strings.Contains(errOut, want) {
+		t.Errorf("stderr %q; want %q", errOut, want)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, ".git")); err != nil {
+		t.Errorf("the .git is gone: %v", err)
+	}
+}
