@@ -363,6 +363,10 @@ type resolvedConfig struct {
 	// cgroup, when set, is the cgroup WrapCommand found for this spawn;
 	// nil: the plan detects it (Linux).
 	cgroup *cgroupAvail
+	// terminal, on macOS, is the pseudo-terminal Run opened for the
+	// program (RunOptions.TTY), which the profile lets it use as one
+	// (seatbelt.Policy.Terminal); "" otherwise, and always for WrapCommand.
+	terminal string
 }
 
 // resolve validates cfg. It touches the filesystem only to resolve symlinks

@@ -249,6 +249,7 @@ func darwinPolicy(rc *resolvedConfig, paths []darwinPath) seatbelt.Policy {
 		Camera:           rc.cfg.AllowCamera,
 		Microphone:       rc.cfg.AllowMicrophone,
 		NoTrustd:         rc.cfg.NoTLSTrustService,
+		Terminal:         rc.terminal,
 		IsDir:            func(path string) bool { return dirs[path] },
 	}
 	for _, d := range paths {

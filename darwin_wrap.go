@@ -98,10 +98,20 @@ func darwinTarget(cmd *exec.Cmd) (string, error) {
 // nil (ErrUnavailable), then cmd is rewritten by darwinCommand. cmd is left
 // as it was on any error.
 func wrapDarwinCommand(cmd *exec.Cmd, cfg Config, sandboxExec error) error {
+	return wrapDarwinCommandTerminal(cmd, cfg, sandboxExec, "")
+}
+
+// wrapDarwinCommandTerminal is wrapDarwinCommand for Run, which may have
+// opened a pseudo-terminal for the program (terminal, its /dev/ttysNNN
+// path): the profile then grants ioctl on exactly it, which it grants on no
+// other terminal. Only Run's own terminal may be passed: a terminal the
+// caller uses would let the program push input into it (TIOCSTI).
+func wrapDarwinCommandTerminal(cmd *exec.Cmd, cfg Config, sandboxExec error, terminal string) error {
 	rc, err := resolve(cfg)
 	if err != nil {
 		return err
 	}
+	rc.terminal = terminal
 	if sandboxExec != nil {
 		return fmt.Errorf("%w: %w", ErrUnavailable, sandboxExec)
 	}

@@ -242,3 +242,31 @@ func TestDarwinApplySelfError(t *testing.T) {
 		}
 	}
 }
+
+// TestDarwinRunTerminal: Run's own pseudo-terminal, and only it, gets the
+// ioctl grant (seatbelt.Policy.Terminal); WrapCommand never grants one, and
+// a path that is not a pseudo-terminal's fails the wrap, leaving cmd as it
+// was.
+func TestDarwinRunTerminal(t *testing.T) {
+	dir := darwinSafeDir(t)
+	_, link := darwinTool(t, dir)
+	const rule = `(allow file-read* file-write-data file-ioctl (literal (param "T0")))`
+	cmd := exec.Command(link)
+	if err := wrapDarwinCommand(cmd, Config{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(cmd.Args[2], "file-ioctl") || slices.ContainsFunc(cmd.Args, func(a string) bool { return strings.HasPrefix(a, "T0=") }) {
+		t.Errorf("WrapCommand granted an ioctl:\n%s", cmd.Args[2])
+	}
+	cmd = exec.Command(link)
+	if err := wrapDarwinCommandTerminal(cmd, Config{}, nil, "/dev/ttys007"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(cmd.Args[2], rule) || !slices.Contains(cmd.Args, "T0=/dev/ttys007") {
+		t.Errorf("Run's terminal not granted (want %s and T0=/dev/ttys007): %q", rule, cmd.Args[3:])
+	}
+	cmd = exec.Command(link)
+	if err := wrapDarwinCommandTerminal(cmd, Config{}, nil, "/dev/console"); err == nil || cmd.Path != link {
+		t.Errorf("a terminal that is not a pseudo-terminal: err %v, Path %q", err, cmd.Path)
+	}
+}

@@ -40,7 +40,18 @@ func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
 	}
 	cfg.AllowedWritePaths = append(slices.Clone(cfg.AllowedWritePaths), real)
 	cmd.Env = darwinRunEnv(cmd.Env, real)
-	if err := New().WrapCommand(cmd, cfg); err != nil {
+	// With RunOptions.TTY, Run made the program's standard input, output
+	// and error one pseudo-terminal of its own (a terminal never reaches
+	// here otherwise: Run passes only regular files and FIFOs as they are),
+	// and the profile must let the program use it as a terminal.
+	terminal := ""
+	in, _ := cmd.Stdin.(*os.File)
+	out, _ := cmd.Stdout.(*os.File)
+	errf, _ := cmd.Stderr.(*os.File)
+	if in != nil && out == in && errf == in {
+		terminal = in.Name()
+	}
+	if err := wrapDarwinCommandTerminal(cmd, cfg, sandboxExec(), terminal); err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
 	}

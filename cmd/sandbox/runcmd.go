@@ -42,7 +42,7 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 0, "kill the program and its processes after `D` (e.g. 30s)")
 	explainFlag := fs.Bool("explain", false, "on a denial, print hints naming the narrowest flag that would allow it")
 	inTerm, outTerm := isTerminal(stdin), isTerminal(stdout)
-	tty := fs.Bool("tty", runtime.GOOS == "linux" && inTerm && outTerm, "give the program a pseudo-terminal (default: when stdin and stdout are terminals); stdout and stderr are then one stream")
+	tty := fs.Bool("tty", runtime.GOOS == "linux" && inTerm && outTerm, "give the program a pseudo-terminal (Linux: the default when stdin and stdout are terminals; macOS: only when asked); stdout and stderr are then one stream")
 	if code, ok := parse(fs, args, stdout, stderr); !ok {
 		return code
 	}

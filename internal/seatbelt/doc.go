@@ -176,8 +176,11 @@
 //     TCC consent is still needed and belongs to the responsible app (the
 //     terminal), and the capture frameworks use services this profile does
 //     not grant, so a capture tool may still fail: it fails closed.
-//   - Interactive terminals: ioctl on the terminal (/dev/ttys*) is not
-//     granted, so isatty-style checks through ioctl may report "not a tty".
+//   - Interactive terminals: ioctl on a terminal (/dev/ttys*) is not
+//     granted, so isatty-style checks through ioctl may report "not a tty",
+//     except on the one pseudo-terminal Policy.Terminal names (Run with
+//     TTY opens it for the program), so that a program handed the caller's
+//     own terminal cannot push input into it.
 //   - sandbox-exec and SBPL are deprecated and undocumented by Apple; this
 //     profile uses the operation and filter names used by Chromium, WebKit
 //     and the Codex and Claude Code sandboxes, and targets macOS 13 to 26.

@@ -5,6 +5,7 @@ package seatbelt
 // exactly the policies that ask for it.
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -175,6 +176,31 @@ func TestDevicesOnlyWhenAsked(t *testing.T) {
 		_, a := mustCheck(t, Policy{Camera: tc.camera, Microphone: tc.mic})
 		if a.pairs["device-camera "] != tc.camera || a.pairs["device-microphone "] != tc.mic {
 			t.Errorf("camera %v microphone %v: pairs %q", tc.camera, tc.mic, a.sortedPairs())
+		}
+	}
+}
+
+// TestTerminal: ioctl is granted on no terminal by default, and with
+// Policy.Terminal on exactly that pseudo-terminal (as a parameter), read
+// and write with it; anything but a /dev/ttysNNN path is refused.
+func TestTerminal(t *testing.T) {
+	const rule = `(allow file-read* file-write-data file-ioctl (literal (param "T0")))`
+	_, off := mustCheck(t, Policy{})
+	for _, f := range off.forms {
+		if strings.Contains(f.String(), "file-ioctl") {
+			t.Errorf("without a Terminal the profile grants an ioctl: %s", f)
+		}
+	}
+	prof, on := mustCheck(t, Policy{Terminal: "/dev/ttys003"})
+	if formIndex(on, rule) < 0 {
+		t.Errorf("with a Terminal, no %s in\n%s", rule, prof.Text)
+	}
+	if !slices.Contains(prof.Params, Param{Name: "T0", Value: "/dev/ttys003"}) {
+		t.Errorf("params %v lack T0=/dev/ttys003", prof.Params)
+	}
+	for _, bad := range []string{"/dev/tty", "/dev/ttys", "/dev/console", "/dev/ttys1a", "/dev/ttys003/..", "/dev/ttyp0", "/dev/ttys0000000", "ttys003"} {
+		if _, err := Generate(Policy{Terminal: bad}); !errors.Is(err, ErrInvalidPolicy) {
+			t.Errorf("Terminal %q: err %v, want ErrInvalidPolicy", bad, err)
 		}
 	}
 }

@@ -201,6 +201,7 @@ var allowedOps = map[string][]string{
 	"file-read*":          {"subpath", "literal", "regex"},
 	"file-write*":         {"subpath", "literal"},
 	"file-write-data":     {"literal", "subpath"},
+	"file-ioctl":          {"literal"}, // Policy.Terminal only: see rule
 	"file-read-metadata":  {"path-ancestors", "literal"},
 	"file-map-executable": {"subpath", "literal", "regex"},
 	"process-exec*":       {"subpath", "literal", "regex"},
@@ -291,7 +292,7 @@ var allowedMachNames = map[string]bool{
 
 var (
 	sysctlNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*\.?$`)
-	paramNameRE  = regexp.MustCompile(`^[RWX](0|[1-9][0-9]*)$`)
+	paramNameRE  = regexp.MustCompile(`^([RWX](0|[1-9][0-9]*)|T0)$`) // T0: Policy.Terminal
 	tcpAddrRE    = regexp.MustCompile(`^(localhost|\*):([1-9][0-9]*)$`)
 	// sysctls that must never be readable: other processes' argv, env, list.
 	forbiddenSysctl = regexp.MustCompile(`^(kern\.proc|kern\.procargs|kern\.procname|kern\.boottime|net\.)`)
@@ -421,6 +422,9 @@ func (a *analysis) rule(f sexp, defined map[string]bool) error {
 				if only := constOnlyFor[flt.items[1].text]; only != "" && (op != only || head != "literal") {
 					return fmt.Errorf("constant %s allowed for %s, not %s %s", flt.items[1], only, op, head)
 				}
+			}
+			if op == "file-ioctl" && flt.String() != `(literal (param "T0"))` {
+				return fmt.Errorf("file-ioctl on %s: only the Terminal parameter may get it", flt)
 			}
 			if op == "file-write-data" && flt.items[1].kind == sString && !writableConsts[flt.items[1].text] {
 				return fmt.Errorf("file-write-data on constant %s", flt.items[1])

@@ -68,6 +68,13 @@ type Policy struct {
 	// process hands it, so it reaches hosts the profile does not name.
 	// Without it TLS certificate verification through the system fails.
 	NoTrustd bool
+	// Terminal is the path of a pseudo-terminal the caller opened for the
+	// program (Run with TTY: /dev/ttysNNN), or "". It gets read, write and
+	// ioctl (tcgetattr, window size, job control), on exactly that node:
+	// the baseline grants ioctl on no terminal, so that a program handed
+	// the caller's own terminal could not, say, push input into it
+	// (TIOCSTI). Never set it to a terminal the caller itself uses.
+	Terminal string
 	// ShellShim, PerlShim and XcrunShim grant what the system shims need
 	// (see [Shims]): /bin/sh's select link and shells, /usr/bin/perl's
 	// versioned perls, the xcrun tools' Command Line Tools.
@@ -195,6 +202,12 @@ func Generate(p Policy) (Profile, error) {
 			return Profile{}, fmt.Errorf("%w: TCPBind[%d]: port 0", ErrInvalidPolicy, i)
 		}
 	}
+	if p.Terminal != "" {
+		if !isPTYPath(p.Terminal) {
+			return Profile{}, fmt.Errorf("%w: Terminal %q: not a pseudo-terminal's path (/dev/ttysNNN)", ErrInvalidPolicy, p.Terminal)
+		}
+		prof.Params = append(prof.Params, Param{Name: "T0", Value: p.Terminal})
+	}
 
 	var b builder
 	b.raw("(version 1)")
@@ -244,6 +257,12 @@ func Generate(p Policy) (Profile, error) {
 		}
 		sb.WriteString(")")
 		b.rule("stat() of the directories above each granted path (realpath, getcwd, mkdir -p); metadata only, no listing", sb.String())
+	}
+
+	if p.Terminal != "" {
+		b.section("Terminal: the pseudo-terminal the caller opened for this program")
+		b.rule("read, write and ioctl (terminal modes, window size, job control) on exactly this terminal",
+			"(allow file-read* file-write-data file-ioctl (literal "+paramRef("T0")+"))")
 	}
 
 	b.section("shims: what sh, perl and the xcrun tools in ExecPaths execute")
@@ -359,4 +378,19 @@ func Generate(p Policy) (Profile, error) {
 	}
 	prof.Text = b.sb.String()
 	return prof, nil
+}
+
+// isPTYPath reports whether p names a macOS pseudo-terminal's terminal end:
+// /dev/ttys followed by digits only.
+func isPTYPath(p string) bool {
+	d, ok := strings.CutPrefix(p, "/dev/ttys")
+	if !ok || d == "" || len(d) > 6 {
+		return false
+	}
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

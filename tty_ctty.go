@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux || darwin
 
 package sandbox
 
@@ -22,5 +22,6 @@ func setControllingTTY(cmd *exec.Cmd) {
 }
 
 // ttyRefusal says why Run cannot give the program a pseudo-terminal here,
-// or "": on Linux it can.
+// or "": on Linux and macOS it can (on macOS the Seatbelt profile then
+// grants ioctl on exactly that terminal: see seatbelt.Policy.Terminal).
 func ttyRefusal() string { return "" }
