@@ -25,7 +25,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -310,58 +309,37 @@ func netNamespaces() (ok bool, reason, hint string) {
 }
 
 func probeNetNamespace() nsState {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nsState{reason: "probe: " + err.Error()}
-	}
-	defer r.Close()
 	parentEnd, childEnd, err := egress.SocketPair()
 	if err != nil {
-		w.Close()
 		return nsState{reason: "probe: " + err.Error()}
 	}
 	defer parentEnd.Close()
 	p := &trampoline.Payload{Path: "/", FirstFD: 3, ErrFD: 3,
 		Flags: trampoline.FlagNamespaces | trampoline.FlagProbe,
 		Net:   trampoline.NetStep{FD: 4, Port: egressPortBase}}
-	cmd := exec.Command(selfExe)
-	cmd.Args = []string{trampoline.Arg0, "network-namespace-probe"}
-	cmd.Dir = "/"
-	cmd.Env = p.Environ()
-	cmd.ExtraFiles = []*os.File{w, childEnd}
-	attr, err := nsAttr(nil, true, false)
-	if err != nil {
-		w.Close()
-		childEnd.Close()
+	var lerr error
+	pr, err := runProbe("network-namespace-probe", p, true, []*os.File{childEnd}, func() {
+		var l net.Listener
+		if l, lerr = egress.ReceiveListener(parentEnd, 30*time.Second); lerr == nil {
+			l.Close()
+		}
+	})
+	switch {
+	case err != nil:
 		return nsState{reason: "probe: " + err.Error()}
-	}
-	cmd.SysProcAttr = attr
-	err = cmd.Start()
-	w.Close()
-	childEnd.Close()
-	if err != nil {
-		s := refusedNamespaces(err)
+	case pr.startErr != nil:
+		s := refusedNamespaces(pr.startErr)
 		s.reason = "with a network namespace: " + s.reason
 		return s
-	}
-	l, lerr := egress.ReceiveListener(parentEnd, 30*time.Second)
-	if lerr == nil {
-		l.Close()
-	}
-	report, _ := readAll(r)
-	werr := cmd.Wait()
-	switch {
-	case werr == nil && lerr == nil:
+	case pr.waitErr == nil && lerr == nil:
 		return nsState{ok: true}
-	case werr == nil:
+	case pr.waitErr == nil:
 		return nsState{reason: "the network namespace's listener did not reach the caller: " + lerr.Error()}
+	case pr.failure == nil:
+		return nsState{reason: fmt.Sprintf("the network namespace probe's child failed (%v) without a report", pr.waitErr)}
 	}
-	f, ferr := trampoline.UnmarshalFailure(report)
-	if ferr != nil {
-		return nsState{reason: fmt.Sprintf("the network namespace probe's child failed (%v) without a report", werr)}
-	}
-	s := nsState{reason: "the network namespace was created, but the network step failed: " + f.Error()}
-	if f.Errno == syscall.EPERM || f.Errno == syscall.EACCES {
+	s := nsState{reason: "the network namespace was created, but the network step failed: " + pr.failure.Error()}
+	if pr.failure.Errno == syscall.EPERM || pr.failure.Errno == syscall.EACCES {
 		s.reason += ": refused by a seccomp filter or an LSM, or no CAP_NET_ADMIN in the namespace"
 		s.hint = "allow this program to create network namespaces (a container's seccomp profile or AppArmor), or run it outside the container"
 	}

@@ -120,43 +120,81 @@ func probeNamespaces() nsState {
 	if fi, err := os.Stat("/tmp"); err == nil && fi.IsDir() {
 		ops = append(ops, mountns.Op{Kind: mountns.OpTmpfs, Path: "/tmp", Mode: 0o1777, Set: mountns.AttrNosuid | mountns.AttrNodev})
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nsState{reason: "probe: " + err.Error()}
-	}
-	defer r.Close()
 	p := &trampoline.Payload{Path: "/", FirstFD: 3, ErrFD: 3,
 		Flags:  trampoline.FlagNamespaces | trampoline.FlagProbe,
 		Mounts: mountns.Plan{Ops: ops}.MountOps(), Net: trampoline.NetStep{FD: -1}}
-	cmd := exec.Command(selfExe)
-	cmd.Args = []string{trampoline.Arg0, "namespace-probe"}
-	cmd.Dir = "/" // the working directory is looked up again after the mounts
-	cmd.Env = p.Environ()
-	cmd.ExtraFiles = []*os.File{w}
-	attr, err := nsAttr(nil, false, false)
+	pr, err := runProbe("namespace-probe", p, false, nil, nil)
+	switch {
+	case err != nil:
+		return nsState{reason: "probe: " + err.Error()}
+	case pr.startErr != nil:
+		return refusedNamespaces(pr.startErr)
+	case pr.waitErr == nil:
+		return nsState{ok: true}
+	case pr.failure == nil:
+		return nsState{reason: fmt.Sprintf("the namespace probe's child failed (%v) without a report", pr.waitErr)}
+	}
+	return failedMounts(*pr.failure)
+}
+
+// probeRun is what a namespace probe's child did: startErr if it could not
+// be started (the namespaces refused), else waitErr from its exit and, when
+// it failed, its report (nil if it sent none).
+type probeRun struct {
+	startErr, waitErr error
+	failure           *trampoline.Failure
+}
+
+// runProbe starts the Go trampoline with payload p (ErrFD 3: the failure
+// pipe) in new mount and IPC namespaces, and a network namespace when net
+// (nsAttr, as for a spawn), with extra as descriptors 4 and up; calls
+// during, if set, while the child runs; and waits for it. The trampoline
+// exits 0 after its namespace step (trampoline.FlagProbe), confining
+// nothing and running nothing. err is a failure here, before the child.
+func runProbe(name string, p *trampoline.Payload, net bool, extra []*os.File, during func()) (pr probeRun, err error) {
+	defer func() {
+		for _, f := range extra {
+			f.Close()
+		}
+	}()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return pr, err
+	}
+	defer r.Close()
+	attr, err := nsAttr(nil, net, false)
 	if err != nil {
 		w.Close()
-		return nsState{reason: "probe: " + err.Error()}
+		return pr, err
 	}
+	cmd := exec.Command(selfExe)
+	cmd.Args = []string{trampoline.Arg0, name}
+	cmd.Dir = "/" // the working directory is looked up again after the mounts
+	cmd.Env = p.Environ()
+	cmd.ExtraFiles = append([]*os.File{w}, extra...)
 	cmd.SysProcAttr = attr
 	if nsProbeCmd != nil {
 		nsProbeCmd(cmd)
 	}
-	err = cmd.Start()
+	pr.startErr = cmd.Start()
 	w.Close()
-	if err != nil {
-		return refusedNamespaces(err)
+	if pr.startErr != nil {
+		return pr, nil
+	}
+	for _, f := range extra {
+		f.Close() // the child's now
+	}
+	extra = nil
+	if during != nil {
+		during()
 	}
 	report, _ := readAll(r)
-	werr := cmd.Wait()
-	if werr == nil {
-		return nsState{ok: true}
+	if pr.waitErr = cmd.Wait(); pr.waitErr != nil {
+		if f, ferr := trampoline.UnmarshalFailure(report); ferr == nil {
+			pr.failure = &f
+		}
 	}
-	f, ferr := trampoline.UnmarshalFailure(report)
-	if ferr != nil {
-		return nsState{reason: fmt.Sprintf("the namespace probe's child failed (%v) without a report", werr)}
-	}
-	return failedMounts(f)
+	return pr, nil
 }
 
 func readAll(r *os.File) ([]byte, error) {
