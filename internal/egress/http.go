@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -153,10 +154,48 @@ func (p *Proxy) forward(c net.Conn, req *http.Request) (keepAlive bool) {
 	if req.ProtoMajor == 1 && req.ProtoMinor == 0 && isChunked(resp.TransferEncoding) {
 		resp.TransferEncoding, resp.ContentLength = nil, -1 // an HTTP/1.0 client reads to EOF
 	}
+	if !bodyless && resp.ContentLength > 0 && len(resp.TransferEncoding) == 0 && resp.StatusCode != http.StatusSwitchingProtocols {
+		return writeFixedLength(c, resp, ubr, u, closeAfter) && !closeAfter
+	}
 	if err := resp.Write(c); err != nil {
 		return false
 	}
 	return !closeAfter
+}
+
+// writeFixedLength answers with resp, whose body is resp.ContentLength
+// bytes, as resp.Write would, but copies the body from the destination's
+// connection u straight to the client's connection c (after what ubr
+// already read of it): for two TCP connections the kernel then moves the
+// bytes itself (splice), which is most of a download's cost through the
+// proxy. It reports whether the whole answer was written; a destination
+// that sends less ends the client connection (a short body is visible as
+// such, never as a complete one).
+func writeFixedLength(c net.Conn, resp *http.Response, ubr *bufio.Reader, u net.Conn, closeAfter bool) bool {
+	h := resp.Header.Clone()
+	h.Del("Content-Length") // written below, from what was parsed
+	text := strings.TrimPrefix(resp.Status, strconv.Itoa(resp.StatusCode)+" ")
+	if text == "" {
+		text = http.StatusText(resp.StatusCode)
+	}
+	var head bytes.Buffer
+	fmt.Fprintf(&head, "HTTP/%d.%d %03d %s\r\n", resp.ProtoMajor, resp.ProtoMinor, resp.StatusCode, text)
+	if err := h.Write(&head); err != nil {
+		return false
+	}
+	fmt.Fprintf(&head, "Content-Length: %d\r\n", resp.ContentLength)
+	if closeAfter {
+		head.WriteString("Connection: close\r\n")
+	}
+	head.WriteString("\r\n")
+	buffered, _ := ubr.Peek(int(min(int64(ubr.Buffered()), resp.ContentLength)))
+	head.Write(buffered)
+	if _, err := c.Write(head.Bytes()); err != nil {
+		return false
+	}
+	rest := resp.ContentLength - int64(len(buffered))
+	n, err := io.Copy(c, io.LimitReader(u, rest))
+	return err == nil && n == rest
 }
 
 func isChunked(te []string) bool { return len(te) > 0 && te[0] == "chunked" }

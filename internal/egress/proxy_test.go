@@ -394,3 +394,71 @@ func TestNewNeedsAllowlist(t *testing.T) {
 		t.Error("New without an allowlist succeeded")
 	}
 }
+
+// TestHTTPFixedLengthBody: an answer with a Content-Length reaches the
+// client whole (headers as the destination sent them, the body byte for
+// byte, several MB so that most of it is copied after the headers), twice
+// on one kept-alive client connection; a destination that sends less than
+// it announced ends the client connection, so the body shows up short,
+// never as complete.
+func TestHTTPFixedLengthBody(t *testing.T) {
+	body := bytes.Repeat([]byte("0123456789abcdef"), 3<<16) // 3 MiB
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Test", "kept")
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		w.WriteHeader(http.StatusCreated)
+		w.Write(body)
+	}))
+	defer s.Close()
+	short, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer short.Close()
+	go func() {
+		for {
+			c, err := short.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				http.ReadRequest(bufio.NewReader(c))
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b")
+			}()
+		}
+	}()
+	f := newFakeNet(t)
+	port := f.host("bulk.example.test", s.Listener.Addr().String())
+	sport := f.host("short.example.test", short.Addr().String())
+	_, paddr := startProxy(t, f, Rule{"bulk.example.test", port}, Rule{"short.example.test", sport})
+
+	c, err := net.Dial("tcp", paddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for i := range 2 {
+		fmt.Fprintf(c, "GET http://bulk.example.test:%d/%d HTTP/1.1\r\nHost: bulk.example.test\r\n\r\n", port, i)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("response %d: %v", i, err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		if err != nil || !bytes.Equal(got, body) || resp.StatusCode != http.StatusCreated || resp.Header.Get("X-Test") != "kept" || resp.Close {
+			t.Fatalf("response %d: %d, %d of %d bytes (equal %v), X-Test %q, close %v, err %v",
+				i, resp.StatusCode, len(got), len(body), bytes.Equal(got, body), resp.Header.Get("X-Test"), resp.Close, err)
+		}
+	}
+
+	fmt.Fprintf(c, "GET http://short.example.test:%d/ HTTP/1.1\r\nHost: short.example.test\r\n\r\n", sport)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(resp.Body)
+	if err == nil || len(got) >= 100 {
+		t.Errorf("a short body came through as %d bytes, err %v: want fewer than 100 and an error", len(got), err)
+	}
+}
