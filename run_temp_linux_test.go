@@ -60,3 +60,24 @@ func TestRunTempDir(t *testing.T) {
 		}
 	}
 }
+
+// TestRunTempDirUntouched: a run that writes nothing in its temporary
+// directory (the quick removal) leaves nothing of it either, with and
+// without a HOME of the caller's.
+func TestRunTempDirUntouched(t *testing.T) {
+	requireSandbox(t)
+	sh := need(t, "/bin/sh", "dash")
+	for _, env := range [][]string{nil, {"HOME=/nonexistent"}} {
+		res, err := sandbox.Run(context.Background(), sandbox.Config{}, sh, []string{"-c", `echo "$TMPDIR"`}, sandbox.RunOptions{Env: env})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("%v: exit %d %s", err, res.ExitCode, res.Stderr)
+		}
+		tmp := strings.TrimSpace(string(res.Stdout))
+		if !strings.Contains(tmp, "sandbox-run-") {
+			t.Fatalf("TMPDIR %q", tmp)
+		}
+		if _, err := os.Lstat(filepath.Dir(tmp)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("env %q: %s is left after the run: %v", env, filepath.Dir(tmp), err)
+		}
+	}
+}
