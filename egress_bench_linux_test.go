@@ -50,7 +50,7 @@ func TestEgressBench(t *testing.T) {
 	}))
 	defer srv.Close()
 	f := newFakeNet(t)
-	port := f.host("bulk.example.test", srv.Listener.Addr().String())
+	port := f.Host("bulk.example.test", srv.Listener.Addr().String())
 	direct := sandbox.Config{AllowedTCPConnect: []string{"*:" + strconv.Itoa(int(port))}}
 	proxied := sandbox.Config{AllowedTCPConnect: []string{"bulk.example.test:" + strconv.Itoa(int(port))}}
 	requireEgress(t, proxied)

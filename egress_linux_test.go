@@ -13,19 +13,11 @@ package sandbox_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -42,104 +34,19 @@ import (
 	"time"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/egress/egresstest"
 	"github.com/openparallax/sandbox/internal/rawsys"
 )
 
-// fakeNet is the test's view of the caller's network (see the file's doc).
-type fakeNet struct {
-	t     testing.TB
-	mu    sync.Mutex
-	names map[string][]netip.Addr
-	route map[netip.AddrPort]string // fake address → real loopback host:port
-	next  int
-}
+// fakeNet is the test's view of the caller's network (see the file's doc
+// and egresstest.Net).
+type fakeNet = egresstest.Net
 
 // newFakeNet installs a fake network for the egress proxies of this test.
 func newFakeNet(t testing.TB) *fakeNet {
-	f := &fakeNet{t: t, names: map[string][]netip.Addr{}, route: map[netip.AddrPort]string{}, next: 1}
-	t.Cleanup(sandbox.SetEgressTestNet(f.resolve, f.dial))
+	f := egresstest.NewNet(t)
+	t.Cleanup(sandbox.SetEgressTestNet(f.Resolve, f.Dial))
 	return f
-}
-
-// host makes name resolve to a fresh fake public address whose port (the
-// port of real) leads to the loopback server at real; it returns the port.
-func (f *fakeNet) host(name, real string) uint16 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	ap := netip.MustParseAddrPort(real)
-	a := netip.AddrFrom4([4]byte{203, 0, 113, byte(f.next)})
-	if f.next > 250 {
-		a = netip.AddrFrom4([4]byte{198, 51, 100, byte(f.next - 250)})
-	}
-	f.next++
-	f.names[name] = append(f.names[name], a)
-	f.route[netip.AddrPortFrom(a, ap.Port())] = real
-	return ap.Port()
-}
-
-// alias makes name resolve to addrs as they are (DNS rebinding).
-func (f *fakeNet) alias(name string, addrs ...string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, a := range addrs {
-		f.names[name] = append(f.names[name], netip.MustParseAddr(a))
-	}
-}
-
-func (f *fakeNet) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if a, ok := f.names[host]; ok {
-		return a, nil
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-}
-
-func (f *fakeNet) dial(ctx context.Context, a netip.AddrPort) (net.Conn, error) {
-	f.mu.Lock()
-	real, ok := f.route[a]
-	f.mu.Unlock()
-	switch {
-	case ok:
-	case a.Addr().Unmap().IsLoopback():
-		real = a.String()
-	default:
-		f.t.Errorf("the proxy dialled %s, outside the test's network: nothing was sent", a)
-		return nil, fmt.Errorf("test network: %s is not reachable", a)
-	}
-	var d net.Dialer
-	return d.DialContext(ctx, "tcp", real)
-}
-
-// testCA makes a CA and a server certificate it signs for names; it returns
-// the server's certificate and the CA's PEM file, in dir.
-func testCA(t *testing.T, dir string, names ...string) (tls.Certificate, string) {
-	t.Helper()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sandbox egress test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	leaf, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: names[0]}, DNSNames: names,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caFile := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{leaf}, PrivateKey: key}, caFile
 }
 
 // echoHandler answers "METHOD host path body".
@@ -168,15 +75,15 @@ func newEgressWorld(t *testing.T) *egressWorld {
 	os.Chmod(dir, 0o755)
 	plain := httptest.NewServer(echoHandler)
 	t.Cleanup(plain.Close)
-	cert, caFile := testCA(t, dir, "secure.example.test")
+	cert, caFile := egresstest.CA(t, dir, "secure.example.test")
 	secure := httptest.NewUnstartedServer(echoHandler)
 	secure.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 	secure.StartTLS()
 	t.Cleanup(secure.Close)
 	w := &egressWorld{net: f, dir: dir, caFile: caFile, plainReal: plain.Listener.Addr().String()}
-	w.plainPort = f.host("plain.example.test", plain.Listener.Addr().String())
-	w.securePort = f.host("secure.example.test", secure.Listener.Addr().String())
-	f.alias("rebind.example.test", "127.0.0.1")
+	w.plainPort = f.Host("plain.example.test", plain.Listener.Addr().String())
+	w.securePort = f.Host("secure.example.test", secure.Listener.Addr().String())
+	f.Alias("rebind.example.test", "127.0.0.1")
 	w.plain = fmt.Sprintf("http://plain.example.test:%d", w.plainPort)
 	w.secure = fmt.Sprintf("https://secure.example.test:%d", w.securePort)
 	return w
@@ -379,7 +286,7 @@ func TestEgressGitClone(t *testing.T) {
 	defer srv.Close()
 
 	f := newFakeNet(t)
-	port := f.host("git.example.test", srv.Listener.Addr().String())
+	port := f.Host("git.example.test", srv.Listener.Addr().String())
 	ws := filepath.Join(root, "ws")
 	os.Mkdir(ws, 0o755)
 	cfg := sandbox.Config{
@@ -513,7 +420,7 @@ func TestEgressConcurrentRuns(t *testing.T) {
 	const n = 50
 	var port uint16
 	for i := 0; i < n; i++ {
-		port = f.host(fmt.Sprintf("h%d.example.test", i), srv.Listener.Addr().String())
+		port = f.Host(fmt.Sprintf("h%d.example.test", i), srv.Listener.Addr().String())
 	}
 	cfgOf := func(i int) sandbox.Config {
 		return sandbox.Config{AllowedTCPConnect: []string{fmt.Sprintf("h%d.example.test:%d", i, port)}}

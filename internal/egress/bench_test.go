@@ -133,8 +133,8 @@ func BenchmarkDownload100MB(b *testing.B) {
 	f := newFakeNet(b)
 	tcpAddr := bulkTCPServer(b)
 	hs := bulkHTTPServer(b)
-	tport := f.host("bulk.example.test", tcpAddr)
-	hport := f.host("web.example.test", hs.Listener.Addr().String())
+	tport := f.Host("bulk.example.test", tcpAddr)
+	hport := f.Host("web.example.test", hs.Listener.Addr().String())
 	_, paddr := startProxy(b, f, Rule{"bulk.example.test", tport}, Rule{"web.example.test", hport})
 	target := fmt.Sprintf("bulk.example.test:%d", tport)
 	webURL := fmt.Sprintf("http://web.example.test:%d/", hport)
@@ -177,7 +177,7 @@ func BenchmarkProxyOverDirect(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			f := newFakeNet(b)
 			tcpAddr := pacedTCPServer(b, c.rate)
-			tport := f.host("bulk.example.test", tcpAddr)
+			tport := f.Host("bulk.example.test", tcpAddr)
 			_, paddr := startProxy(b, f, Rule{"bulk.example.test", tport})
 			target := fmt.Sprintf("bulk.example.test:%d", tport)
 			var direct, proxied time.Duration

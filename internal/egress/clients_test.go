@@ -4,15 +4,9 @@ package egress
 // local servers whose names the proxy resolves through the test's hook.
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
+	"github.com/openparallax/sandbox/internal/egress/egresstest"
 	"net/http/cgi"
 	"net/http/httptest"
 	"net/netip"
@@ -21,47 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
-
-// testCA makes a CA and a server certificate it signs for names; it
-// returns the server's TLS certificate and the CA's PEM file.
-func testCA(t *testing.T, names ...string) (tls.Certificate, string) {
-	t.Helper()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "sandbox egress test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	leafDER, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: names[0]},
-		DNSNames:     names,
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: key}, caFile
-}
 
 // world is a proxy with an allowlist of local servers under fake names.
 type world struct {
@@ -77,14 +31,14 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	f := newFakeNet(t)
 	plain, _ := echoServer(t)
-	cert, caFile := testCA(t, "secure.example.test")
+	cert, caFile := egresstest.CA(t, t.TempDir(), "secure.example.test")
 	secure := httptest.NewUnstartedServer(plain.Config.Handler)
 	secure.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 	secure.StartTLS()
 	t.Cleanup(secure.Close)
-	pport := f.host("plain.example.test", plain.Listener.Addr().String())
-	sport := f.host("secure.example.test", secure.Listener.Addr().String())
-	f.alias("rebind.example.test", "127.0.0.1")
+	pport := f.Host("plain.example.test", plain.Listener.Addr().String())
+	sport := f.Host("secure.example.test", secure.Listener.Addr().String())
+	f.Alias("rebind.example.test", "127.0.0.1")
 	rules := []Rule{{"plain.example.test", pport}, {"secure.example.test", sport}, {"rebind.example.test", pport}}
 	p, paddr := startProxy(t, f, rules...)
 	allow, _ := NewAllowlist(rules)
@@ -273,7 +227,7 @@ func TestGitClone(t *testing.T) {
 	})
 	defer srv.Close()
 	f := newFakeNet(t)
-	port := f.host("git.example.test", srv.Listener.Addr().String())
+	port := f.Host("git.example.test", srv.Listener.Addr().String())
 	p, paddr := startProxy(t, f, Rule{"git.example.test", port})
 	url := fmt.Sprintf("http://git.example.test:%d/repo.git", port)
 

@@ -1,87 +1,18 @@
 package egress
 
 import (
-	"context"
-	"fmt"
+	"github.com/openparallax/sandbox/internal/egress/egresstest"
 	"net"
-	"net/netip"
-	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 )
 
-// fakeNet is the test's view of the caller's network. Names resolve to
-// addresses in 203.0.113.0/24 (a documentation range, public to Class),
-// and the dial hook connects such an address to a real loopback server
-// instead. Tests send nothing outside 127.0.0.0/8 and ::1: a dial to any
-// address that is neither mapped nor loopback fails the test and sends
-// nothing.
-type fakeNet struct {
-	t     testing.TB
-	mu    sync.Mutex
-	names map[string][]netip.Addr
-	route map[netip.AddrPort]string // fake address → real loopback host:port
-	next  byte
-	dials atomic.Int64
-}
+// fakeNet is the test's view of the caller's network (egresstest.Net):
+// names resolve to fake public addresses, and every connection ends at a
+// loopback server of the test.
+type fakeNet = egresstest.Net
 
-func newFakeNet(t testing.TB) *fakeNet {
-	return &fakeNet{t: t, names: map[string][]netip.Addr{}, route: map[netip.AddrPort]string{}, next: 1}
-}
-
-// host makes name resolve to a fresh fake public address whose port
-// (the port of real) leads to the loopback server at real.
-func (f *fakeNet) host(name string, real string) (port uint16) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	_, ps, err := net.SplitHostPort(real)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	n, _ := strconv.Atoi(ps)
-	a := netip.AddrFrom4([4]byte{203, 0, 113, f.next})
-	f.next++
-	f.names[name] = append(f.names[name], a)
-	f.route[netip.AddrPortFrom(a, uint16(n))] = real
-	return uint16(n)
-}
-
-// alias makes name resolve to the given addresses as they are (for
-// rebinding tests: a name that resolves to 127.0.0.1).
-func (f *fakeNet) alias(name string, addrs ...string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, a := range addrs {
-		f.names[name] = append(f.names[name], netip.MustParseAddr(a))
-	}
-}
-
-func (f *fakeNet) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if a, ok := f.names[host]; ok {
-		return a, nil
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-}
-
-func (f *fakeNet) dial(ctx context.Context, a netip.AddrPort) (net.Conn, error) {
-	f.mu.Lock()
-	real, ok := f.route[a]
-	f.mu.Unlock()
-	f.dials.Add(1)
-	switch {
-	case ok:
-	case a.Addr().Unmap().IsLoopback():
-		real = a.String()
-	default:
-		f.t.Errorf("proxy dialled %s, outside the test's network: nothing was sent", a)
-		return nil, fmt.Errorf("test network: %s is not reachable", a)
-	}
-	var d net.Dialer
-	return d.DialContext(ctx, "tcp", real)
-}
+func newFakeNet(t testing.TB) *fakeNet { return egresstest.NewNet(t) }
 
 // startProxy serves a proxy with rules on a loopback listener and closes it
 // at the end of the test.
@@ -91,7 +22,7 @@ func startProxy(t testing.TB, f *fakeNet, rules ...Rule) (*Proxy, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(Options{Allow: a, Resolve: f.resolve, Dial: f.dial})
+	p, err := New(Options{Allow: a, Resolve: f.Resolve, Dial: f.Dial})
 	if err != nil {
 		t.Fatal(err)
 	}

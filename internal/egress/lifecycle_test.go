@@ -84,14 +84,14 @@ func sinkServer(t testing.TB) string {
 
 func TestCloseEndsEverything(t *testing.T) {
 	f := newFakeNet(t)
-	sinkPort := f.host("sink.example.test", sinkServer(t))
+	sinkPort := f.Host("sink.example.test", sinkServer(t))
 	s, _ := echoServer(t)
-	echoPort := f.host("echo.example.test", s.Listener.Addr().String())
+	echoPort := f.Host("echo.example.test", s.Listener.Addr().String())
 	runtime.GC()
 	goroutines, fds := runtime.NumGoroutine(), openFDs()
 
 	a, _ := NewAllowlist([]Rule{{"sink.example.test", sinkPort}, {"echo.example.test", echoPort}})
-	p, err := New(Options{Allow: a, Resolve: f.resolve, Dial: f.dial})
+	p, err := New(Options{Allow: a, Resolve: f.Resolve, Dial: f.Dial})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestManyProxies(t *testing.T) {
 	s, _ := echoServer(t)
 	var port uint16
 	for i := range n {
-		port = f.host(fmt.Sprintf("host-%d.example.test", i), s.Listener.Addr().String())
+		port = f.Host(fmt.Sprintf("host-%d.example.test", i), s.Listener.Addr().String())
 	}
 	runtime.GC()
 	goroutines, fds := runtime.NumGoroutine(), openFDs()
@@ -211,7 +211,7 @@ func TestManyProxies(t *testing.T) {
 	done := make([]chan error, n)
 	for i := range n {
 		a, _ := NewAllowlist([]Rule{{fmt.Sprintf("host-%d.example.test", i), port}})
-		proxies[i], _ = New(Options{Allow: a, Resolve: f.resolve, Dial: f.dial})
+		proxies[i], _ = New(Options{Allow: a, Resolve: f.Resolve, Dial: f.Dial})
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -270,9 +270,9 @@ func TestManyProxies(t *testing.T) {
 func TestHandshakeTimeoutAndMaxConns(t *testing.T) {
 	f := newFakeNet(t)
 	s, _ := echoServer(t)
-	port := f.host("echo.example.test", s.Listener.Addr().String())
+	port := f.Host("echo.example.test", s.Listener.Addr().String())
 	a, _ := NewAllowlist([]Rule{{"echo.example.test", port}})
-	p, _ := New(Options{Allow: a, Resolve: f.resolve, Dial: f.dial, MaxConns: 1, HandshakeTimeout: 300 * time.Millisecond})
+	p, _ := New(Options{Allow: a, Resolve: f.Resolve, Dial: f.Dial, MaxConns: 1, HandshakeTimeout: 300 * time.Millisecond})
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	go p.Serve(l)
 	defer p.Close()

@@ -103,9 +103,9 @@ func namespaceParent(t *testing.T, v nsVariant) {
 
 	f := newFakeNet(t)
 	s, upstream := echoServer(t)
-	port := f.host("allowed.example.test", s.Listener.Addr().String())
+	port := f.Host("allowed.example.test", s.Listener.Addr().String())
 	a, _ := NewAllowlist([]Rule{{"allowed.example.test", port}})
-	p, err := New(Options{Allow: a, Resolve: f.resolve, Dial: f.dial})
+	p, err := New(Options{Allow: a, Resolve: f.Resolve, Dial: f.Dial})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func namespaceParent(t *testing.T, v nsVariant) {
 	}
 	// Only requests through the proxy reached the caller's service: the
 	// child's direct connect to its address did not.
-	if got, want := upstream.n.Load(), f.dials.Load(); got != want {
+	if got, want := upstream.n.Load(), f.Dials(); got != want {
 		t.Errorf("the caller's service accepted %d connections, the proxy made %d", got, want)
 	}
 }

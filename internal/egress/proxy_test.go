@@ -40,7 +40,7 @@ func proxyClient(proxyAddr string) *http.Client {
 func TestHTTPForward(t *testing.T) {
 	f := newFakeNet(t)
 	s, _ := echoServer(t)
-	port := f.host("api.example.test", s.Listener.Addr().String())
+	port := f.Host("api.example.test", s.Listener.Addr().String())
 	_, paddr := startProxy(t, f, Rule{"api.example.test", port})
 	c := proxyClient(paddr)
 	defer c.CloseIdleConnections()
@@ -73,7 +73,7 @@ func TestHTTPForward(t *testing.T) {
 func TestHTTPKeepAlive(t *testing.T) {
 	f := newFakeNet(t)
 	s, _ := echoServer(t)
-	port := f.host("api.example.test", s.Listener.Addr().String())
+	port := f.Host("api.example.test", s.Listener.Addr().String())
 	_, paddr := startProxy(t, f, Rule{"api.example.test", port})
 	c, err := net.Dial("tcp", paddr)
 	if err != nil {
@@ -115,7 +115,7 @@ func TestConnectTLS(t *testing.T) {
 		fmt.Fprintf(w, "tls %s", r.Host)
 	}))
 	defer s.Close()
-	port := f.host("secure.example.test", s.Listener.Addr().String())
+	port := f.Host("secure.example.test", s.Listener.Addr().String())
 	_, paddr := startProxy(t, f, Rule{"secure.example.test", port})
 	tr := s.Client().Transport.(*http.Transport).Clone()
 	tr.Proxy = http.ProxyURL(&url.URL{Scheme: "http", Host: paddr})
@@ -159,7 +159,7 @@ func halfCloseServer(t testing.TB) string {
 
 func TestConnectHalfClose(t *testing.T) {
 	f := newFakeNet(t)
-	port := f.host("half.example.test", halfCloseServer(t))
+	port := f.Host("half.example.test", halfCloseServer(t))
 	_, paddr := startProxy(t, f, Rule{"half.example.test", port})
 	c, err := net.Dial("tcp", paddr)
 	if err != nil {
@@ -186,7 +186,7 @@ func TestConnectHalfClose(t *testing.T) {
 func TestSOCKS5(t *testing.T) {
 	f := newFakeNet(t)
 	s, _ := echoServer(t)
-	port := f.host("socks.example.test", s.Listener.Addr().String())
+	port := f.Host("socks.example.test", s.Listener.Addr().String())
 	s6 := httptest.NewUnstartedServer(s.Config.Handler)
 	l6, err := net.Listen("tcp", "[::1]:0")
 	if err != nil {
@@ -255,8 +255,8 @@ func socksRequest(t *testing.T, paddr string, cmd byte, atyp byte, addr []byte, 
 func TestSOCKS5Refusals(t *testing.T) {
 	f := newFakeNet(t)
 	s, upstream := echoServer(t)
-	port := f.host("socks.example.test", s.Listener.Addr().String())
-	f.alias("rebind.example.test", "127.0.0.1")
+	port := f.Host("socks.example.test", s.Listener.Addr().String())
+	f.Alias("rebind.example.test", "127.0.0.1")
 	p, paddr := startProxy(t, f, Rule{"socks.example.test", port}, Rule{"rebind.example.test", port}, Rule{"nowhere.example.test", port})
 	for _, c := range []struct {
 		name   string
@@ -304,8 +304,8 @@ func TestSOCKS5Refusals(t *testing.T) {
 func TestHTTPRefusals(t *testing.T) {
 	f := newFakeNet(t)
 	s, upstream := echoServer(t)
-	port := f.host("api.example.test", s.Listener.Addr().String())
-	f.alias("rebind.example.test", "127.0.0.1", "10.0.0.1", "::1")
+	port := f.Host("api.example.test", s.Listener.Addr().String())
+	f.Alias("rebind.example.test", "127.0.0.1", "10.0.0.1", "::1")
 	p, paddr := startProxy(t, f, Rule{"api.example.test", port}, Rule{"rebind.example.test", port})
 	for _, c := range []struct {
 		name, request string
@@ -350,8 +350,8 @@ func TestHTTPRefusals(t *testing.T) {
 	}
 	// An allowed name whose answer mixes public and non-public addresses is
 	// connected to a public one only.
-	f.host("mixed.example.test", s.Listener.Addr().String())
-	f.alias("mixed.example.test", "127.0.0.1")
+	f.Host("mixed.example.test", s.Listener.Addr().String())
+	f.Alias("mixed.example.test", "127.0.0.1")
 	_, paddr = startProxy(t, f, Rule{"mixed.example.test", port})
 	resp, err := proxyClient(paddr).Get(fmt.Sprintf("http://mixed.example.test:%d/", port))
 	if err != nil || resp.StatusCode != 200 {
@@ -364,7 +364,7 @@ func TestGatewayErrorIsNotADenial(t *testing.T) {
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := l.Addr().String()
 	l.Close() // nothing listens there now: ECONNREFUSED
-	port := f.host("down.example.test", dead)
+	port := f.Host("down.example.test", dead)
 	p, paddr := startProxy(t, f, Rule{"down.example.test", port})
 	resp, err := proxyClient(paddr).Get(fmt.Sprintf("http://down.example.test:%d/", port))
 	if err != nil {
@@ -429,8 +429,8 @@ func TestHTTPFixedLengthBody(t *testing.T) {
 		}
 	}()
 	f := newFakeNet(t)
-	port := f.host("bulk.example.test", s.Listener.Addr().String())
-	sport := f.host("short.example.test", short.Addr().String())
+	port := f.Host("bulk.example.test", s.Listener.Addr().String())
+	sport := f.Host("short.example.test", short.Addr().String())
 	_, paddr := startProxy(t, f, Rule{"bulk.example.test", port}, Rule{"short.example.test", sport})
 
 	c, err := net.Dial("tcp", paddr)
