@@ -177,6 +177,22 @@ func pick[T any](c bool, a, b T) T {
 // asNobody runs the calling test again in this test binary started as
 // nobody (from a copy nobody can execute), with env, and reports whether
 // this is that run. The parent, root, forwards the child's verdict.
+// nobodyWorkspace is nsWorkspace for a test that runs as nobody: as root
+// it makes the workspace, gives it to nobody and runs the test again as
+// nobody (asNobody), and returns ok false (this process only reports that
+// run's verdict); in that run it returns the workspace and true. Not as
+// root, the test is skipped (asNobody says why).
+func nobodyWorkspace(t *testing.T) (ws string, ok bool) {
+	t.Helper()
+	if os.Getenv("SANDBOX_NS_NOBODY") == t.Name() {
+		return os.Getenv("SANDBOX_NS_WS"), true
+	}
+	requireRoot(t)
+	ws = nsWorkspace(t)
+	chownTree(t, ws, 65534)
+	return ws, asNobody(t, "SANDBOX_NS_WS="+ws)
+}
+
 func asNobody(t *testing.T, env ...string) bool {
 	t.Helper()
 	const stage = "SANDBOX_NS_NOBODY"
@@ -266,15 +282,12 @@ func TestRunMountLayer(t *testing.T) {
 
 func TestRunMountLayerAsNobody(t *testing.T) {
 	requireSandbox(t)
-	if os.Geteuid() == 0 {
-		ws := nsWorkspace(t)
-		chownTree(t, ws, 65534)
-		if !asNobody(t, "SANDBOX_NS_WS="+ws) {
-			return
-		}
+	ws, ok := nobodyWorkspace(t)
+	if !ok {
+		return
 	}
 	requireNamespaces(t)
-	checkMountLayer(t, os.Getenv("SANDBOX_NS_WS"))
+	checkMountLayer(t, ws)
 }
 
 func checkMountLayer(t *testing.T, ws string) {
@@ -454,15 +467,12 @@ func TestRunMountLayerPrograms(t *testing.T) {
 
 func TestRunMountLayerProgramsAsNobody(t *testing.T) {
 	requireSandbox(t)
-	if os.Geteuid() == 0 {
-		ws := nsWorkspace(t)
-		chownTree(t, ws, 65534)
-		if !asNobody(t, "SANDBOX_NS_WS="+ws) {
-			return
-		}
+	ws, ok := nobodyWorkspace(t)
+	if !ok {
+		return
 	}
 	requireNamespaces(t)
-	checkMountLayerPrograms(t, os.Getenv("SANDBOX_NS_WS"))
+	checkMountLayerPrograms(t, ws)
 }
 
 // checkMountLayerPrograms: under Run, in a workspace holding a git
@@ -633,14 +643,11 @@ func TestMountLayerUnavailable(t *testing.T) {
 // root, whose clone asks for a user namespace too.
 func TestMountLayerUnavailableAsNobody(t *testing.T) {
 	requireSandbox(t)
-	if os.Geteuid() == 0 {
-		ws := nsWorkspace(t)
-		chownTree(t, ws, 65534)
-		if !asNobody(t, "SANDBOX_NS_WS="+ws) {
-			return
-		}
+	ws, ok := nobodyWorkspace(t)
+	if !ok {
+		return
 	}
-	checkUnavailable(t, os.Getenv("SANDBOX_NS_WS"))
+	checkUnavailable(t, ws)
 }
 
 func checkUnavailable(t *testing.T, ws string) {
@@ -903,15 +910,14 @@ func TestRunMountLayerWithLimitsAsNobody(t *testing.T) { checkLayerWithLimits(t,
 
 func checkLayerWithLimits(t *testing.T, nobody bool) {
 	requireSandbox(t)
-	ws := os.Getenv("SANDBOX_NS_WS")
-	if os.Getenv("SANDBOX_NS_NOBODY") == "" {
-		ws = nsWorkspace(t)
-		if nobody {
-			chownTree(t, ws, 65534)
-			if !asNobody(t, "SANDBOX_NS_WS="+ws) {
-				return
-			}
+	var ws string
+	if nobody {
+		var ok bool
+		if ws, ok = nobodyWorkspace(t); !ok {
+			return
 		}
+	} else {
+		ws = nsWorkspace(t)
 	}
 	requireNamespaces(t)
 	cfg := sandbox.Config{AllowedWritePaths: []string{ws}, DenyWritePaths: []string{filepath.Join(ws, "ro")},
