@@ -87,9 +87,6 @@ func nsAttr(base *syscall.SysProcAttr, net, pid bool) (*syscall.SysProcAttr, err
 var (
 	nsProbeOnce sync.Once
 	nsProbed    nsState
-	// nsProbeCmd, when set (tests), may change the probe's command
-	// before it starts.
-	nsProbeCmd func(*exec.Cmd)
 )
 
 // namespaces reports whether WrapCommand and Run can start their child half
@@ -173,9 +170,6 @@ func runProbe(name string, p *trampoline.Payload, net bool, extra []*os.File, du
 	cmd.Env = p.Environ()
 	cmd.ExtraFiles = append([]*os.File{w}, extra...)
 	cmd.SysProcAttr = attr
-	if nsProbeCmd != nil {
-		nsProbeCmd(cmd)
-	}
 	pr.startErr = cmd.Start()
 	w.Close()
 	if pr.startErr != nil {
