@@ -4,8 +4,10 @@ package sandbox
 
 // The parent's half of the namespace layer of WrapCommand and Run: the
 // clone flags, user-namespace maps and capabilities of the child half, and
-// the availability probe. The child's half is the Go trampoline's
-// namespace step (internal/trampoline: namespaceStep, ApplyMounts).
+// the availability probe. The child's half is the namespace step of the
+// child half in use: the static helper's ns_step (internal/spawnhelper's
+// c/helper.c), or the Go trampoline's namespaceStep and ApplyMounts
+// (internal/trampoline) where the helper cannot run.
 
 import (
 	"errors"
@@ -19,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/openparallax/sandbox/internal/mountns"
+	"github.com/openparallax/sandbox/internal/spawnhelper"
 	"github.com/openparallax/sandbox/internal/trampoline"
 )
 
@@ -32,12 +35,12 @@ import (
 // own uid and gid to themselves (files keep their owners; setgroups is
 // denied, as the kernel requires of an unprivileged gid map).
 //
-// The trampoline needs CAP_SYS_ADMIN in the new namespaces to mount. A root
+// The child half needs CAP_SYS_ADMIN in the new namespaces to mount. A root
 // caller's child has it. An unprivileged caller's child has every
 // capability in its user namespace until execve, which keeps only ambient
-// ones: CAP_SYS_ADMIN (the mounts), CAP_SETPCAP (so that the trampoline's
+// ones: CAP_SYS_ADMIN (the mounts), CAP_SETPCAP (so that the child half's
 // capability drop can empty the bounding set too) and CAP_NET_ADMIN with
-// net (bringing up loopback) are made ambient, and the trampoline drops
+// net (bringing up loopback) are made ambient, and the child half drops
 // them all before the target runs. A root caller whose SysProcAttr.
 // Credential makes the child another user gets the same ambient set (in
 // the host's user namespace, as a root child has them anyway; the same
@@ -90,9 +93,9 @@ var (
 )
 
 // namespaces reports whether WrapCommand and Run can start their child half
-// in new namespaces here. It tries it for real, once per process: the Go
-// trampoline is started under the clone flags nsAttr gives, with a payload
-// whose namespace step makes mounts of every kind the layer uses (a private
+// in new namespaces here. It tries it for real, once per process: the
+// child half WrapCommand uses (childHalf) is started under the clone flags
+// nsAttr gives, with a payload whose namespace step makes mounts of every kind the layer uses (a private
 // propagation, a recursive read-only remount, a tmpfs, a /dev/null mask:
 // mount, open_tree, move_mount and mount_setattr), and which then exits 0
 // (trampoline.FlagProbe) without confining itself or running anything.
@@ -105,9 +108,11 @@ func namespaces() nsState {
 }
 
 func probeNamespaces() nsState {
-	if _, err := os.Stat(selfExe); err != nil {
-		return nsState{reason: "the namespace step runs in the Go trampoline, a re-exec of " + selfExe + ", which is missing: " + err.Error(),
-			hint: "mount /proc"}
+	if helper, _ := childHalf(); helper == nil {
+		if _, err := os.Stat(selfExe); err != nil {
+			return nsState{reason: "the namespace step runs in the Go trampoline here, a re-exec of " + selfExe + ", which is missing: " + err.Error(),
+				hint: "mount /proc"}
+		}
 	}
 	ops := []mountns.Op{
 		{Kind: mountns.OpPrivate, Path: "/"},
@@ -142,12 +147,14 @@ type probeRun struct {
 	failure           *trampoline.Failure
 }
 
-// runProbe starts the Go trampoline with payload p (ErrFD 3: the failure
-// pipe) in new mount and IPC namespaces, and a network namespace when net
-// (nsAttr, as for a spawn), with extra as descriptors 4 and up; calls
-// during, if set, while the child runs; and waits for it. The trampoline
-// exits 0 after its namespace step (trampoline.FlagProbe), confining
-// nothing and running nothing. err is a failure here, before the child.
+// runProbe starts the child half WrapCommand uses (the static helper, or
+// the Go trampoline where that cannot run: childHalf) with payload p (ErrFD
+// 3: the failure pipe) in new mount and IPC namespaces, and a network
+// namespace when net (nsAttr, as for a spawn), with extra as descriptors 4
+// and up; calls during, if set, while the child runs; and waits for it. The
+// child half exits 0 after its namespace step (trampoline.FlagProbe),
+// confining nothing and running nothing. err is a failure here, before the
+// child.
 func runProbe(name string, p *trampoline.Payload, net bool, extra []*os.File, during func()) (pr probeRun, err error) {
 	defer func() {
 		for _, f := range extra {
@@ -169,6 +176,12 @@ func runProbe(name string, p *trampoline.Payload, net bool, extra []*os.File, du
 	cmd.Dir = "/" // the working directory is looked up again after the mounts
 	cmd.Env = p.Environ()
 	cmd.ExtraFiles = append([]*os.File{w}, extra...)
+	if helper, _ := childHalf(); helper != nil {
+		// As WrapCommand does: the last descriptor, executed through
+		// /proc/self/fd (the helper marks it close-on-exec).
+		cmd.ExtraFiles = append(cmd.ExtraFiles, helper)
+		cmd.Path = spawnhelper.Path(3 + len(cmd.ExtraFiles) - 1)
+	}
 	cmd.SysProcAttr = attr
 	pr.startErr = cmd.Start()
 	w.Close()

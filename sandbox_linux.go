@@ -111,8 +111,7 @@ func planPlatform(rc *resolvedConfig) Plan {
 	plan.ChildHalf = childHalfLine()
 	if pol.Layer.used() {
 		plan.MountLayer = pol.Layer.plan.Lines()
-		plan.ChildHalf = "WrapCommand/Run child half: the Go trampoline (a re-exec of this program), because the mount layer is used (" +
-			strings.Join(pol.Layer.needs, "; ") + "): its namespace step runs only there"
+		plan.ChildHalf += "; its namespace step makes the mount layer (" + strings.Join(pol.Layer.needs, "; ") + ")"
 	}
 	return plan
 }

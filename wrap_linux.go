@@ -333,10 +333,6 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		return nil, err
 	}
 	helper, _ := childHalf()
-	if attr != nil {
-		// Only the Go trampoline has the namespace step.
-		helper = nil
-	}
 	if helper == nil {
 		if _, err := os.Stat(selfExe); err != nil {
 			return nil, fmt.Errorf("%w: WrapCommand re-executes %s: %w", ErrUnavailable, selfExe, err)
@@ -505,6 +501,12 @@ func withNamespaceStep(p *trampoline.Payload, rc *resolvedConfig, pol linuxPolic
 		return nil
 	}
 	p.Mounts = pol.Layer.plan.MountOps()
+	for _, m := range p.Mounts {
+		if m.Slot >= trampoline.MaxMountSlots {
+			// Both child halves refuse such a payload; say why here.
+			return fmt.Errorf("sandbox: WrapCommand: the mount layer's plan needs more than %d mount clones (too many write, deny and mount paths)", trampoline.MaxMountSlots)
+		}
+	}
 	unixRight := landlock.AccessFSSet(0)
 	if rc.cfg.AllowUnixSockets {
 		unixRight = ll.AccessFSResolveUnix

@@ -150,6 +150,10 @@ type NetStep struct {
 	Port uint16
 }
 
+// MaxMountSlots bounds MountOp.Slot: a plan clones at most this many trees
+// (the C helper keeps their descriptors in a fixed array).
+const MaxMountSlots = 1024
+
 // MaxCgroupFDs bounds Payload.CgroupFDs: one per cgroup v1 hierarchy the
 // sandbox uses (pids, memory, freezer, cpuacct), with room to spare.
 const MaxCgroupFDs = 8
@@ -455,7 +459,8 @@ func unmarshal(b []byte) (*Payload, error) {
 				m.Set = r.u64()
 				m.Clear = r.u64()
 				m.Path = r.str()
-				if bits&^15 != 0 || m.Kind >= mountKinds || m.Path == "" || m.Path[0] != '/' || !noNUL(m.Path) {
+				if bits&^15 != 0 || m.Kind >= mountKinds || m.Path == "" || m.Path[0] != '/' || !noNUL(m.Path) ||
+					(m.Kind == MountClone || m.Kind == MountAttach) && m.Slot >= MaxMountSlots {
 					return nil, errors.New("bad mount step")
 				}
 			}

@@ -120,6 +120,10 @@ func TestPayloadRejects(t *testing.T) {
 			p.Flags = FlagNamespaces
 			p.Mounts = []MountOp{{Kind: MountPrivate, Path: "tmp"}}
 		},
+		"slot out of range": func(p *Payload) {
+			p.Flags = FlagNamespaces
+			p.Mounts = []MountOp{{Kind: MountClone, Path: "/", Slot: MaxMountSlots}}
+		},
 		"bad net fd":             func(p *Payload) { p.Flags = FlagNamespaces; p.Net.FD = -2 },
 		"negative cgroup fd":     func(p *Payload) { p.CgroupFDs = []int{-1} },
 		"cgroup fd below first":  func(p *Payload) { p.CgroupFDs = []int{p.FirstFD - 1} },

@@ -47,10 +47,13 @@ typedef unsigned char u8;
 
 #if defined(__x86_64__)
 enum {
-	NR_write = 1, NR_fstat = 5, NR_mmap = 9, NR_execve = 59, NR_fcntl = 72,
+	NR_write = 1, NR_close = 3, NR_fstat = 5, NR_mmap = 9, NR_ioctl = 16,
+	NR_socket = 41, NR_sendmsg = 46, NR_bind = 49, NR_listen = 50,
+	NR_execve = 59, NR_fcntl = 72, NR_getcwd = 79, NR_chdir = 80,
 	NR_getresuid = 118, NR_getresgid = 120, NR_capget = 125,
-	NR_capset = 126, NR_prctl = 157, NR_exit_group = 231,
-	NR_openat = 257, NR_prlimit64 = 302, NR_seccomp = 317,
+	NR_capset = 126, NR_prctl = 157, NR_mount = 165, NR_exit_group = 231,
+	NR_openat = 257, NR_mkdirat = 258, NR_prlimit64 = 302, NR_seccomp = 317,
+	O_NOFOLLOW = 0400000,
 };
 #define ST_MODE_OFF 24 /* struct stat: dev 0, ino 8, nlink 16, mode 24 */
 
@@ -72,10 +75,14 @@ __asm__(".text\n.global _start\n_start:\n"
 	"\tcall start\n\thlt\n");
 #elif defined(__aarch64__)
 enum {
-	NR_fcntl = 25, NR_openat = 56, NR_write = 64, NR_fstat = 80,
-	NR_capget = 90, NR_capset = 91, NR_exit_group = 94,
-	NR_getresuid = 148, NR_getresgid = 150, NR_prctl = 167,
-	NR_execve = 221, NR_mmap = 222, NR_prlimit64 = 261, NR_seccomp = 277,
+	NR_getcwd = 17, NR_fcntl = 25, NR_ioctl = 29, NR_mkdirat = 34,
+	NR_mount = 40, NR_chdir = 49, NR_openat = 56, NR_close = 57,
+	NR_write = 64, NR_fstat = 80, NR_capget = 90, NR_capset = 91,
+	NR_exit_group = 94, NR_getresuid = 148, NR_getresgid = 150,
+	NR_prctl = 167, NR_socket = 198, NR_bind = 200, NR_listen = 201,
+	NR_sendmsg = 211, NR_execve = 221, NR_mmap = 222, NR_prlimit64 = 261,
+	NR_seccomp = 277,
+	O_NOFOLLOW = 0100000,
 };
 #define ST_MODE_OFF 16 /* struct stat: dev 0, ino 8, mode 16 */
 
@@ -102,12 +109,16 @@ __asm__(".text\n.global _start\n_start:\n"
 #endif
 
 /* The unified system call table (the same on both). */
-enum { NR_close_range = 436, NR_ll_create = 444, NR_ll_add = 445, NR_ll_restrict = 446 };
+enum {
+	NR_open_tree = 428, NR_move_mount = 429, NR_close_range = 436,
+	NR_mount_setattr = 442, NR_ll_create = 444, NR_ll_add = 445,
+	NR_ll_restrict = 446,
+};
 
 #define sys3(n, a, b, c) sys6(n, (long)(a), (long)(b), (long)(c), 0, 0, 0)
 
 enum {
-	ENOENT = 2, EINTR = 4, ENOTDIR = 20, EINVAL = 22,
+	ENOENT = 2, EINTR = 4, EEXIST = 17, ENOTDIR = 20, EINVAL = 22,
 	AT_FDCWD = -100, O_PATH = 010000000, O_CLOEXEC = 02000000,
 	F_SETFD = 2, FD_CLOEXEC = 1, S_IFMT = 0170000, S_IFDIR = 0040000,
 	CLOSE_RANGE_CLOEXEC = 1 << 2,
@@ -209,15 +220,21 @@ static const char *errstr(long e)
 	case 13: return "permission denied";
 	case 14: return "bad address";
 	case 16: return "device or resource busy";
+	case 17: return "file exists";
+	case 19: return "no such device";
 	case 20: return "not a directory";
 	case 21: return "is a directory";
 	case 22: return "invalid argument";
 	case 24: return "too many open files";
 	case 26: return "text file busy";
+	case 30: return "read-only file system";
 	case 36: return "file name too long";
 	case 38: return "function not implemented";
 	case 40: return "too many levels of symbolic links";
+	case 88: return "socket operation on non-socket";
 	case 95: return "operation not supported";
+	case 97: return "address family not supported by protocol";
+	case 98: return "address already in use";
 	}
 	return 0;
 }
@@ -457,6 +474,340 @@ static void drop_caps(void)
 		fail("capset", 0, "(capabilities remain after dropping them all)");
 }
 
+/* ---- the namespace step (payload flag 1) ------------------------------ */
+
+/* It runs in the new namespaces the parent cloned this process into (the
+ * sandbox package's ns_linux.go), after step 2 and before Landlock, and does
+ * what internal/trampoline's namespaceStep, ApplyMounts and netStep do, in
+ * the same order and with the same failure reports: the Go trampoline keeps
+ * the same step for other architectures, and .ci/run runs the namespace
+ * tests through both. The parent planned every mount (internal/mountns.Build:
+ * a list of mount-API calls, tested as data); this code only performs the
+ * list, refusing anything it does not know. */
+
+enum {
+	FLAG_NS = 1, FLAG_PROBE = 2,
+	M_PRIVATE = 0, M_CLONE, M_SETATTR, M_TMPFS, M_ATTACH, M_MASKFILE, M_KINDS,
+	B_RECURSIVE = 1, B_CREATE = 2, B_FILE = 4, B_NOFOLLOW = 8,
+	OPEN_TREE_CLONE = 1, AT_RECURSIVE = 0x8000, AT_SYMLINK_NOFOLLOW = 0x100,
+	MOVE_MOUNT_F_EMPTY_PATH = 4, MS_REC = 0x4000, MS_PRIVATE = 1 << 18,
+	MOUNT_ATTR_RDONLY = 1, MOUNT_ATTR_NOSUID = 2, MOUNT_ATTR_NODEV = 4,
+	MOUNT_ATTR_NOEXEC = 8,
+	O_WRONLY = 1, O_CREAT = 0100, O_EXCL = 0200,
+	AF_INET = 2, SOCK_STREAM = 1, SOCK_DGRAM = 2, SOCK_CLOEXEC = O_CLOEXEC,
+	SIOCGIFFLAGS = 0x8913, SIOCSIFFLAGS = 0x8914, IFF_UP = 1,
+	SOL_SOCKET = 1, SCM_RIGHTS = 1, LISTEN_QUEUE = 4096,
+	MAX_SLOTS = 1024,
+};
+
+struct mount_op {
+	u32 kind, bits, slot, mode;
+	u64 set, clear;
+	const char *path;
+};
+
+/* mount_op reads one op; with copy 0 it only checks it (the path is not
+ * copied to the arena: the ops are read twice, checked in full before the
+ * first is performed). */
+static void mount_op(struct rd *r, struct mount_op *o, int copy)
+{
+	u32 n;
+	const u8 *b;
+	u64 i;
+	o->kind = u32_(r);
+	o->bits = u32_(r);
+	o->slot = u32_(r);
+	o->mode = u32_(r);
+	o->set = u64_(r);
+	o->clear = u64_(r);
+	if (copy) {
+		o->path = str(r);
+	} else {
+		n = u32_(r);
+		b = take(r, n);
+		o->path = b && n && b[0] == '/' ? "/" : 0;
+		for (i = 0; b && i < n; i++)
+			if (!b[i])
+				o->path = 0;
+	}
+	if (r->bad || !o->path || o->path[0] != '/' || o->kind >= M_KINDS ||
+	    (o->bits & ~15U) || (o->kind == M_CLONE || o->kind == M_ATTACH ? o->slot >= MAX_SLOTS : 0))
+		r->bad = 1;
+}
+
+/* Clone descriptors by slot, stored plus one (0: empty). */
+static int slots[MAX_SLOTS];
+
+static long mount_setattr_(const char *path, long flags, u64 set, u64 clear)
+{
+	u64 attr[4] = {set, clear, 0, 0}; /* struct mount_attr, version 0 */
+	return sys6(NR_mount_setattr, AT_FDCWD, (long)path, flags, (long)attr, sizeof attr, 0);
+}
+
+static long move_mount_(int fd, const char *to)
+{
+	return sys6(NR_move_mount, fd, (long)"", AT_FDCWD, (long)to, MOVE_MOUNT_F_EMPTY_PATH, 0);
+}
+
+/* mount_point makes path (a directory, or an empty file with B_FILE) and
+ * its missing parents. Build asks for it only beneath a tmpfs of the plan,
+ * so nothing is made on a host filesystem. */
+static char pbuf[4096];
+
+static long mount_point(const char *path, int file)
+{
+	u64 n = slen(path), end = n, i;
+	long e;
+	if (n >= sizeof pbuf)
+		return -36; /* ENAMETOOLONG */
+	memcpy(pbuf, path, n + 1);
+	if (file)
+		for (end = n; end > 0 && path[end] != '/';)
+			end--;
+	for (i = 1; i <= end; i++) {
+		if (i < end && path[i] != '/')
+			continue;
+		pbuf[i] = 0;
+		e = sys3(NR_mkdirat, AT_FDCWD, pbuf, 0755);
+		pbuf[i] = path[i];
+		if (e < 0 && e != -EEXIST)
+			return e;
+	}
+	if (!file)
+		return 0;
+	e = sys6(NR_openat, AT_FDCWD, (long)path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644, 0, 0);
+	if (e < 0)
+		return e;
+	sys3(NR_close, e, 0, 0);
+	return 0;
+}
+
+/* apply_mount performs one op, failing with its step's name (or a
+ * sub-step's) and the op's path, as ApplyMounts reports. */
+static void apply_mount(const struct mount_op *o)
+{
+	static const char *names[M_KINDS] = {
+		"mount(MS_PRIVATE)", "open_tree", "mount_setattr", "mount(tmpfs)", "move_mount", "mask file",
+	};
+	const char *step = names[o->kind];
+	long e, fd, fl;
+	switch (o->kind) {
+	case M_PRIVATE:
+		e = sys6(NR_mount, 0, (long)o->path, 0, MS_REC | MS_PRIVATE, 0, 0);
+		break;
+	case M_CLONE:
+		fl = OPEN_TREE_CLONE | O_CLOEXEC | AT_RECURSIVE;
+		if (o->bits & B_NOFOLLOW)
+			fl |= AT_SYMLINK_NOFOLLOW;
+		e = sys3(NR_open_tree, AT_FDCWD, o->path, fl);
+		if (e >= 0 && slots[o->slot]) {
+			sys3(NR_close, e, 0, 0);
+			fail("open_tree (slot used twice)", EINVAL, o->path);
+		}
+		if (e >= 0)
+			slots[o->slot] = (int)e + 1;
+		break;
+	case M_SETATTR:
+		fl = o->bits & B_RECURSIVE ? AT_RECURSIVE : 0;
+		if (o->bits & B_NOFOLLOW)
+			fl |= AT_SYMLINK_NOFOLLOW;
+		e = mount_setattr_(o->path, fl, o->set, o->clear);
+		break;
+	case M_TMPFS: {
+		/* "mode=0NNN": the mode in octal with a leading 0, as Go's
+		 * octal() writes it. The MOUNT_ATTR_ bits of set are the MS_
+		 * flags' values. */
+		char data[24] = "mode=";
+		char d[12];
+		int k = 0, j = 5;
+		u32 m = o->mode;
+		do
+			d[k++] = (char)('0' + (m & 7));
+		while (m >>= 3);
+		data[j++] = '0';
+		while (k)
+			data[j++] = d[--k];
+		data[j] = 0;
+		e = sys6(NR_mount, (long)"tmpfs", (long)o->path, (long)"tmpfs", (long)(o->set & 15), (long)data, 0);
+		break;
+	}
+	case M_ATTACH:
+		if (!slots[o->slot])
+			fail("move_mount (no such clone)", EINVAL, o->path);
+		fd = slots[o->slot] - 1;
+		slots[o->slot] = 0;
+		e = 0;
+		if (o->bits & B_CREATE) {
+			e = mount_point(o->path, o->bits & B_FILE);
+			if (e < 0) {
+				sys3(NR_close, fd, 0, 0);
+				fail("mkdir (mount point in the plan's tmpfs)", -e, o->path);
+			}
+		}
+		e = move_mount_(fd, o->path);
+		sys3(NR_close, fd, 0, 0);
+		break;
+	default: /* M_MASKFILE */
+		/* /dev/null, nodev and read-only: with nodev, opening the
+		 * device fails with EACCES whatever the opener's capabilities
+		 * (see internal/trampoline's ApplyMounts). */
+		fd = sys3(NR_open_tree, AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | O_CLOEXEC);
+		check(fd, "open_tree /dev/null", o->path);
+		e = move_mount_(fd, o->path);
+		sys3(NR_close, fd, 0, 0);
+		check(e, "move_mount /dev/null", o->path);
+		e = mount_setattr_(o->path, 0,
+				   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, 0);
+		break;
+	}
+	check(e, step, o->path);
+}
+
+/* net_step brings lo up in the new network namespace (refusing one whose
+ * lo is up already: never a new one), listens on 127.0.0.1:port and hands
+ * the listener to the caller over sock (SCM_RIGHTS, one data byte 'L'),
+ * then closes both: see internal/trampoline's netStep. */
+static void net_step(int sock, u32 port)
+{
+	struct {
+		char name[16];
+		u16 flags;
+		u8 pad[22];
+	} ifr;
+	struct {
+		u16 family, port;
+		u8 addr[4], zero[8];
+	} sin;
+	struct {
+		u64 len;
+		int level, type, fd, pad;
+	} cm;
+	struct {
+		const void *base;
+		u64 len;
+	} iov = {"L", 1};
+	struct {
+		void *name;
+		u32 namelen, pad0;
+		void *iov;
+		u64 iovlen;
+		void *control;
+		u64 controllen;
+		int flags, pad1;
+	} mh;
+	long fd, l;
+
+	fd = check(sys3(NR_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), "socket", "(to bring lo up)");
+	memset(&ifr, 0, sizeof ifr);
+	ifr.name[0] = 'l';
+	ifr.name[1] = 'o';
+	check(sys3(NR_ioctl, fd, SIOCGIFFLAGS, &ifr), "ioctl(SIOCGIFFLAGS)", "lo");
+	if (ifr.flags & IFF_UP)
+		fail("network step", 0, "lo is already up: not a new network namespace "
+					"(was cmd.SysProcAttr replaced after WrapCommand?)");
+	ifr.flags |= IFF_UP;
+	check(sys3(NR_ioctl, fd, SIOCSIFFLAGS, &ifr), "ioctl(SIOCSIFFLAGS)", "lo up");
+	sys3(NR_close, fd, 0, 0);
+
+	l = check(sys3(NR_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket", "(egress listener)");
+	memset(&sin, 0, sizeof sin);
+	sin.family = AF_INET;
+	sin.port = (u16)(port >> 8 | (port & 0xff) << 8);
+	sin.addr[0] = 127;
+	sin.addr[3] = 1;
+	if ((fd = sys3(NR_bind, l, &sin, sizeof sin)) < 0) {
+		/* The detail Go's netStep gives: the address. */
+		char d[48] = "127.0.0.1:";
+		u64 k = 10, t = 1;
+		while (port / t >= 10)
+			t *= 10;
+		for (; t; t /= 10)
+			d[k++] = (char)('0' + port / t % 10);
+		memcpy(d + k, " (egress listener)", 19);
+		fail("bind", -fd, d);
+	}
+	check(sys3(NR_listen, l, LISTEN_QUEUE, 0), "listen", "(egress listener)");
+	memset(&cm, 0, sizeof cm);
+	cm.len = 20; /* CMSG_LEN(sizeof(int)) */
+	cm.level = SOL_SOCKET;
+	cm.type = SCM_RIGHTS;
+	cm.fd = (int)l;
+	memset(&mh, 0, sizeof mh);
+	mh.iov = &iov;
+	mh.iovlen = 1;
+	mh.control = &cm;
+	mh.controllen = 24; /* CMSG_SPACE(sizeof(int)) */
+	check(sys3(NR_sendmsg, sock, &mh, 0), "sendmsg", "(egress listener handoff)");
+	/* The caller holds the listener now (the message holds a reference
+	 * until it is received); ours and the channel go. */
+	check(sys3(NR_close, l, 0, 0), "close", "(egress listener)");
+	check(sys3(NR_close, sock, 0, 0), "close", "(egress handoff socket)");
+}
+
+/* ns_step: the whole step, from the payload's namespace section. */
+static void ns_step(struct rd *r)
+{
+	static char cwd[4096];
+	struct rd ops;
+	struct mount_op o;
+	u64 st[32];
+	long fd, n;
+	int have_cwd;
+	u32 nops, i;
+	int netfd;
+	u32 port;
+	u64 nsdev, nsino;
+
+	nops = count(r, 36);
+	ops = *r;
+	for (i = 0; i < nops; i++)
+		mount_op(r, &o, 0);
+	netfd = (int)u32_(r);
+	port = u32_(r);
+	nsdev = u64_(r);
+	nsino = u64_(r);
+	if (r->bad)
+		fail("trampoline", 0, "invalid invocation (bad mount step)");
+	if (port > 0xffff || netfd < -1)
+		fail("trampoline", 0, "invalid invocation (bad network step)");
+
+	fd = check(sys3(NR_openat, AT_FDCWD, "/proc/self/ns/mnt", O_PATH | O_CLOEXEC), "stat", "/proc/self/ns/mnt");
+	check(sys3(NR_fstat, fd, st, 0), "stat", "/proc/self/ns/mnt");
+	sys3(NR_close, fd, 0, 0);
+	if (st[0] == nsdev && st[1] == nsino)
+		fail("namespace step", 0, "still in the caller's mount namespace (was cmd.SysProcAttr "
+					  "replaced after WrapCommand?): refusing to mount");
+	/* The working directory is looked up again after the mounts: the
+	 * process entered it before them, on the mount that was there then
+	 * (now read-only, or hidden under a private /tmp); by its path it
+	 * names what the target will see. One getcwd cannot name (too long,
+	 * removed) cannot be: fail closed. */
+	n = sys3(NR_getcwd, cwd, sizeof cwd, 0);
+	have_cwd = n > 1 && cwd[0] == '/';
+	if (nops && !have_cwd)
+		fail("getcwd", n < 0 ? -n : ENOENT, "(the working directory must be found again after the mounts)");
+	for (i = 0; i < nops; i++) {
+		mount_op(&ops, &o, 1);
+		if (ops.bad)
+			fail("trampoline", 0, "invalid invocation (bad mount step)");
+		apply_mount(&o);
+	}
+	for (i = 0; i < MAX_SLOTS; i++)
+		if (slots[i])
+			sys3(NR_close, slots[i] - 1, 0, 0);
+	if (have_cwd && (n = sys3(NR_chdir, cwd, 0, 0)) < 0) {
+		static const char after[] = " (the working directory, after the mounts)";
+		u64 k = slen(cwd);
+		if (k > sizeof pbuf - sizeof after)
+			k = sizeof pbuf - sizeof after;
+		memcpy(pbuf, cwd, k);
+		memcpy(pbuf + k, after, sizeof after);
+		fail("chdir", -n, pbuf);
+	}
+	if (netfd >= 0)
+		net_step(netfd, port);
+}
+
 __attribute__((noreturn, used)) void start(long *sp)
 {
 	long argc = sp[0];
@@ -615,9 +966,19 @@ __attribute__((noreturn, used)) void start(long *sp)
 		nlimits = count(&r, 20);
 		struct rd limits = r;
 		take(&r, 20 * (u64)nlimits);
+		/* The namespace section, checked in full by ns_step before it
+		 * performs anything; here only skipped. */
+		struct rd nsr = r;
+		if (flags & FLAG_NS) {
+			struct mount_op o;
+			u32 nops = count(&r, 36);
+			for (i = 0; i < nops; i++)
+				mount_op(&r, &o, 0);
+			take(&r, 4 + 4 + 16);
+		}
 		if (r.bad || r.p != r.end)
 			fail("trampoline", 0, "invalid invocation (truncated payload or trailing bytes)");
-		if (flags)
+		if (flags & ~(u32)(FLAG_NS | FLAG_PROBE))
 			fail("trampoline", 0, "invalid invocation (payload asks for a step this helper does not have)");
 
 		for (i = 0; i < ncg; i++) {
@@ -634,6 +995,14 @@ __attribute__((noreturn, used)) void start(long *sp)
 			}
 		}
 		check(sys3(NR_close_range, firstfd, ~0U, CLOSE_RANGE_CLOEXEC), "close_range", 0);
+
+		/* 2a. The namespace step; with FLAG_PROBE (the parent's
+		 * availability probe) nothing else. */
+		if (flags & FLAG_NS) {
+			ns_step(&nsr);
+			if (flags & FLAG_PROBE)
+				exit_(0);
+		}
 
 		/* 3. Landlock. The ruleset and every O_PATH descriptor are
 		 * close-on-exec: execve closes them. */
