@@ -110,7 +110,7 @@ func namespaces() nsState {
 func probeNamespaces() nsState {
 	if helper, _ := childHalf(); helper == nil {
 		if _, err := os.Stat(selfExe); err != nil {
-			return nsState{reason: "the namespace step runs in the Go trampoline here, a re-exec of " + selfExe + ", which is missing: " + err.Error(),
+			return nsState{reason: "the helper cannot run here, so the namespace step would run in the Go trampoline, a re-exec of " + selfExe + ", which is missing: " + err.Error(),
 				hint: "mount /proc"}
 		}
 	}

@@ -83,8 +83,9 @@ func main() {
 			return -1, err // Run's Result has no CPU times
 		}})
 	// The mount layer (a deny-write path makes WrapCommand and Run use it:
-	// the Go trampoline in new mount and IPC namespaces, a user namespace
-	// too when not root), and bwrap with the equivalent mounts.
+	// the child half's namespace step in new mount and IPC namespaces, a
+	// user namespace too when not root), and bwrap with the equivalent
+	// mounts.
 	ws, err := os.MkdirTemp("", "spawn-bench-ws-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -56,7 +56,7 @@
 //     from Payload.FirstFD upwards close-on-exec (close_range with
 //     CLOSE_RANGE_CLOEXEC): the target gets exactly fds 0-2 and
 //     cmd.ExtraFiles, at the numbers exec.Cmd gave them.
-//  3. (With FlagNamespaces, only here: the C helper refuses the flag.) The
+//  3. (With FlagNamespaces; the C helper has the same step, ns_step.) The
 //     namespace step, in the namespaces the parent cloned this process
 //     into (see the sandbox package's ns_linux.go): refuse to go on if
 //     /proc/self/ns/mnt is still the parent's mount namespace

@@ -74,16 +74,17 @@ type Payload struct {
 	// and exits without running the target if any write fails. Rlimits
 	// are set with prlimit64 on the child itself, once the Landlock rules'
 	// paths are opened (an OpenFiles limit may be below their number) and
-	// before the seccomp filters. Flags asks for steps a child half may not have (bit 0: a
-	// namespace step, which only the Go trampoline will have); a child half
-	// refuses a payload with a flag it does not know (exit 125).
+	// before the seccomp filters. Flags asks for steps a child half may not
+	// have (FlagNamespaces, FlagProbe: both child halves have them); a
+	// child half refuses a payload with a flag it does not know (exit 125).
 	CgroupFDs []int
 	Flags     uint32
 	Rlimits   []Rlimit
 
 	// The namespace step, present in the encoding only when Flags has
-	// FlagNamespaces (only the Go trampoline has the step; the C helper
-	// refuses the flag). The child was cloned into new mount and IPC
+	// FlagNamespaces (both child halves have it: the helper's ns_step in
+	// internal/spawnhelper/c/helper.c does what namespaceStep does here).
+	// The child was cloned into new mount and IPC
 	// namespaces (and a user namespace when the caller is not root, and
 	// a network namespace when Net is used); after the cgroup step and
 	// before Landlock it performs Mounts in order (see [MountOp]), then the

@@ -16,6 +16,12 @@
  *     descriptor (one per hierarchy; any failure ends the child); mark
  *     every descriptor from FirstFD up close-on-exec (the target gets 0-2
  *     and cmd.ExtraFiles; this file's own memfd is above them).
+ * 2a. With payload flag 1, the namespace step (ns_step below), in the new
+ *     namespaces the parent cloned this process into: refuse the caller's
+ *     own mount namespace; perform the mount ops the parent planned; chdir
+ *     to the working directory again by its path; bring lo up and hand the
+ *     egress listener to the caller. With flag 2 (the parent's probe), exit
+ *     0 right after it.
  *  3. Landlock: create the ruleset; open each rule's path (O_PATH, following
  *     symlinks as they are now), skip it when it is gone, when it is not the
  *     object the parent resolved (device and inode, when the parent recorded
@@ -506,10 +512,11 @@ struct mount_op {
 	const char *path;
 };
 
-/* mount_op reads one op; with copy 0 it only checks it (the path is not
- * copied to the arena: the ops are read twice, checked in full before the
- * first is performed). */
-static void mount_op(struct rd *r, struct mount_op *o, int copy)
+/* mount_op reads one op and returns 0, or -1 for an op that was read but
+ * is not one the parent makes (an overrun sets r->bad instead). With copy 0
+ * it only checks it (the path is not copied to the arena: the ops are read
+ * twice, checked in full before the first is performed). */
+static int mount_op(struct rd *r, struct mount_op *o, int copy)
 {
 	u32 n;
 	const u8 *b;
@@ -530,9 +537,29 @@ static void mount_op(struct rd *r, struct mount_op *o, int copy)
 			if (!b[i])
 				o->path = 0;
 	}
-	if (r->bad || !o->path || o->path[0] != '/' || o->kind >= M_KINDS ||
-	    (o->bits & ~15U) || (o->kind == M_CLONE || o->kind == M_ATTACH ? o->slot >= MAX_SLOTS : 0))
-		r->bad = 1;
+	if (r->bad)
+		return 0;
+	if (!o->path || o->path[0] != '/' || o->kind >= M_KINDS || (o->bits & ~15U) ||
+	    ((o->kind == M_CLONE || o->kind == M_ATTACH) && o->slot >= MAX_SLOTS))
+		return -1;
+	return 0;
+}
+
+/* ns_check reads the namespace section and fails as the Go trampoline's
+ * parser does on an op or a network step it would refuse. */
+static void ns_check(struct rd *r, int *netfd, u32 *port, u64 *nsdev, u64 *nsino)
+{
+	struct mount_op o;
+	u32 i, nops = count(r, 36);
+	for (i = 0; i < nops; i++)
+		if (mount_op(r, &o, 0))
+			fail("trampoline", 0, "invalid invocation (bad mount step)");
+	*netfd = (int)u32_(r);
+	*port = u32_(r);
+	if (!r->bad && (*port > 0xffff || *netfd < -1))
+		fail("trampoline", 0, "invalid invocation (bad network step)");
+	*nsdev = u64_(r);
+	*nsino = u64_(r);
 }
 
 /* Clone descriptors by slot, stored plus one (0: empty). */
@@ -758,18 +785,11 @@ static void ns_step(struct rd *r)
 	u32 port;
 	u64 nsdev, nsino;
 
-	nops = count(r, 36);
 	ops = *r;
-	for (i = 0; i < nops; i++)
-		mount_op(r, &o, 0);
-	netfd = (int)u32_(r);
-	port = u32_(r);
-	nsdev = u64_(r);
-	nsino = u64_(r);
+	ns_check(r, &netfd, &port, &nsdev, &nsino);
 	if (r->bad)
-		fail("trampoline", 0, "invalid invocation (bad mount step)");
-	if (port > 0xffff || netfd < -1)
-		fail("trampoline", 0, "invalid invocation (bad network step)");
+		fail("trampoline", 0, "invalid invocation (truncated payload or trailing bytes)");
+	nops = count(&ops, 36);
 
 	fd = check(sys3(NR_openat, AT_FDCWD, "/proc/self/ns/mnt", O_PATH | O_CLOEXEC), "stat", "/proc/self/ns/mnt");
 	check(sys3(NR_fstat, fd, st, 0), "stat", "/proc/self/ns/mnt");
@@ -787,8 +807,7 @@ static void ns_step(struct rd *r)
 	if (nops && !have_cwd)
 		fail("getcwd", n < 0 ? -n : ENOENT, "(the working directory must be found again after the mounts)");
 	for (i = 0; i < nops; i++) {
-		mount_op(&ops, &o, 1);
-		if (ops.bad)
+		if (mount_op(&ops, &o, 1) || ops.bad)
 			fail("trampoline", 0, "invalid invocation (bad mount step)");
 		apply_mount(&o);
 	}
@@ -970,11 +989,10 @@ __attribute__((noreturn, used)) void start(long *sp)
 		 * performs anything; here only skipped. */
 		struct rd nsr = r;
 		if (flags & FLAG_NS) {
-			struct mount_op o;
-			u32 nops = count(&r, 36);
-			for (i = 0; i < nops; i++)
-				mount_op(&r, &o, 0);
-			take(&r, 4 + 4 + 16);
+			int netfd;
+			u32 port;
+			u64 nsdev, nsino;
+			ns_check(&r, &netfd, &port, &nsdev, &nsino);
 		}
 		if (r.bad || r.p != r.end)
 			fail("trampoline", 0, "invalid invocation (truncated payload or trailing bytes)");

@@ -1,0 +1,277 @@
+//go:build linux && (amd64 || arm64)
+
+package spawnhelper
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/openparallax/sandbox/internal/egress"
+	"github.com/openparallax/sandbox/internal/trampoline"
+)
+
+// nsOutcome is what a child half did with a namespace payload: its exit
+// status, and its report. A report goes to the failure pipe once the child
+// half knows the pipe; a payload the Go trampoline cannot parse is reported
+// on standard error instead ("sandbox: cannot start TARGET: ..."), where
+// the helper, which reads the descriptor layout first, still uses the pipe:
+// the report is the same either way.
+type nsOutcome struct {
+	code    int
+	failure trampoline.Failure
+}
+
+// fromStderr parses a report written to standard error.
+func fromStderr(s string) (trampoline.Failure, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSuffix(s, "\n"), "sandbox: cannot start ")
+	if !ok {
+		return trampoline.Failure{}, false
+	}
+	// TARGET: STEP DETAIL (no errno in the reports this applies to).
+	_, msg, ok := strings.Cut(rest, ": ")
+	step, detail, _ := strings.Cut(msg, " ")
+	return trampoline.Failure{Step: step, Detail: detail}, ok
+}
+
+// runNamespaceStep runs the payload in env (FlagNamespaces, ErrFD 3) in the helper
+// (helper true) or in the Go trampoline (this test binary: it imports
+// internal/trampoline, whose init takes over when the marker is set), in
+// dir, with the clone flags unshare (Go makes the new mount namespace's
+// propagation private before exec, so nothing either child does reaches the
+// host's mount table) and extra as descriptors 4 and up. during runs while
+// the child does.
+func runNamespaceStep(t *testing.T, helper bool, env []string, dir string, unshare uintptr, extra []*os.File, during func()) nsOutcome {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	bin := "/proc/self/exe"
+	if helper {
+		bin = filepath.Join(t.TempDir(), "helper")
+		if err := os.WriteFile(bin, image, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin, "target-argv0")
+	cmd.Args[0] = trampoline.Arg0
+	cmd.Env = env
+	cmd.Dir = dir
+	cmd.ExtraFiles = append([]*os.File{w}, extra...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unshare}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	if during != nil {
+		during()
+	}
+	report, _ := io.ReadAll(r)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("wait: %v", err)
+	}
+	out := nsOutcome{code: cmd.ProcessState.ExitCode()}
+	switch {
+	case len(report) > 0:
+		if out.failure, err = trampoline.UnmarshalFailure(report); err != nil {
+			t.Fatalf("report %q: %v", report, err)
+		}
+	case stderr.Len() > 0:
+		var ok bool
+		if out.failure, ok = fromStderr(stderr.String()); !ok {
+			t.Fatalf("standard error: %q", stderr.String())
+		}
+	}
+	return out
+}
+
+func mountNS(t *testing.T) [2]uint64 {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/self/ns/mnt", &st); err != nil {
+		t.Fatal(err)
+	}
+	return [2]uint64{st.Dev, st.Ino}
+}
+
+// TestNamespaceStepParity: the helper's namespace step (c/helper.c ns_step)
+// and the Go trampoline's (namespaceStep, ApplyMounts, netStep) do the same
+// with the same payloads: both succeed on a plan with every kind of op,
+// and both fail each way with the same report (step, errno, detail) and
+// exit status. Every child runs in a new private mount namespace and every
+// path is in the test's directory, so nothing reaches the host.
+func TestNamespaceStepParity(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the children unshare a mount namespace (CAP_SYS_ADMIN)")
+	}
+	if _, why := Executable(); why != "" {
+		t.Skipf("the helper cannot run here: %s", why)
+	}
+	dir := t.TempDir()
+	for _, d := range []string{"src", "work", "t"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"file", "secret"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := func(s string) string { return filepath.Join(dir, s) }
+	const (
+		rdonly = 0x1
+		nosuid = 0x2
+		nodev  = 0x4
+	)
+	everyKind := []trampoline.MountOp{
+		{Kind: trampoline.MountPrivate, Path: "/"},
+		{Kind: trampoline.MountClone, Path: at("src"), Slot: 0},
+		{Kind: trampoline.MountClone, Path: at("file"), Slot: 1},
+		{Kind: trampoline.MountTmpfs, Path: at("t"), Mode: 0o700, Set: nosuid | nodev},
+		{Kind: trampoline.MountAttach, Path: at("t/a/b"), Slot: 0, Create: true},
+		{Kind: trampoline.MountAttach, Path: at("t/c/f"), Slot: 1, Create: true, File: true},
+		{Kind: trampoline.MountSetAttr, Path: at("t/a/b"), Set: rdonly, Recursive: true},
+		{Kind: trampoline.MountMaskFile, Path: at("secret")},
+	}
+	const probe = trampoline.FlagNamespaces | trampoline.FlagProbe
+	cases := []struct {
+		name    string
+		ops     []trampoline.MountOp
+		flags   uint32
+		cwd     string
+		unshare uintptr
+		ownNS   bool // ParentMountNS is the child's own: the refusal
+		net     *trampoline.NetStep
+		// patchPort replaces the network step's port on the wire (a
+		// u32 there; NetStep's uint16 cannot hold what the parser must
+		// refuse).
+		patchPort uint32
+		want      nsOutcome
+	}{
+		{name: "every kind of op", ops: everyKind, flags: probe, want: nsOutcome{code: 0}},
+		{name: "still in the caller's mount namespace", ownNS: true,
+			ops: []trampoline.MountOp{{Kind: trampoline.MountSetAttr, Path: at("missing"), Set: rdonly}},
+			want: nsOutcome{125, trampoline.Failure{Step: "namespace step",
+				Detail: "still in the caller's mount namespace (was cmd.SysProcAttr replaced after WrapCommand?): refusing to mount"}}},
+		{name: "setattr of a missing path", ops: []trampoline.MountOp{{Kind: trampoline.MountSetAttr, Path: at("missing"), Set: rdonly}},
+			want: nsOutcome{125, trampoline.Failure{Step: "mount_setattr", Errno: syscall.ENOENT, Detail: at("missing")}}},
+		{name: "clone of a missing path", ops: []trampoline.MountOp{{Kind: trampoline.MountClone, Path: at("missing")}},
+			want: nsOutcome{125, trampoline.Failure{Step: "open_tree", Errno: syscall.ENOENT, Detail: at("missing")}}},
+		{name: "attach without a clone", ops: []trampoline.MountOp{{Kind: trampoline.MountAttach, Path: at("work"), Slot: 3}},
+			want: nsOutcome{125, trampoline.Failure{Step: "move_mount (no such clone)", Errno: syscall.EINVAL, Detail: at("work")}}},
+		{name: "a slot cloned twice", ops: []trampoline.MountOp{
+			{Kind: trampoline.MountClone, Path: at("src"), Slot: 2}, {Kind: trampoline.MountClone, Path: at("work"), Slot: 2}},
+			want: nsOutcome{125, trampoline.Failure{Step: "open_tree (slot used twice)", Errno: syscall.EINVAL, Detail: at("work")}}},
+		{name: "tmpfs on a missing path", ops: []trampoline.MountOp{{Kind: trampoline.MountTmpfs, Path: at("missing"), Mode: 0o755}},
+			want: nsOutcome{125, trampoline.Failure{Step: "mount(tmpfs)", Errno: syscall.ENOENT, Detail: at("missing")}}},
+		{name: "a mount point beneath a file", ops: []trampoline.MountOp{
+			{Kind: trampoline.MountClone, Path: at("src"), Slot: 0}, {Kind: trampoline.MountAttach, Path: at("file/sub"), Slot: 0, Create: true}},
+			want: nsOutcome{125, trampoline.Failure{Step: "mkdir (mount point in the plan's tmpfs)", Errno: syscall.ENOTDIR, Detail: at("file/sub")}}},
+		{name: "mask of a missing file", ops: []trampoline.MountOp{{Kind: trampoline.MountMaskFile, Path: at("missing")}},
+			want: nsOutcome{125, trampoline.Failure{Step: "move_mount /dev/null", Errno: syscall.ENOENT, Detail: at("missing")}}},
+		{name: "the working directory hidden by the mounts", cwd: at("work"),
+			ops:  []trampoline.MountOp{{Kind: trampoline.MountPrivate, Path: "/"}, {Kind: trampoline.MountTmpfs, Path: dir, Mode: 0o755}},
+			want: nsOutcome{125, trampoline.Failure{Step: "chdir", Errno: syscall.ENOENT, Detail: at("work") + " (the working directory, after the mounts)"}}},
+		{name: "an unknown kind of op", ops: []trampoline.MountOp{{Kind: 99, Path: "/"}},
+			want: nsOutcome{125, trampoline.Failure{Step: "trampoline", Detail: "invalid invocation (bad mount step)"}}},
+		{name: "a port out of range", net: &trampoline.NetStep{FD: 4, Port: 47000}, flags: probe, patchPort: 70000,
+			unshare: unix.CLONE_NEWNS | unix.CLONE_NEWNET,
+			want:    nsOutcome{125, trampoline.Failure{Step: "trampoline", Detail: "invalid invocation (bad network step)"}}},
+		{name: "lo up: not a new network namespace", net: &trampoline.NetStep{FD: 4, Port: 47001}, flags: probe,
+			want: nsOutcome{125, trampoline.Failure{Step: "network step",
+				Detail: "lo is already up: not a new network namespace (was cmd.SysProcAttr replaced after WrapCommand?)"}}},
+		{name: "the listener handed over", net: &trampoline.NetStep{FD: 4, Port: 47002}, flags: probe,
+			unshare: unix.CLONE_NEWNS | unix.CLONE_NEWNET, want: nsOutcome{code: 0}},
+	}
+
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got [2]nsOutcome
+			for k, helper := range []bool{true, false} {
+				p := &trampoline.Payload{Path: "/nonexistent/target", FirstFD: 3, ErrFD: 3,
+					Flags: trampoline.FlagNamespaces | c.flags, Mounts: c.ops, Net: trampoline.NetStep{FD: -1},
+					ParentMountNS: mountNS(t)}
+				unshare := c.unshare
+				if unshare == 0 {
+					unshare = unix.CLONE_NEWNS
+				}
+				if c.ownNS {
+					unshare = 0
+				}
+				var extra []*os.File
+				var during func()
+				var parentEnd *os.File
+				var lerr error
+				var laddr string
+				if c.net != nil {
+					p.Net = *c.net
+					var childEnd *os.File
+					var err error
+					if parentEnd, childEnd, err = egress.SocketPair(); err != nil {
+						t.Fatal(err)
+					}
+					defer parentEnd.Close()
+					extra = []*os.File{childEnd}
+					during = func() {
+						childEnd.Close()
+						var l net.Listener
+						if l, lerr = egress.ReceiveListener(parentEnd, 10*time.Second); lerr == nil {
+							laddr = l.Addr().String()
+							l.Close()
+						}
+					}
+				}
+				env := p.Environ()
+				if c.patchPort != 0 {
+					env = patchNetPort(t, env, c.patchPort)
+				}
+				cwd := c.cwd
+				if cwd == "" {
+					cwd = dir
+				}
+				got[k] = runNamespaceStep(t, helper, env, cwd, unshare, extra, during)
+				if c.net != nil && got[k].code == 0 && (lerr != nil || laddr != "127.0.0.1:"+itoa(int(c.net.Port))) {
+					t.Errorf("helper=%v: the listener: %q, %v", helper, laddr, lerr)
+				}
+			}
+			if got[0] != c.want || got[1] != c.want {
+				t.Errorf("helper %+v, Go trampoline %+v; want %+v", got[0], got[1], c.want)
+			}
+		})
+	}
+}
+
+// patchNetPort rewrites the network step's port in a one-chunk payload
+// environment: the u32 before ParentMountNS's two u64, the last 20 bytes.
+func patchNetPort(t *testing.T, env []string, port uint32) []string {
+	t.Helper()
+	if len(env) != 2 {
+		t.Fatalf("want one chunk, got %d entries", len(env))
+	}
+	name, chunk, _ := strings.Cut(env[1], "=")
+	raw, err := base64.RawStdEncoding.DecodeString(chunk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint32(raw[len(raw)-20:], port)
+	return []string{env[0], name + "=" + base64.RawStdEncoding.EncodeToString(raw)}
+}
