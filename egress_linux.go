@@ -328,7 +328,7 @@ func probeNetNamespace() nsState {
 	case err != nil:
 		return nsState{reason: "probe: " + err.Error()}
 	case pr.startErr != nil:
-		s := refusedNamespaces(pr.startErr)
+		s := refusedNamespaces(pr.startErr, thisHost())
 		s.reason = "with a network namespace: " + s.reason
 		return s
 	case pr.waitErr == nil && lerr == nil:

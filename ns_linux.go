@@ -130,13 +130,13 @@ func probeNamespaces() nsState {
 	case err != nil:
 		return nsState{reason: "probe: " + err.Error()}
 	case pr.startErr != nil:
-		return refusedNamespaces(pr.startErr)
+		return refusedNamespaces(pr.startErr, thisHost())
 	case pr.waitErr == nil:
 		return nsState{ok: true}
 	case pr.failure == nil:
 		return nsState{reason: fmt.Sprintf("the namespace probe's child failed (%v) without a report", pr.waitErr)}
 	}
-	return failedMounts(*pr.failure)
+	return failedMounts(*pr.failure, thisHost())
 }
 
 // probeRun is what a namespace probe's child did: startErr if it could not
@@ -224,17 +224,26 @@ func sysctl(name string) string {
 	return strings.TrimSpace(string(b))
 }
 
+// nsHost is what the explanations below read of this machine: whether
+// this process is root, and sysctl values (tests give other ones).
+type nsHost struct {
+	root   bool
+	sysctl func(name string) string
+}
+
+func thisHost() nsHost { return nsHost{root: os.Geteuid() == 0, sysctl: sysctl} }
+
 // refusedNamespaces explains a clone of the namespaces that failed.
-func refusedNamespaces(err error) nsState {
+func refusedNamespaces(err error, h nsHost) nsState {
 	what := "clone(CLONE_NEWNS|CLONE_NEWIPC) failed"
-	if os.Geteuid() != 0 {
+	if !h.root {
 		what = "clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWIPC) failed"
 	}
 	switch {
-	case os.Geteuid() != 0 && sysctl("kernel.unprivileged_userns_clone") == "0":
+	case !h.root && h.sysctl("kernel.unprivileged_userns_clone") == "0":
 		return nsState{reason: what + ": unprivileged user namespaces are disabled (sysctl kernel.unprivileged_userns_clone = 0)",
 			hint: "sysctl -w kernel.unprivileged_userns_clone=1, or run the host as root"}
-	case os.Geteuid() != 0 && sysctl("user.max_user_namespaces") == "0":
+	case !h.root && h.sysctl("user.max_user_namespaces") == "0":
 		return nsState{reason: what + ": user namespaces are disabled (sysctl user.max_user_namespaces = 0)",
 			hint: "sysctl -w user.max_user_namespaces=15000, or run the host as root"}
 	case errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES):
@@ -245,13 +254,13 @@ func refusedNamespaces(err error) nsState {
 }
 
 // failedMounts explains a namespace step that failed in the probe.
-func failedMounts(f trampoline.Failure) nsState {
+func failedMounts(f trampoline.Failure, h nsHost) nsState {
 	s := nsState{reason: "the namespaces were created, but the mount step failed: " + f.Error()}
 	switch {
 	case f.Errno == syscall.ENOSYS:
 		s.reason += ": this kernel lacks the mount API (open_tree and move_mount need Linux 5.2, mount_setattr 5.12), or a seccomp filter hides it"
 		s.hint = "upgrade the kernel to 5.12 or later"
-	case (f.Errno == syscall.EPERM || f.Errno == syscall.EACCES) && os.Geteuid() != 0 && sysctl("kernel.apparmor_restrict_unprivileged_userns") == "1":
+	case (f.Errno == syscall.EPERM || f.Errno == syscall.EACCES) && !h.root && h.sysctl("kernel.apparmor_restrict_unprivileged_userns") == "1":
 		s.reason += ": Ubuntu's AppArmor restricts unprivileged user namespaces (sysctl kernel.apparmor_restrict_unprivileged_userns = 1), which are then created without capabilities"
 		s.hint = "give this program an AppArmor profile that allows userns (Ubuntu 23.10+: a profile with the \"userns,\" rule), or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
 	case f.Errno == syscall.EPERM || f.Errno == syscall.EACCES:
