@@ -164,7 +164,8 @@ type Config struct {
 	// writable for git to work), which points git at another directory for
 	// hooks and config: [PlanFor] reports that as git_commondir, not
 	// enforced; [Run] removes one that appeared once the program's tree is
-	// gone (RunResult.Removed), WrapCommand cannot. A commondir that exists
+	// gone (RunResult.Removed), and so does [FinishCommand] for a command
+	// WrapCommand prepared. A commondir that exists
 	// (a worktree's) is read-only. Needs the mount-namespace layer, like
 	// DenyWritePaths.
 	NoGitProtection bool `json:"no_git_protection,omitempty"`

@@ -555,11 +555,15 @@ func TestEgressWrapCommand(t *testing.T) {
 	if len(d) != 1 || d[0].Host != "evil.example.test" || d[0].Reason != "not-allowed" {
 		t.Errorf("Egress.Denied: %+v", d)
 	}
-	if err := e.Close(); err != nil {
-		t.Error(err)
+	// FinishCommand closes the proxy and reports the same refusals.
+	if r, err := sandbox.FinishCommand(cmd); err != nil || len(r.DeniedRequests) != 1 || r.DeniedRequests[0] != d[0] {
+		t.Errorf("FinishCommand: %+v, %v; want the refusal %+v", r, err, d[0])
 	}
 	if sandbox.EgressOf(cmd) != nil {
-		t.Error("EgressOf(cmd) after Close: want nil")
+		t.Error("EgressOf(cmd) after FinishCommand: want nil (closed)")
+	}
+	if err := e.Close(); err != nil {
+		t.Error(err)
 	}
 	if len(e.Denied()) != 1 {
 		t.Error("Denied after Close lost the refusals")

@@ -149,8 +149,8 @@ func mountLayerFeatures(rc *resolvedConfig, l *mountLayer, available bool) []Enf
 			Detail: "WrapCommand/Run: NOT prevented: the program can create commondir in the git directory of " + strings.Join(l.git, ", ") +
 				" (git writes lock files there, so it stays writable, and a mount needs an existing path); git reads it in every repository and " +
 				"takes hooks and config from the directory it names, so a later git run outside the sandbox would run what the program wrote there; " +
-				"Run removes a commondir that appeared once the program's tree is gone and lists it in RunResult.Removed, WrapCommand does not",
-			Hint: "use Run, or after a WrapCommand program's tree is gone check that .git/commondir did not appear (rm it if it did) before running git in this repository; " +
+				"Run removes a commondir that appeared once the program's tree is gone and lists it in RunResult.Removed; FinishCommand does the same for WrapCommand's caller",
+			Hint: "use Run, or call FinishCommand once a WrapCommand program's tree is gone, before anyone runs git in this repository; " +
 				"or grant the repository read-only"})
 	}
 	if l.used() && available {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -32,13 +31,11 @@ type confinedProc struct {
 	failureErr error
 	group      *treeGroup // the tree's cgroup and limits; nil without either
 	pidNS      bool       // the program is PID 1 of a PID namespace of its own
-	// commonDirs are the commondir paths that did not exist at the start
-	// in the protected git directories; gone is what release removed.
-	commonDirs, gone []string
-	// gitSpots are where a .git was absent at the start (see gitSpots);
-	// gitCreated the .git entries found there once the tree was gone.
-	gitSpots, gitCreated []string
-	limitHit             string // RunResult.LimitExceeded, once released
+	// git is what the git checks need, made once the tree is gone; gone
+	// and gitCreated are what they found (RunResult.Removed, GitCreated).
+	git              gitEnd
+	gone, gitCreated []string
+	limitHit         string // RunResult.LimitExceeded, once released
 	// egress is the network namespace's proxy, or nil: it serves until
 	// release, once the whole session is gone.
 	egress *egressProc
@@ -56,8 +53,8 @@ func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
 	}
 	var group *treeGroup
 	var pidNS bool
-	var commonDirs, spots []string
-	g, err := wrapLinux(cmd, cfg, wrapOptions{failurePipe: w, denySetsid: true, denyPdeathsigChange: true, killGroup: true, group: &group, pidNS: &pidNS, commonDirs: &commonDirs, gitSpots: &spots})
+	var git gitEnd
+	g, err := wrapLinux(cmd, cfg, wrapOptions{failurePipe: w, denySetsid: true, denyPdeathsigChange: true, killGroup: true, group: &group, pidNS: &pidNS, git: &git})
 	if err != nil {
 		r.Close()
 		w.Close()
@@ -85,7 +82,7 @@ func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
 		}
 		return nil, fmt.Errorf("sandbox: Run %s: %w", path, err)
 	}
-	return &confinedProc{cmd: cmd, path: path, report: r, spawn: cfg.AllowProcessSpawn, group: group, pidNS: pidNS, commonDirs: commonDirs, gitSpots: spots, egress: g}, nil
+	return &confinedProc{cmd: cmd, path: path, report: r, spawn: cfg.AllowProcessSpawn, group: group, pidNS: pidNS, git: git, egress: g}, nil
 }
 
 // waitExit returns when the program has exited, without reaping it: until
@@ -166,49 +163,13 @@ func (p *confinedProc) release() error {
 	if err := p.group.close(); err != nil {
 		return fmt.Errorf("removing the tree's cgroup: %w", err)
 	}
-	p.findCreatedRepos()
-	return p.removeCommonDirs()
-}
-
-// findCreatedRepos records each .git that appeared during the run where
-// none was at the start (gitSpots), once the tree is gone. Nothing is
-// removed: a repository the program made may be the work it was asked
-// to do; whoever runs git there next should first look at its hooks and
-// config (RunResult.GitCreated).
-func (p *confinedProc) findCreatedRepos() {
-	for _, d := range p.gitSpots {
-		g := filepath.Join(d, ".git")
-		if _, err := os.Lstat(g); err == nil {
-			p.gitCreated = append(p.gitCreated, g)
-		}
-	}
+	var err error
+	p.gone, p.gitCreated, err = p.git.check()
+	return err
 }
 
 // createdRepos is RunResult.GitCreated, after release.
 func (p *confinedProc) createdRepos() []string { return p.gitCreated }
-
-// removeCommonDirs removes, once the tree is gone (nothing of it can make
-// one again), every commondir that appeared during the run in a protected
-// git directory: git would take hooks and config from the directory it
-// names the next time the user runs git in the repository, outside the
-// sandbox. git itself never makes one in a repository's own git directory
-// (only in a worktree's administrative directory, which is not one of
-// these). The path is the git directory's, which the program could not
-// rename or replace (a mount point in its namespace); the entry is removed
-// whatever it is (file, directory, symbolic link: the link, not its
-// target).
-func (p *confinedProc) removeCommonDirs() error {
-	for _, c := range p.commonDirs {
-		if _, err := os.Lstat(c); err != nil {
-			continue
-		}
-		if err := os.RemoveAll(c); err != nil {
-			return fmt.Errorf("removing %s, which the program created (a later git run would take hooks and config from where it points): %w", c, err)
-		}
-		p.gone = append(p.gone, c)
-	}
-	return nil
-}
 
 // removed is RunResult.Removed, after release.
 func (p *confinedProc) removed() []string { return p.gone }

@@ -74,17 +74,10 @@ type wrapOptions struct {
 	// PID 1, so that the kernel kills every process of the namespace when
 	// the program dies (see Run's doc).
 	pidNS *bool
-	// commonDirs, when set (Run), receives the commondir paths the mount
-	// layer cannot keep the program from creating (see FeatureGitCommonDir):
-	// in each protected git directory that has none now. Run removes what
-	// appeared there once the tree is gone.
-	commonDirs *[]string
-	// gitSpots, when set (Run), receives the directories where a .git
-	// that does not exist now would be found by git from a write path's
-	// top or the working directory (see gitSpots): what the layer cannot
-	// protect, because there is nothing yet to mount over. Run reports a
-	// .git that appeared there (RunResult.GitCreated).
-	gitSpots *[]string
+	// git, when set, receives what the git checks after the command need
+	// (see gitEnd): Run makes them once the tree is gone, FinishCommand
+	// for WrapCommand's callers.
+	git *gitEnd
 }
 
 // WrapCommand prepares cmd so that cmd.Start runs its program already
@@ -143,18 +136,28 @@ type wrapOptions struct {
 // With Config.Limits, the child half sets the rlimits and, where a cgroup
 // can be managed here, joins a cgroup WrapCommand made for the tree with
 // its limits (see [Limits]; [PlanFor] says which limit is enforced how).
-// The tree's lifetime is the caller's: call [ReleaseCommand] after
-// cmd.Wait (or a failed Start) to remove the cgroup, kill what is left in
-// it, and learn which limit ended the program.
+// The tree's lifetime is the caller's: call [FinishCommand] (or
+// [ReleaseCommand], its limits part) after cmd.Wait (or a failed Start) to
+// remove the cgroup, kill what is left in it, and learn which limit ended
+// the program.
+//
+// # After the command
+//
+// Call [FinishCommand] once cmd's program and every process it started
+// are gone: it does what Run does after its program, for the things
+// WrapCommand set up beside the process (the limits' cgroup, the egress
+// proxy) and for what the mount layer cannot prevent (a .git/commondir the
+// program planted in a protected repository is removed; a .git it created
+// where git will find it is reported).
 //
 // # Mount layer
 //
 // When cfg needs it (DenyWritePaths, DenyReadPaths, Mounts, a git
 // repository at the top of a write path or around the working directory
 // unless NoGitProtection, AllowSharedMemory, or Strict) and this machine
-// allows it, the child half is the Go trampoline, started in new mount and
-// IPC namespaces (and a user namespace mapping only the caller's own uid
-// and gid when the caller is not root): WrapCommand sets cmd.SysProcAttr's
+// allows it, the child half is started in new mount and IPC namespaces
+// (and a user namespace mapping only the caller's own uid and gid when
+// the caller is not root): WrapCommand sets cmd.SysProcAttr's
 // clone flags, maps and ambient capabilities for it, and refuses a
 // SysProcAttr that sets its own (Cloneflags, Unshareflags, uid/gid maps,
 // AmbientCaps; Credential when the caller is not root). Before Landlock,
@@ -222,7 +225,8 @@ type wrapOptions struct {
 // and its processes are gone.
 func (linuxSandbox) WrapCommand(cmd *exec.Cmd, cfg Config) error {
 	var t *treeGroup
-	g, err := wrapLinux(cmd, cfg, wrapOptions{group: &t})
+	var git gitEnd
+	g, err := wrapLinux(cmd, cfg, wrapOptions{group: &t, git: &git})
 	if err != nil {
 		return err
 	}
@@ -232,6 +236,7 @@ func (linuxSandbox) WrapCommand(cmd *exec.Cmd, cfg Config) error {
 	if g != nil {
 		registerEgress(cmd, g.addr, g)
 	}
+	registerGitEnd(cmd, git)
 	return nil
 }
 
@@ -446,19 +451,21 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 	if opts.pidNS != nil {
 		*opts.pidNS = pidNS
 	}
-	if opts.commonDirs != nil && pol.Layer.used() {
-		*opts.commonDirs = pol.Layer.missingCommonDirs()
-	}
-	if opts.gitSpots != nil && !cfg.NoGitProtection && len(rc.write) > 0 {
-		var writes []string
-		for _, w := range rc.write {
-			writes = append(writes, w.Resolved)
+	if opts.git != nil {
+		if pol.Layer.used() {
+			opts.git.commonDirs = pol.Layer.missingCommonDirs()
 		}
-		rcwd := ""
-		if r, err := filepath.EvalSymlinks(cwd); err == nil {
-			rcwd = r
+		if !cfg.NoGitProtection && len(rc.write) > 0 {
+			var writes []string
+			for _, w := range rc.write {
+				writes = append(writes, w.Resolved)
+			}
+			rcwd := ""
+			if r, err := filepath.EvalSymlinks(cwd); err == nil {
+				rcwd = r
+			}
+			opts.git.spots = gitSpots(writes, rcwd)
 		}
-		*opts.gitSpots = gitSpots(writes, rcwd)
 	}
 
 	argv := cmd.Args

@@ -78,6 +78,18 @@ func main() {
 		defer ps.Close()
 	}
 	runErr := cmd.Wait()
+	// What WrapCommand set up beside the process, and what the Agent
+	// left that git would run outside the sandbox (Run does this itself).
+	report, err := sandbox.FinishCommand(cmd)
+	if err != nil {
+		fail(fmt.Errorf("finishing the agent: %w", err))
+	}
+	for _, g := range report.GitCreated {
+		fmt.Fprintf(os.Stderr, "engine: the agent created %s: look at its hooks and config before running git there\n", g)
+	}
+	for _, r := range report.Removed {
+		fmt.Fprintf(os.Stderr, "engine: removed %s, which the agent planted\n", r)
+	}
 
 	result := sandbox.ReadFreshCanaryResult(workspace, nonce, time.Minute)
 	if !result.Verified {

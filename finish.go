@@ -1,0 +1,69 @@
+package sandbox
+
+import (
+	"errors"
+	"os/exec"
+)
+
+// CommandReport is what [FinishCommand] found once a command that
+// [Sandbox.WrapCommand] prepared was done: the same findings [Run] returns
+// in its [RunResult].
+type CommandReport struct {
+	// LimitExceeded is what [ReleaseCommand] returns: the limit of
+	// Config.Limits known to have ended the program, or "".
+	LimitExceeded string `json:"limit_exceeded,omitempty"`
+	// DeniedRequests are the requests the command's egress proxy refused
+	// (see [EgressOf]), as RunResult.DeniedRequests.
+	DeniedRequests []DeniedRequest `json:"denied_requests,omitempty"`
+	// Removed lists what FinishCommand removed because it would let the
+	// program act outside the sandbox later, as RunResult.Removed: on
+	// Linux, a commondir the program created in the git directory of a
+	// repository the mount layer protected.
+	Removed []string `json:"removed,omitempty"`
+	// GitCreated lists each .git the program created where git finds the
+	// repository of a write path's top or of the working directory, where
+	// there was none at the start, as RunResult.GitCreated: its hooks and
+	// config are the program's, and git runs them outside the sandbox the
+	// next time anyone works there. Left in place.
+	GitCreated []string `json:"git_created,omitempty"`
+}
+
+// FinishCommand ends what WrapCommand set up beside cmd's process and
+// reports what the program left that the caller must know of. Call it once,
+// after cmd.Wait (or after a failed cmd.Start), for every command
+// WrapCommand prepared; [Run] does all of this itself. In order:
+//
+//   - [ReleaseCommand]: with Config.Limits, the tree's cgroup ends what is
+//     left of the tree (every process the program started) and goes;
+//   - the egress proxy, if the command has one ([EgressOf]), is closed and
+//     its refusals reported;
+//   - on Linux, the git checks [Run] makes: a commondir that appeared in
+//     the git directory of a repository the mount layer protected is
+//     removed (git would take hooks and config from where it points the
+//     next time anyone runs git there: see FeatureGitCommonDir), and a .git
+//     that appeared at a write path's top or on the working directory's way
+//     up is reported (GitCreated), not removed.
+//
+// The git checks are meaningful only once no process of the program is
+// left: the tree's cgroup guarantees that with Limits; otherwise the
+// caller must know its tree is gone (a program that starts no process, or
+// AllowProcessSpawn false). Calling it again, or for a command WrapCommand
+// did not prepare, reports nothing.
+func FinishCommand(cmd *exec.Cmd) (CommandReport, error) {
+	var r CommandReport
+	if cmd == nil {
+		return r, nil
+	}
+	var errs []error
+	hit, err := ReleaseCommand(cmd)
+	r.LimitExceeded = hit
+	errs = append(errs, err)
+	if e := EgressOf(cmd); e != nil {
+		errs = append(errs, e.Close())
+		r.DeniedRequests = e.Denied()
+	}
+	removed, created, err := finishGit(cmd)
+	r.Removed, r.GitCreated = removed, created
+	errs = append(errs, err)
+	return r, errors.Join(errs...)
+}
