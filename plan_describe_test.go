@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,6 +25,14 @@ func TestDescribeFollowsConfig(t *testing.T) {
 	ws, data := t.TempDir(), t.TempDir()
 	ws, _ = filepath.EvalSymlinks(ws)
 	data, _ = filepath.EvalSymlinks(data)
+	// A program file that exists on every platform: this test's binary.
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bin, err = filepath.EvalSymlinks(bin); err != nil {
+		t.Fatal(err)
+	}
 	_, base := describe(t, sandbox.Config{})
 	cases := []struct {
 		name string
@@ -37,7 +46,16 @@ func TestDescribeFollowsConfig(t *testing.T) {
 		{"spawn", sandbox.Config{AllowProcessSpawn: true}, "can start child processes"},
 		{"udp", sandbox.Config{AllowUDP: true}, "UDP to and from any host"},
 		{"unix sockets", sandbox.Config{AllowUnixSockets: true}, "can create unix domain sockets"},
+		{"exec", sandbox.Config{AllowedExecPaths: []string{bin}},
+			"It can run only these programs (and the interpreters they need, the targets of symlinks in them, and the helper programs of git, gcc and go): " + bin},
 		{"camera", sandbox.Config{AllowCamera: true}, "can use the camera"},
+		{"microphone", sandbox.Config{AllowMicrophone: true}, "can use the microphone"},
+		{"deny write", sandbox.Config{AllowedWritePaths: []string{ws}, DenyWritePaths: []string{filepath.Join(ws, ".git")}},
+			"These stay read-only even inside writable paths: " + filepath.Join(ws, ".git")},
+		{"mount", sandbox.Config{Mounts: []sandbox.Mount{{Path: data, At: filepath.Join(ws, "at")}}},
+			"It sees " + data + " at " + filepath.Join(ws, "at") + " (read-only)"},
+		{"writable mount", sandbox.Config{Mounts: []sandbox.Mount{{Path: data, At: filepath.Join(ws, "at"), Write: true}}},
+			"It sees " + data + " at " + filepath.Join(ws, "at") + " (writable)"},
 		{"deny read", sandbox.Config{AllowedWritePaths: []string{ws}, DenyReadPaths: []string{filepath.Join(ws, "secret")}}, filepath.Join(ws, "secret")},
 	}
 	for _, c := range cases {

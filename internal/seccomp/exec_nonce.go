@@ -37,6 +37,37 @@ import (
 //     current call; another process of the same user outside the sandbox
 //     could read the nonce during that window, but such a process is not
 //     confined anyway and could start any program itself.
+//   - The payload: the nonce travels to the child half in the payload
+//     (trampoline.Payload.ExecNonce, and patched into the filter program
+//     the payload carries), which is the child half's environment:
+//     base64 chunks OPENPARALLAX_SANDBOX_P0, _P1, ... that WrapCommand
+//     puts in cmd.Env. Two places hold it:
+//     (a) the child half's environment, from its start until its execve
+//     of the target, readable through /proc/PID/environ. Opening that
+//     file is a ptrace access check against the child (PTRACE_MODE_READ:
+//     the child's user and every capability the child holds, or
+//     CAP_SYS_PTRACE; Landlock lets only a process in the child's domain
+//     or an enclosing one through), the same gate as /proc/PID/syscall
+//     above except that Yama restricts only ATTACH, so with ptrace_scope
+//     1 any same-user process outside a sandbox can read it, not only an
+//     ancestor. The target cannot: it does not exist yet, and once it
+//     does, its execve has replaced the address space the chunks were in
+//     (an environ file opened earlier then reads nothing: its old mm has
+//     no users). The target's own /proc/self/environ shows the
+//     environment the child passed to execve, Payload.Env (cmd.Environ()
+//     as WrapCommand found it, less OPENPARALLAX_SANDBOX_TRAMPOLINE),
+//     never the chunks.
+//     Whoever passes the check is in no sandbox, or in the caller's own
+//     Landlock domain or one enclosing it: confined no more than the
+//     caller, which knows the nonce anyway.
+//     (b) cmd.Env after WrapCommand (and the payload while WrapCommand
+//     builds it), in the calling process's own memory: the caller chose
+//     the nonce. Reading another process's memory (/proc/PID/mem,
+//     process_vm_readv, ptrace) needs PTRACE_MODE_ATTACH on it, and the
+//     target's Landlock domain and filter refuse ptrace of the caller.
+//     A nonce that leaks is of use only to a process that runs under
+//     this filter: the child half for its one execve, then the target
+//     alone.
 //   - Siblings: a process with the same filter (none exists: without
 //     spawning the target is alone) would share the nonce; a sandboxed
 //     process in another Landlock domain cannot ptrace the target (scoped
