@@ -103,7 +103,8 @@ type wrapOptions struct {
 // sort before it by import path may run first, unconfined, as host code.)
 // Nothing of the child half reaches the target: it gets exactly
 // cmd.Args, the environment cmd would have had (cmd.Environ() at the time
-// of the call, less the reserved variable OPENPARALLAX_SANDBOX_TRAMPOLINE),
+// of the call, less the child half's reserved variables
+// OPENPARALLAX_SANDBOX_TRAMPOLINE and OPENPARALLAX_SANDBOX_P0, P1, ...),
 // cmd.Dir, stdin, stdout, stderr and cmd.ExtraFiles at their usual numbers,
 // and no other descriptor: every descriptor above them, including any the
 // host leaked without close-on-exec and the helper's own, is closed at
@@ -649,8 +650,8 @@ func wrapTarget(cmd *exec.Cmd) (abs, resolved string, err error) {
 	return path, resolved, nil
 }
 
-// targetEnv is the environment cmd would give its program, less the
-// trampoline's reserved variable.
+// targetEnv is the environment cmd would give its program, less the child
+// half's reserved variables (trampoline.Reserved).
 func targetEnv(cmd *exec.Cmd) ([]string, error) {
 	// Environ drops entries with a NUL, which Start would refuse.
 	for _, kv := range cmd.Env {
@@ -658,7 +659,5 @@ func targetEnv(cmd *exec.Cmd) ([]string, error) {
 			return nil, fmt.Errorf("sandbox: WrapCommand: environment entry %q contains NUL", kv)
 		}
 	}
-	return slices.DeleteFunc(cmd.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, trampoline.EnvMarker+"=")
-	}), nil
+	return slices.DeleteFunc(cmd.Environ(), trampoline.Reserved), nil
 }

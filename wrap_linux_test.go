@@ -299,6 +299,37 @@ func TestWrapInheritedEnv(t *testing.T) {
 	}
 }
 
+// TestWrapReusedEnv: a command whose environment was copied from one
+// WrapCommand already rewrote (its child half's marker and payload chunks)
+// gets none of those variables: the earlier payload holds another
+// target's environment and rules.
+func TestWrapReusedEnv(t *testing.T) {
+	requireSandbox(t)
+	dir := t.TempDir()
+	first := exec.Command(self(t), helperArg, "report")
+	first.Env = []string{"SECRET_OF_THE_FIRST=1", quickExit}
+	wrap(t, first, sandbox.Config{AllowedReadPaths: []string{dir}})
+	var reserved int
+	for _, kv := range first.Env {
+		if strings.HasPrefix(kv, "OPENPARALLAX_SANDBOX_") {
+			reserved++
+		}
+	}
+	if reserved < 2 {
+		t.Fatalf("the wrapped command's environment has %d reserved variables, want the marker and a chunk: %q", reserved, first.Env)
+	}
+	cmd := exec.Command(self(t), helperArg, "report")
+	cmd.Env = append(slices.Clone(first.Env), "B=2")
+	wrap(t, cmd, sandbox.Config{AllowedReadPaths: []string{dir}})
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if r := decodeReport(t, out); !slices.Equal(r.Env, []string{"B=2"}) {
+		t.Errorf("environ %q, want exactly [B=2]", r.Env)
+	}
+}
+
 // TestWrapLargeEnviron: the target gets its environment intact whatever
 // its size: a payload of one chunk that fits the helper's static buffer,
 // and one of several chunks that needs memory from mmap (the helper

@@ -215,6 +215,40 @@ func (p *Payload) Environ() []string {
 	return env
 }
 
+// Reserved reports whether kv (NAME=VALUE) is one of the child half's own
+// variables: EnvMarker, or a payload chunk (OPENPARALLAX_SANDBOX_P0, ...).
+// The sandbox package keeps them out of every target's environment: a
+// chunk copied from an earlier wrapped command's environment would hand
+// the new target that command's whole payload (its target's environment,
+// its rules).
+func Reserved(kv string) bool {
+	name, _, ok := stringsCut(kv, '=')
+	if !ok {
+		return false
+	}
+	if name == EnvMarker {
+		return true
+	}
+	if len(name) <= len(envChunk) || name[:len(envChunk)] != envChunk {
+		return false
+	}
+	for i := len(envChunk); i < len(name); i++ {
+		if name[i] < '0' || name[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func stringsCut(s string, sep byte) (before, after string, found bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == sep {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
 // FromEnviron decodes the payload from a trampoline's environment.
 func FromEnviron(env []string) (*Payload, error) {
 	marker, ok := lookup(env, EnvMarker)

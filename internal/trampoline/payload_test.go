@@ -186,3 +186,24 @@ func TestFailureRoundTrip(t *testing.T) {
 		t.Error("garbage accepted")
 	}
 }
+
+func TestReserved(t *testing.T) {
+	for kv, want := range map[string]bool{
+		EnvMarker + "=2 1":                 true,
+		EnvMarker + "=":                    true,
+		envChunk + "0=AAAA":                true,
+		envChunk + "12=":                   true,
+		envChunk + "=x":                    false, // no number
+		envChunk + "1x=y":                  false,
+		"OPENPARALLAX_SANDBOX_PATH=/x":     false,
+		EnvMarker:                          false, // not NAME=VALUE
+		"PATH=" + EnvMarker + "=2 1":       false,
+		EnvMarker + "_OTHER=1":             false,
+		"X" + envChunk + "0=AAAA":          false,
+		envChunk[:len(envChunk)-1] + "0=x": false,
+	} {
+		if got := Reserved(kv); got != want {
+			t.Errorf("Reserved(%q) = %v, want %v", kv, got, want)
+		}
+	}
+}
