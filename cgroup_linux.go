@@ -97,8 +97,11 @@ func cgroupLimits(l Limits, a cgroupAvail) cgroup.Limits {
 // RLIMIT_FSIZE and RLIMIT_NOFILE (per process, which is what those fields
 // mean), RLIMIT_CORE 0, and for the tree-wide limits the cgroup a does not
 // enforce, ApplySelf's per-process stand-ins (RLIMIT_NPROC, RLIMIT_DATA,
-// RLIMIT_CPU), which the plan reports for what they are.
-func commandRlimits(l Limits, a cgroupAvail) []trampoline.Rlimit {
+// RLIMIT_CPU), which the plan reports for what they are. ceiling holds,
+// per resource, the most the child half can set as a hard limit
+// (rlimitCeilings): a limit above it is set as it, which still holds the
+// limit, rather than failing the spawn.
+func commandRlimits(l Limits, a cgroupAvail, ceiling map[int]uint64) []trampoline.Rlimit {
 	if a.pids {
 		l.Processes = 0
 	}
@@ -110,7 +113,11 @@ func commandRlimits(l Limits, a cgroupAvail) []trampoline.Rlimit {
 	}
 	var out []trampoline.Rlimit
 	for _, r := range rlimitsFor(l) {
-		out = append(out, trampoline.Rlimit{Resource: uint32(r.resource), Cur: r.soft, Max: r.hard})
+		soft, hard := r.soft, r.hard
+		if c, ok := ceiling[r.resource]; ok {
+			soft, hard = clampRlimit(r, c)
+		}
+		out = append(out, trampoline.Rlimit{Resource: uint32(r.resource), Cur: soft, Max: hard})
 	}
 	if len(out) == 0 && !l.IsZero() {
 		// Only cgroup limits: still no core dump.

@@ -45,7 +45,11 @@ import (
 //     (RLIMIT_FSIZE), OpenFiles (RLIMIT_NOFILE) and RLIMIT_CORE 0 always,
 //     and for each of Processes, MemoryBytes and CPUTime that no cgroup
 //     enforces here the same per-process stand-in as ApplySelf (below),
-//     reported as what it is.
+//     reported as what it is. It inherits the caller's hard limits, and
+//     never asks for more than it can set: a limit above an inherited hard
+//     limit is set as that hard limit (lower, so the limit holds; the plan
+//     says so), unless the child half holds CAP_SYS_RESOURCE when it sets
+//     them (a root caller's static helper), which raises it.
 //
 // [PlanFor] reports each requested limit once per entry point, with
 // [Enforcement.Scope] set: [ScopeApplySelf] for ApplySelf, [ScopeCommand]
@@ -280,6 +284,50 @@ type selfCreds struct {
 	uid0        bool // real user ID 0: RLIMIT_NPROC is not applied to it
 	capResource bool // CAP_SYS_RESOURCE permitted: hard limits can be raised again
 	capAdmin    bool // CAP_SYS_ADMIN permitted: RLIMIT_NPROC is not applied
+
+	// hard holds, per limit feature, the caller's hard limit of the
+	// rlimit that stands for it (in that rlimit's unit), which ApplySelf
+	// never raises and the child half of WrapCommand and Run inherits; a
+	// feature absent: not known. raise: the child half can raise a hard
+	// limit (see childMayRaise in limits_linux.go), up to nrOpen for
+	// RLIMIT_NOFILE (0: not known).
+	hard   map[string]uint64
+	raise  bool
+	nrOpen uint64
+}
+
+// selfHardNote is what the plan adds to ApplySelf's rlimit of feature f,
+// asked as v: "" unless the process's hard limit is lower, which stays
+// (ApplySelf only lowers).
+func (c selfCreds) selfHardNote(f string, v uint64) string {
+	h, ok := c.hard[f]
+	if !ok || v <= h {
+		return ""
+	}
+	return "; this process's hard limit is lower, " + strconv.FormatUint(h, 10) + ", and stays: the limit holds"
+}
+
+// commandHardNote is what the plan adds to the child half's rlimit of
+// feature f, asked as v: "" unless the caller's hard limit, which the
+// child half inherits, is lower; then what the child half sets instead
+// (see commandRlimits).
+func (c selfCreds) commandHardNote(f string, v uint64) string {
+	h, ok := c.hard[f]
+	if !ok || v <= h {
+		return ""
+	}
+	hs := strconv.FormatUint(h, 10)
+	if !c.raise {
+		return "; the caller's hard limit is lower, " + hs + ", and the child half cannot raise it (no CAP_SYS_RESOURCE when it sets its limits): " +
+			"it sets " + hs + ", so the limit holds"
+	}
+	to := strconv.FormatUint(v, 10)
+	if f == FeatureLimitOpenFiles && c.nrOpen != 0 && v > c.nrOpen {
+		to = strconv.FormatUint(c.nrOpen, 10) + " (fs.nr_open, the most the kernel allows)"
+	}
+	return "; above the caller's hard limit " + hs + ": the static helper raises it to " + to + " (it sets its limits holding CAP_SYS_RESOURCE); " +
+		"the Go trampoline (the child half in new namespaces), which sets them after dropping every capability, and a child " +
+		"SysProcAttr.Credential makes another user set " + hs + ", so the limit holds"
 }
 
 // linuxLimitFeatures reports the requested limits on Linux: for ApplySelf
@@ -291,6 +339,7 @@ func linuxLimitFeatures(rc *resolvedConfig, c selfCreds, cg cgroupAvail) []Enfor
 	l := rc.cfg.Limits
 	var out []Enforcement
 	self := func(feature string, enforced bool, detail, hint string) {
+		detail += c.selfHardNote(feature, rlimitAsked(l, feature))
 		if enforced && c.capResource {
 			enforced = false
 			detail = "applied but not binding: " + detail + "; this process holds CAP_SYS_RESOURCE and can raise its hard limits again " +
@@ -343,6 +392,11 @@ func commandLimitFeature(rc *resolvedConfig, c selfCreds, cg cgroupAvail, f stri
 		e.Enforced, e.Detail, e.Hint = enforced, "WrapCommand/Run: "+detail, hint
 		return e
 	}
+	// An rlimit of the child half: what the caller's hard limit makes
+	// of it (the limit holds either way: see commandRlimits).
+	setRlimit := func(enforced bool, detail, hint string) Enforcement {
+		return set(enforced, detail+c.commandHardNote(f, rlimitAsked(l, f)), hint)
+	}
 	noCg := "no cgroup the caller may manage"
 	if cg.version != "" {
 		noCg = cg.version + " without the controller"
@@ -358,16 +412,16 @@ func commandLimitFeature(rc *resolvedConfig, c selfCreds, cg cgroupAvail, f stri
 			return set(true, tree+"pids.max "+strconv.FormatInt(l.Processes, 10)+": every task of the tree, threads included; a fork past it fails with EAGAIN", "")
 		}
 		if c.uid0 {
-			return set(false, "RLIMIT_NPROC "+strconv.FormatInt(l.Processes, 10)+" set, but the kernel does not apply it to root; "+noCg, cgHint)
+			return setRlimit(false, "RLIMIT_NPROC "+strconv.FormatInt(l.Processes, 10)+" set, but the kernel does not apply it to root; "+noCg, cgHint)
 		}
-		return set(true, "RLIMIT_NPROC "+strconv.FormatInt(l.Processes, 10)+" ("+noCg+"): counts every task of the real user ID, "+
+		return setRlimit(true, "RLIMIT_NPROC "+strconv.FormatInt(l.Processes, 10)+" ("+noCg+"): counts every task of the real user ID, "+
 			"so the tree stays within it but may be refused a fork earlier when the user runs other processes", "")
 	case FeatureLimitMemory:
 		if cg.memory {
 			return set(true, tree+"memory limit "+strconv.FormatInt(l.MemoryBytes, 10)+" over anonymous memory, page cache, memfd and tmpfs pages of the whole tree, "+
 				cg.swap+"; past it the out-of-memory killer ends the program", "")
 		}
-		return set(false, "partly: RLIMIT_DATA "+strconv.FormatInt(l.MemoryBytes, 10)+" bounds each process's private writable memory; "+
+		return setRlimit(false, "partly: RLIMIT_DATA "+strconv.FormatInt(l.MemoryBytes, 10)+" bounds each process's private writable memory; "+
 			"memfd, shared memory and tmpfs pages, and the sum over processes, are not bounded: "+noCg, cgHint)
 	case FeatureLimitCPUTime:
 		if cg.cpu {
@@ -376,15 +430,33 @@ func commandLimitFeature(rc *resolvedConfig, c selfCreds, cg cgroupAvail, f stri
 		}
 		d := "RLIMIT_CPU: SIGXCPU at " + strconv.FormatUint(rlimitSeconds(l.CPUTime), 10) + " s of CPU time, SIGKILL a second later"
 		if rc.cfg.AllowProcessSpawn {
-			return set(false, "partly: "+d+", per process: each child gets a budget of its own, so the tree's total is not bounded: "+noCg, cgHint)
+			return setRlimit(false, "partly: "+d+", per process: each child gets a budget of its own, so the tree's total is not bounded: "+noCg, cgHint)
 		}
-		return set(true, d+" (spawn denied: the process is the whole tree; "+noCg+")", "")
+		return setRlimit(true, d+" (spawn denied: the process is the whole tree; "+noCg+")", "")
 	case FeatureLimitFileSize:
-		return set(true, "RLIMIT_FSIZE "+strconv.FormatInt(l.FileSizeBytes, 10)+" in the child half, inherited by every process: writing past it fails with EFBIG and raises SIGXFSZ", "")
+		return setRlimit(true, "RLIMIT_FSIZE "+strconv.FormatInt(l.FileSizeBytes, 10)+" in the child half, inherited by every process: writing past it fails with EFBIG and raises SIGXFSZ", "")
 	case FeatureLimitOpenFiles:
-		return set(true, "RLIMIT_NOFILE "+strconv.FormatInt(l.OpenFiles, 10)+" in the child half, inherited by every process: opening a descriptor numbered that or higher fails with EMFILE", "")
+		return setRlimit(true, "RLIMIT_NOFILE "+strconv.FormatInt(l.OpenFiles, 10)+" in the child half, inherited by every process: opening a descriptor numbered that or higher fails with EMFILE", "")
 	}
 	return set(false, "unknown limit", "")
+}
+
+// rlimitAsked is the hard limit asked of the rlimit that stands for the
+// limit feature f (see rlimitsFor), in that rlimit's unit.
+func rlimitAsked(l Limits, f string) uint64 {
+	switch f {
+	case FeatureLimitProcesses:
+		return uint64(l.Processes)
+	case FeatureLimitMemory:
+		return uint64(l.MemoryBytes)
+	case FeatureLimitCPUTime:
+		return rlimitSeconds(l.CPUTime) + 1
+	case FeatureLimitFileSize:
+		return uint64(l.FileSizeBytes)
+	case FeatureLimitOpenFiles:
+		return uint64(l.OpenFiles)
+	}
+	return 0
 }
 
 // rlimitSeconds rounds d up to whole seconds, at least one.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/openparallax/sandbox"
 	"github.com/openparallax/sandbox/internal/cgroup"
+	"github.com/openparallax/sandbox/internal/childtest"
 	"github.com/openparallax/sandbox/internal/trampoline"
 )
 
@@ -718,5 +719,124 @@ func TestGoTrampolineCgroupFDsFailClosed(t *testing.T) {
 	out, _ := cmd.CombinedOutput()
 	if ws := cmd.ProcessState.Sys().(syscall.WaitStatus); ws.ExitStatus() != 125 || !strings.Contains(string(out), "write cgroup.procs: bad file descriptor") {
 		t.Errorf("%v %q, want exit 125 and the failed write", ws, out)
+	}
+}
+
+// showLimits is a shell script that prints the lines of its own
+// /proc/self/limits (the shell's: the redirection is the shell's open).
+const showLimits = `while IFS= read -r l; do echo "$l"; done < /proc/self/limits`
+
+// procLimit returns the soft and hard value of the limit named name (as
+// /proc/self/limits names it: "Max open files") in out, a copy of that
+// file; "" when absent.
+func procLimit(out, name string) (soft, hard string) {
+	for _, l := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(l, name+" "); ok {
+			if f := strings.Fields(rest); len(f) >= 2 {
+				return f[0], f[1]
+			}
+		}
+	}
+	return "", ""
+}
+
+// A limit above the caller's hard limit, which the child half inherits:
+// the child half sets the hard limit instead (the limit holds, as the plan
+// says), rather than asking prlimit64 for more and failing the spawn with
+// EPERM, as it did for any caller without CAP_SYS_RESOURCE, nobody
+// included. A child half that holds CAP_SYS_RESOURCE when it sets its
+// limits (the static helper of a root caller with it in its bounding set)
+// raises them to the limit. As root and nobody, through both child halves,
+// in a child process that lowers its own hard limits first (so that the
+// test does not depend on the host's), without a cgroup (the rlimit path
+// for every limit).
+func TestRunLimitAboveHardLimit(t *testing.T) {
+	requireSandbox(t)
+	need(t, "/bin/sh", "dash")
+	for _, who := range users(t) {
+		t.Run(who, func(t *testing.T) {
+			empty := childtest.Share(t, func() string {
+				p := filepath.Join(t.TempDir(), "mountinfo")
+				os.WriteFile(p, nil, 0o644)
+				os.Chmod(filepath.Dir(p), 0o755)
+				return p
+			})
+			childtest.Run(t, func(t *testing.T) {
+				defer sandbox.SetCgroupOptions(empty, "")()
+				// The caller's hard limits, lowered in this child.
+				lowered := []struct {
+					res        int
+					name       string
+					hard, ask  uint64
+					set        func(*sandbox.Limits, uint64)
+					hardRaised string // the hard limit a child half that can raise sets
+				}{
+					{unix.RLIMIT_NOFILE, "Max open files", 4096, 30000, func(l *sandbox.Limits, v uint64) { l.OpenFiles = int64(v) }, "30000"},
+					{unix.RLIMIT_NPROC, "Max processes", 4096, 200000, func(l *sandbox.Limits, v uint64) { l.Processes = int64(v) }, "200000"},
+					{unix.RLIMIT_FSIZE, "Max file size", 1 << 30, 1 << 40, func(l *sandbox.Limits, v uint64) { l.FileSizeBytes = int64(v) }, strconv.Itoa(1 << 40)},
+					{unix.RLIMIT_CPU, "Max cpu time", 3600, 36000, func(l *sandbox.Limits, v uint64) { l.CPUTime = time.Duration(v) * time.Second }, "36001"},
+				}
+				cfg := sandbox.Config{AllowedExecPaths: []string{"/bin/sh"}}
+				for _, r := range lowered {
+					var cur syscall.Rlimit
+					syscall.Getrlimit(r.res, &cur)
+					if cur.Max < r.hard {
+						t.Skipf("%s: the hard limit here, %d, is already below %d", r.name, cur.Max, r.hard)
+					}
+					// syscall, not unix: for RLIMIT_NOFILE the runtime then
+					// passes this limit on to the children it starts.
+					if err := syscall.Setrlimit(r.res, &syscall.Rlimit{Cur: r.hard, Max: r.hard}); err != nil {
+						t.Fatal(err)
+					}
+					r.set(&cfg.Limits, r.ask)
+				}
+				if who == "nobody" {
+					becomeNobody(t)
+				}
+				p, err := sandbox.PlanFor(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range p.Features {
+					if f.Scope == sandbox.ScopeCommand && f.Feature == sandbox.FeatureLimitOpenFiles &&
+						(!f.Enforced || !strings.Contains(f.Detail, "the caller's hard limit is lower, 4096") && !strings.Contains(f.Detail, "above the caller's hard limit 4096")) {
+						t.Errorf("the plan does not say what the lower hard limit makes of OpenFiles 30000: %+v", f)
+					}
+				}
+				// Whether the static helper can raise a hard limit here:
+				// run as uid 0 it gets the bounding set, whose
+				// CAP_SYS_RESOURCE this host may lack (a container).
+				inBset, _ := unix.PrctlRetInt(unix.PR_CAPBSET_READ, unix.CAP_SYS_RESOURCE, 0, 0, 0)
+				helperRaises := os.Geteuid() == 0 && inBset == 1 && os.Getenv("SANDBOX_TEST_GO_TRAMPOLINE") != "1"
+				for _, half := range []string{"default", "go-trampoline"} {
+					t.Run(half, func(t *testing.T) {
+						raises := helperRaises
+						if half == "go-trampoline" {
+							defer sandbox.ForceGoTrampoline()()
+							raises = false // it sets the limits after dropping every capability
+						}
+						res, err := sandbox.Run(context.Background(), cfg, "/bin/sh", []string{"-c", showLimits},
+							sandbox.RunOptions{Env: []string{"PATH=/usr/bin:/bin"}, Timeout: time.Minute})
+						if err != nil || res.ExitCode != 0 {
+							t.Fatalf("limits above the hard limits as %s: %v, %q, stderr %q", who, err, res.State, res.Stderr)
+						}
+						out := string(res.Stdout)
+						for _, r := range lowered {
+							want := strconv.FormatUint(r.hard, 10)
+							if raises {
+								want = r.hardRaised
+							}
+							if _, hard := procLimit(out, r.name); hard != want {
+								t.Errorf("%s: hard limit %q in the child, want %s (asked %d over a hard limit of %d; the child half can raise: %v)",
+									r.name, hard, want, r.ask, r.hard, raises)
+							}
+						}
+						if t.Failed() {
+							t.Logf("the child's limits:\n%s", out)
+						}
+					})
+				}
+			})
+		})
 	}
 }

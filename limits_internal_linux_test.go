@@ -1,0 +1,81 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/openparallax/sandbox/internal/trampoline"
+)
+
+// The child half never asks for a hard limit above the ceiling it can set
+// (the caller's hard limit where it cannot raise one): a limit above it is
+// set as the ceiling, soft and hard, which still holds the limit; a limit
+// below it is set exactly; RLIMIT_CORE is 0 whatever the ceiling.
+func TestLimitCommandRlimitsCeiling(t *testing.T) {
+	l := Limits{Processes: 200000, CPUTime: 10 * time.Second, FileSizeBytes: 4096, OpenFiles: 30000}
+	ceiling := map[int]uint64{unix.RLIMIT_NPROC: 4096, unix.RLIMIT_NOFILE: 20000, unix.RLIMIT_FSIZE: ^uint64(0), unix.RLIMIT_CPU: 5}
+	got := map[uint32]trampoline.Rlimit{}
+	for _, r := range commandRlimits(l, cgroupAvail{}, ceiling) {
+		got[r.Resource] = r
+	}
+	for res, want := range map[int][2]uint64{
+		unix.RLIMIT_NPROC:  {4096, 4096},   // above the ceiling: the ceiling
+		unix.RLIMIT_NOFILE: {20000, 20000}, // the same
+		unix.RLIMIT_FSIZE:  {4096, 4096},   // below: exactly
+		unix.RLIMIT_CPU:    {5, 5},         // 10 s soft, 11 s hard, over a 5 s ceiling
+		unix.RLIMIT_CORE:   {0, 0},         // always
+	} {
+		if r, ok := got[uint32(res)]; !ok || r.Cur != want[0] || r.Max != want[1] {
+			t.Errorf("resource %d: %+v (set: %v), want soft %d, hard %d", res, r, ok, want[0], want[1])
+		}
+	}
+	// Without a ceiling (a child half that can raise): the limits asked.
+	for _, r := range commandRlimits(l, cgroupAvail{}, nil) {
+		if r.Resource == unix.RLIMIT_NOFILE && (r.Cur != 30000 || r.Max != 30000) {
+			t.Errorf("RLIMIT_NOFILE without a ceiling: %+v", r)
+		}
+	}
+}
+
+// The plan says what a hard limit lower than a limit makes of it, for
+// each entry point, and that the limit holds.
+func TestLimitHardNotes(t *testing.T) {
+	rc, err := resolve(Config{Limits: Limits{OpenFiles: 30000, FileSizeBytes: 4096}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hard := map[string]uint64{FeatureLimitOpenFiles: 20000, FeatureLimitFileSize: 1 << 30}
+	find := func(fs []Enforcement, f, scope string) Enforcement {
+		for _, e := range fs {
+			if e.Feature == f && e.Scope == scope {
+				return e
+			}
+		}
+		t.Fatalf("no %s for %s in %+v", f, scope, fs)
+		return Enforcement{}
+	}
+	contains := func(e Enforcement, want string) {
+		t.Helper()
+		if !e.Enforced || !strings.Contains(e.Detail, want) {
+			t.Errorf("%s %s: want enforced and %q in %q", e.Scope, e.Feature, want, e.Detail)
+		}
+	}
+	fs := linuxLimitFeatures(rc, selfCreds{hard: hard}, cgroupAvail{})
+	contains(find(fs, FeatureLimitOpenFiles, ScopeApplySelf), "this process's hard limit is lower, 20000, and stays: the limit holds")
+	contains(find(fs, FeatureLimitOpenFiles, ScopeCommand), "the caller's hard limit is lower, 20000, and the child half cannot raise it")
+	for _, scope := range []string{ScopeApplySelf, ScopeCommand} {
+		if e := find(fs, FeatureLimitFileSize, scope); strings.Contains(e.Detail, "hard limit") {
+			t.Errorf("a hard limit above the limit is mentioned: %+v", e)
+		}
+	}
+	fs = linuxLimitFeatures(rc, selfCreds{hard: hard, raise: true, nrOpen: 1 << 20}, cgroupAvail{})
+	contains(find(fs, FeatureLimitOpenFiles, ScopeCommand), "above the caller's hard limit 20000: the static helper raises it to 30000")
+	rc, _ = resolve(Config{Limits: Limits{OpenFiles: 1 << 21}})
+	fs = linuxLimitFeatures(rc, selfCreds{hard: hard, raise: true, nrOpen: 1 << 20}, cgroupAvail{})
+	contains(find(fs, FeatureLimitOpenFiles, ScopeCommand), "raises it to 1048576 (fs.nr_open")
+}
