@@ -840,3 +840,87 @@ func TestRunLimitAboveHardLimit(t *testing.T) {
 		})
 	}
 }
+
+// The child half's rlimits through Run as nobody, where no cgroup can be
+// managed (this host's hierarchies are root's): a fork loop stops at
+// Processes (RLIMIT_NPROC), a writer is ended by SIGXFSZ at FileSizeBytes
+// and the result says so, and OpenFiles caps the descriptors with EMFILE.
+// The test runs again as nobody, from a copy of this binary nobody can
+// execute (asNobody).
+func TestRunLimitsNobodyRlimits(t *testing.T) {
+	requireSandbox(t)
+	sh := need(t, "/bin/sh", "dash")
+	if !asNobody(t) {
+		return
+	}
+	if _, err := cgroup.Detect(cgroup.Options{}); err == nil {
+		t.Skip("nobody may manage a cgroup here: the child half's rlimits are not what enforces Processes")
+	}
+
+	// RLIMIT_NPROC counts the tasks of the user: this test process's
+	// threads are nobody's too, and so would be anything else nobody runs
+	// meanwhile. The limit is a margin above what nobody holds now; the
+	// loop's processes and the shell can never exceed the limit, and the
+	// 200 forks asked cannot all succeed.
+	t.Run("processes", func(t *testing.T) {
+		const margin = 12
+		limit := nobodyTasks() + margin
+		mark := "SANDBOX_NOBODY_NPROC_TEST=" + strconv.Itoa(os.Getpid())
+		cfg := sandbox.Config{AllowProcessSpawn: true, AllowedExecPaths: []string{sh}, Limits: sandbox.Limits{Processes: int64(limit)}}
+		if p, _ := sandbox.PlanFor(cfg); !enforcedIn(p, sandbox.FeatureLimitProcesses, sandbox.ScopeCommand) {
+			t.Errorf("the plan does not say RLIMIT_NPROC binds nobody's tree: %+v", p.Features)
+		}
+		script := `exec 3<&0; i=0; while [ $i -lt 200 ]; do (read x <&3) & i=$((i+1)); echo $i; done; echo done`
+		res, err := sandbox.Run(context.Background(), cfg, sh, []string{"-c", script},
+			sandbox.RunOptions{Env: []string{"PATH=/usr/bin:/bin", mark}, Stdin: blockingReader{}, Timeout: time.Minute})
+		started := len(strings.Fields(string(res.Stdout)))
+		t.Logf("limit %d (nobody had %d tasks): %v, state %q, limit %q, %d forks; stderr %.200q",
+			limit, limit-margin, err, res.State, res.LimitExceeded, started, res.Stderr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitCode == 0 || strings.Contains(string(res.Stdout), "done") || started >= limit || !strings.Contains(string(res.Stderr), "fork") {
+			t.Errorf("200 forks under Processes %d as nobody: %d started, exit %d, stderr %q; want a fork refused before the limit", limit, started, res.ExitCode, res.Stderr)
+		}
+		if left := marked(mark); len(left) > 0 {
+			for _, pid := range left {
+				killStray(pid)
+			}
+			t.Errorf("processes of the run outlived it: %v", left)
+		}
+	})
+
+	for _, half := range []string{"default", "go-trampoline"} {
+		t.Run("file-size/"+half, func(t *testing.T) {
+			if half == "go-trampoline" {
+				defer sandbox.ForceGoTrampoline()()
+			}
+			dd := need(t, "/bin/dd", "coreutils")
+			dir := t.TempDir()
+			target := filepath.Join(dir, "big")
+			cfg := sandbox.Config{AllowedWritePaths: []string{dir}, Limits: sandbox.Limits{FileSizeBytes: 16 << 10}}
+			res, err := runLimited(t, cfg, dd, []string{"if=/dev/zero", "of=" + target, "bs=4096", "count=64"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.State != "signal: file size limit exceeded" || res.LimitExceeded != sandbox.FeatureLimitFileSize {
+				t.Errorf("dd of 256 KiB under FileSizeBytes 16 KiB as nobody: state %q, LimitExceeded %q", res.State, res.LimitExceeded)
+			}
+			if fi, err := os.Stat(target); err != nil || fi.Size() != 16<<10 {
+				t.Errorf("%s: %v, %v; want 16384 bytes, the limit", target, fi, err)
+			}
+		})
+		t.Run("open-files/"+half, func(t *testing.T) {
+			if half == "go-trampoline" {
+				defer sandbox.ForceGoTrampoline()()
+			}
+			res, err := runLimited(t, sandbox.Config{Limits: sandbox.Limits{OpenFiles: 16}}, self(t), []string{helperArg, "limit-open"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := strings.TrimSpace(string(res.Stdout)), "15 "+strconv.Itoa(int(unix.EMFILE)); got != want {
+				t.Errorf("OpenFiles 16 as nobody: highest descriptor and errno %q, want %q", got, want)
+			}
+		})
+	}
+}
