@@ -102,6 +102,7 @@ func cgroupLimits(l Limits, a cgroupAvail) cgroup.Limits {
 // (rlimitCeilings): a limit above it is set as it, which still holds the
 // limit, rather than failing the spawn.
 func commandRlimits(l Limits, a cgroupAvail, ceiling map[int]uint64) []trampoline.Rlimit {
+	limited := !l.IsZero()
 	if a.pids {
 		l.Processes = 0
 	}
@@ -119,8 +120,8 @@ func commandRlimits(l Limits, a cgroupAvail, ceiling map[int]uint64) []trampolin
 		}
 		out = append(out, trampoline.Rlimit{Resource: uint32(r.resource), Cur: soft, Max: hard})
 	}
-	if len(out) == 0 && !l.IsZero() {
-		// Only cgroup limits: still no core dump.
+	if len(out) == 0 && limited {
+		// Only cgroup limits (l is now zero): still no core dump.
 		out = append(out, trampoline.Rlimit{Resource: unix.RLIMIT_CORE})
 	}
 	return out

@@ -79,3 +79,19 @@ func TestLimitHardNotes(t *testing.T) {
 	fs = linuxLimitFeatures(rc, selfCreds{hard: hard, raise: true, nrOpen: 1 << 20}, cgroupAvail{})
 	contains(find(fs, FeatureLimitOpenFiles, ScopeCommand), "raises it to 1048576 (fs.nr_open")
 }
+
+// RLIMIT_CORE is 0 with any limit, also when the tree's cgroup holds every
+// limit asked and the child half sets no other rlimit; with none, no
+// rlimit at all.
+func TestLimitCommandRlimitsCore(t *testing.T) {
+	full := cgroupAvail{version: "cgroup v2", pids: true, memory: true, cpu: true}
+	for _, l := range []Limits{{Processes: 8}, {MemoryBytes: 1 << 20, CPUTime: time.Second}, {OpenFiles: 8}} {
+		rs := commandRlimits(l, full, nil)
+		if len(rs) == 0 || rs[len(rs)-1] != (trampoline.Rlimit{Resource: unix.RLIMIT_CORE}) {
+			t.Errorf("%+v with every controller: %+v, want RLIMIT_CORE 0 last", l, rs)
+		}
+	}
+	if rs := commandRlimits(Limits{}, full, nil); len(rs) != 0 {
+		t.Errorf("no limits: %+v", rs)
+	}
+}

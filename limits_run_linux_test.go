@@ -924,3 +924,58 @@ func TestRunLimitsNobodyRlimits(t *testing.T) {
 		})
 	}
 }
+
+// With any limit, the program runs with RLIMIT_CORE 0, soft and hard (a
+// core pattern that pipes to a program would run that program outside the
+// sandbox), whether the child half sets other rlimits (OpenFiles) or the
+// tree's cgroup holds every limit asked (Processes as root where a pids
+// controller can be managed); without limits, nothing is imposed: the
+// caller's core limit passes on. In a child process that first raises its
+// own soft core limit, so that a 0 in the program is the sandbox's doing.
+func TestRunLimitCoreZero(t *testing.T) {
+	requireSandbox(t)
+	need(t, "/bin/sh", "dash")
+	for _, who := range users(t) {
+		t.Run(who, func(t *testing.T) {
+			childtest.Run(t, func(t *testing.T) {
+				var core syscall.Rlimit
+				syscall.Getrlimit(unix.RLIMIT_CORE, &core)
+				if core.Max < 1<<20 {
+					t.Skipf("the hard core limit here is %d: a program's core limit of 0 would prove nothing", core.Max)
+				}
+				if err := syscall.Setrlimit(unix.RLIMIT_CORE, &syscall.Rlimit{Cur: 1 << 20, Max: core.Max}); err != nil {
+					t.Fatal(err)
+				}
+				if who == "nobody" {
+					becomeNobody(t)
+				}
+				_, err := cgroup.Detect(cgroup.Options{})
+				for _, c := range []struct {
+					name       string
+					limits     sandbox.Limits
+					soft, hard string
+				}{
+					{"none", sandbox.Limits{}, "1048576", strconv.FormatUint(core.Max, 10)},
+					{"open-files", sandbox.Limits{OpenFiles: 64}, "0", "0"},
+					{"processes", sandbox.Limits{Processes: 4096}, "0", "0"},
+				} {
+					if c.name == "none" && core.Max == unix.RLIM_INFINITY {
+						c.hard = "unlimited"
+					}
+					res, rerr := sandbox.Run(context.Background(), sandbox.Config{AllowedExecPaths: []string{"/bin/sh"}, Limits: c.limits},
+						"/bin/sh", []string{"-c", showLimits}, sandbox.RunOptions{Env: []string{"PATH=/usr/bin:/bin"}, Timeout: time.Minute})
+					if rerr != nil || res.ExitCode != 0 {
+						t.Fatalf("%s: %v, %q, stderr %q", c.name, rerr, res.State, res.Stderr)
+					}
+					soft, hard := procLimit(string(res.Stdout), "Max core file size")
+					if c.name == "processes" {
+						t.Logf("processes: enforced by %s", pick(err == nil, "the tree's cgroup where it has pids (only RLIMIT_CORE is set)", "RLIMIT_NPROC (no cgroup: "+fmt.Sprint(err)+")"))
+					}
+					if soft != c.soft || hard != c.hard {
+						t.Errorf("%s: the program's core limit is %s %s, want %s %s", c.name, soft, hard, c.soft, c.hard)
+					}
+				}
+			})
+		})
+	}
+}
