@@ -979,3 +979,80 @@ func TestRunLimitCoreZero(t *testing.T) {
 		})
 	}
 }
+
+// MemoryBytes leaves swap out: the tree's cgroup, read while the tree
+// runs, holds the limit as memory.limit_in_bytes and
+// memory.memsw.limit_in_bytes (v1: memory plus swap, the same value, so no
+// swap on top) or memory.max and memory.swap.max 0 (v2), as the plan says.
+func TestRunLimitMemorySwapOff(t *testing.T) {
+	requireCgroup(t, cgroup.Memory, false)
+	const limit = 64 << 20
+	stdinR, stdinW := io.Pipe()
+	ready := make(chan struct{})
+	var once sync.Once
+	out := writerFunc(func(b []byte) (int, error) {
+		if strings.Contains(string(b), "ready") {
+			once.Do(func() { close(ready) })
+		}
+		return len(b), nil
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := sandbox.Run(context.Background(), sandbox.Config{Limits: sandbox.Limits{MemoryBytes: limit}}, "/bin/sh", []string{"-c", "echo ready; read x"},
+			sandbox.RunOptions{Env: []string{"PATH=/usr/bin:/bin"}, Stdin: stdinR, Stdout: out, Timeout: time.Minute})
+		done <- err
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("the tree ended before it was read: %v", err)
+	}
+	var read []string
+	var missing string
+	for _, g := range ownGroups(t) {
+		for _, f := range []struct{ file, want string }{
+			{"memory.limit_in_bytes", strconv.Itoa(limit)},       // v1
+			{"memory.memsw.limit_in_bytes", strconv.Itoa(limit)}, // v1, where swap is accounted
+			{"memory.max", strconv.Itoa(limit)},                  // v2
+			{"memory.swap.max", "0"},                             // v2, where swap is accounted
+		} {
+			b, err := os.ReadFile(filepath.Join(g, f.file))
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				if f.file == "memory.memsw.limit_in_bytes" && fileExists(filepath.Join(g, "memory.limit_in_bytes")) {
+					// What is done instead: swappiness 0.
+					missing = f.file
+					if b, _ := os.ReadFile(filepath.Join(g, "memory.swappiness")); strings.TrimSpace(string(b)) != "0" {
+						t.Errorf("%s: no memsw, and memory.swappiness %q, want 0", g, b)
+					}
+				}
+				if f.file == "memory.swap.max" && fileExists(filepath.Join(g, "memory.max")) {
+					missing = f.file
+				}
+			case err != nil:
+				t.Errorf("%s: %v", f.file, err)
+			default:
+				read = append(read, f.file)
+				if got := strings.TrimSpace(string(b)); got != f.want {
+					t.Errorf("%s/%s = %s, want %s", g, f.file, got, f.want)
+				}
+			}
+		}
+	}
+	stdinW.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("read %v", read)
+	if len(read) == 0 {
+		t.Fatal("no memory limit found in the tree's cgroups while it ran")
+	}
+	noGroupLeft(t)
+	if missing != "" {
+		t.Skipf("the memory limit is set, but %s is absent here (swap not accounted: the kernel was built without it or booted with swapaccount=0): swap is not kept out of MemoryBytes by a limit (v1: swappiness 0, checked)", missing)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
