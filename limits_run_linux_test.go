@@ -1056,3 +1056,37 @@ func TestRunLimitMemorySwapOff(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// A limit reached, then the deadline: Run's error wraps
+// context.DeadlineExceeded (the deadline ended the program) and
+// LimitExceeded still names the limit the tree's cgroup counted (why the
+// program had not finished): a subshell forks until pids.max refuses a
+// fork, and the shell then waits on its standard input until the timeout.
+// The same program without reaching the limit reports the timeout alone.
+func TestRunLimitThenTimeout(t *testing.T) {
+	requireCgroup(t, cgroup.Pids, false)
+	sh := need(t, "/bin/sh", "dash")
+	cfg := sandbox.Config{AllowProcessSpawn: true, AllowedExecPaths: []string{sh}, Limits: sandbox.Limits{Processes: 16}}
+	for _, c := range []struct {
+		name, script, limit string
+	}{
+		{"limit-reached", `exec 3<&0; (while :; do (read x <&3) & done); echo loop ended; read x`, sandbox.FeatureLimitProcesses},
+		{"limit-not-reached", `exec 3<&0; (read x <&3) & echo one fork; read x`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := sandbox.Run(context.Background(), cfg, sh, []string{"-c", c.script},
+				sandbox.RunOptions{Env: []string{"PATH=/usr/bin:/bin"}, Stdin: blockingReader{}, Timeout: 2 * time.Second})
+			t.Logf("%v, state %q, limit %q; stdout %q stderr %.200q", err, res.State, res.LimitExceeded, res.Stdout, res.Stderr)
+			if !errors.Is(err, context.DeadlineExceeded) || res.State != "signal: killed" {
+				t.Errorf("not ended by the deadline: %v, %q", err, res.State)
+			}
+			if want := pick(c.limit != "", "loop ended", "one fork"); !strings.Contains(string(res.Stdout), want) {
+				t.Errorf("the program did not get as far as %q before the deadline", want)
+			}
+			if res.LimitExceeded != c.limit {
+				t.Errorf("LimitExceeded = %q, want %q", res.LimitExceeded, c.limit)
+			}
+			noGroupLeft(t)
+		})
+	}
+}

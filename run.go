@@ -118,6 +118,13 @@ type RunResult struct {
 	// CPU time from the cgroup's watchdog or SIGXCPU; file size from
 	// SIGXFSZ. Where the limit is an rlimit that makes a call fail
 	// (RLIMIT_DATA, RLIMIT_NPROC, RLIMIT_NOFILE), nothing is known of it.
+	//
+	// When Run's deadline or cancellation ended the program (Run's error
+	// wraps the context's), a limit the tree's cgroup counted before that
+	// is still named here: the deadline is what ended the program, and
+	// the limit is likely why it had not finished (a program that retries
+	// forks refused at Processes, or waits for a worker the out-of-memory
+	// killer ended). A caller tells the two apart by the error.
 	LimitExceeded string
 	// DeniedRequests are the network requests the program's egress proxy
 	// refused, oldest first: Linux, when Config.AllowedTCPConnect names

@@ -96,7 +96,13 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	res, err := sandbox.Run(ctx, cfg, fs.Arg(0), fs.Args()[1:], opts)
-	if res.LimitExceeded != "" {
+	switch {
+	case res.LimitExceeded == "":
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		// The timeout or a signal ended it (said below); the limit was
+		// reached before, and is likely why it had not finished.
+		fmt.Fprintf(stderr, "sandbox run: %s reached a resource limit before it was stopped: %s\n", fs.Arg(0), res.LimitExceeded)
+	default:
 		fmt.Fprintf(stderr, "sandbox run: %s ended by a resource limit: %s\n", fs.Arg(0), res.LimitExceeded)
 	}
 	for _, g := range res.GitCreated {
