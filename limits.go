@@ -45,11 +45,11 @@ import (
 //     (RLIMIT_FSIZE), OpenFiles (RLIMIT_NOFILE) and RLIMIT_CORE 0 always,
 //     and for each of Processes, MemoryBytes and CPUTime that no cgroup
 //     enforces here the same per-process stand-in as ApplySelf (below),
-//     reported as what it is. It inherits the caller's hard limits, and
-//     never asks for more than it can set: a limit above an inherited hard
-//     limit is set as that hard limit (lower, so the limit holds; the plan
-//     says so), unless the child half holds CAP_SYS_RESOURCE when it sets
-//     them (a root caller's static helper), which raises it.
+//     reported as what it is. It inherits the caller's hard limits and
+//     sets its own only after dropping every capability, so it never asks
+//     for more than it can set: a limit above an inherited hard limit is
+//     set as that hard limit (lower, so the limit holds; the plan says
+//     so).
 //
 // [PlanFor] reports each requested limit once per entry point, with
 // [Enforcement.Scope] set: [ScopeApplySelf] for ApplySelf, [ScopeCommand]
@@ -287,13 +287,9 @@ type selfCreds struct {
 
 	// hard holds, per limit feature, the caller's hard limit of the
 	// rlimit that stands for it (in that rlimit's unit), which ApplySelf
-	// never raises and the child half of WrapCommand and Run inherits; a
-	// feature absent: not known. raise: the child half can raise a hard
-	// limit (see childMayRaise in limits_linux.go), up to nrOpen for
-	// RLIMIT_NOFILE (0: not known).
-	hard   map[string]uint64
-	raise  bool
-	nrOpen uint64
+	// never raises and the child half of WrapCommand and Run inherits and
+	// cannot raise either; a feature absent: not known.
+	hard map[string]uint64
 }
 
 // selfHardNote is what the plan adds to ApplySelf's rlimit of feature f,
@@ -317,17 +313,8 @@ func (c selfCreds) commandHardNote(f string, v uint64) string {
 		return ""
 	}
 	hs := strconv.FormatUint(h, 10)
-	if !c.raise {
-		return "; the caller's hard limit is lower, " + hs + ", and the child half cannot raise it (no CAP_SYS_RESOURCE when it sets its limits): " +
-			"it sets " + hs + ", so the limit holds"
-	}
-	to := strconv.FormatUint(v, 10)
-	if f == FeatureLimitOpenFiles && c.nrOpen != 0 && v > c.nrOpen {
-		to = strconv.FormatUint(c.nrOpen, 10) + " (fs.nr_open, the most the kernel allows)"
-	}
-	return "; above the caller's hard limit " + hs + ": the static helper raises it to " + to + " (it sets its limits holding CAP_SYS_RESOURCE); " +
-		"the Go trampoline (the child half in new namespaces), which sets them after dropping every capability, and a child " +
-		"SysProcAttr.Credential makes another user set " + hs + ", so the limit holds"
+	return "; the caller's hard limit is lower, " + hs + ", and the child half cannot raise it (it sets its limits after dropping every capability): " +
+		"it sets " + hs + ", so the limit holds"
 }
 
 // linuxLimitFeatures reports the requested limits on Linux: for ApplySelf

@@ -13,7 +13,7 @@ import (
 )
 
 // The child half never asks for a hard limit above the ceiling it can set
-// (the caller's hard limit where it cannot raise one): a limit above it is
+// (the caller's hard limit: it sets its limits without capabilities): a limit above it is
 // set as the ceiling, soft and hard, which still holds the limit; a limit
 // below it is set exactly; RLIMIT_CORE is 0 whatever the ceiling.
 func TestLimitCommandRlimitsCeiling(t *testing.T) {
@@ -34,7 +34,7 @@ func TestLimitCommandRlimitsCeiling(t *testing.T) {
 			t.Errorf("resource %d: %+v (set: %v), want soft %d, hard %d", res, r, ok, want[0], want[1])
 		}
 	}
-	// Without a ceiling (a child half that can raise): the limits asked.
+	// Without a ceiling (a limit the caller could not read): the limits asked.
 	for _, r := range commandRlimits(l, cgroupAvail{}, nil) {
 		if r.Resource == unix.RLIMIT_NOFILE && (r.Cur != 30000 || r.Max != 30000) {
 			t.Errorf("RLIMIT_NOFILE without a ceiling: %+v", r)
@@ -73,11 +73,6 @@ func TestLimitHardNotes(t *testing.T) {
 			t.Errorf("a hard limit above the limit is mentioned: %+v", e)
 		}
 	}
-	fs = linuxLimitFeatures(rc, selfCreds{hard: hard, raise: true, nrOpen: 1 << 20}, cgroupAvail{})
-	contains(find(fs, FeatureLimitOpenFiles, ScopeCommand), "above the caller's hard limit 20000: the static helper raises it to 30000")
-	rc, _ = resolve(Config{Limits: Limits{OpenFiles: 1 << 21}})
-	fs = linuxLimitFeatures(rc, selfCreds{hard: hard, raise: true, nrOpen: 1 << 20}, cgroupAvail{})
-	contains(find(fs, FeatureLimitOpenFiles, ScopeCommand), "raises it to 1048576 (fs.nr_open")
 }
 
 // RLIMIT_CORE is 0 with any limit, also when the tree's cgroup holds every

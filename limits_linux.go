@@ -5,8 +5,6 @@ package sandbox
 import (
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -19,11 +17,9 @@ import (
 // so neither CAP_SYS_RESOURCE (raising a hard limit) nor CAP_SYS_ADMIN
 // survives. RLIMIT_NPROC still does not apply to uid 0.
 //
-// It also carries what decides how the child half of WrapCommand and Run
-// can set its rlimits: the caller's hard limits, which the child inherits,
-// and whether the static helper started for this caller may raise them
-// (childMayRaise, for a command whose SysProcAttr keeps the caller's
-// user), for the plan to say what a limit above them becomes.
+// It also carries the caller's hard limits, which the child half of
+// WrapCommand and Run inherits and cannot raise, for the plan to say what
+// a limit above them becomes.
 func currentCreds() selfCreds {
 	c := selfCreds{uid0: os.Getuid() == 0, hard: map[string]uint64{}}
 	for f, res := range rlimitOfFeature {
@@ -31,11 +27,6 @@ func currentCreds() selfCreds {
 		if unix.Getrlimit(res, &rl) == nil {
 			c.hard[f] = rl.Max
 		}
-	}
-	helper, _ := childHalf()
-	c.raise = childMayRaise(helper != nil, nil)
-	if c.raise {
-		c.nrOpen = nrOpen()
 	}
 	return c
 }
@@ -52,101 +43,23 @@ var rlimitOfFeature = map[string]int{
 
 // The child half sets its rlimits with prlimit64, soft and hard limit
 // together (commandRlimits), on the hard limits it inherited from the
-// caller. Lowering a hard limit is always permitted; raising one needs
-// CAP_SYS_RESOURCE in the initial user namespace at that moment, and
-// RLIMIT_NOFILE can never go above fs.nr_open. A limit is a ceiling, not
-// a grant: where the child half cannot raise, a limit above the inherited
-// hard limit is asked as that hard limit, which binds the program at least
-// as tightly as the limit asked (asking for more would fail the spawn with
-// "prlimit64: operation not permitted", as it did for any caller without
-// CAP_SYS_RESOURCE, nobody included, until this clamp).
-//
-// Where raising works, the limit asked is set as it is: a root caller that
-// asks for more descriptors than its own hard limit gets them, as it could
-// have raised its own limit first. That is only the static helper, which
-// sets the limits before it drops capabilities, when it runs with
-// CAP_SYS_RESOURCE:
-//
-//   - The Go trampoline sets them after it has dropped every capability
-//     (root included), so it never can; it is also the child half in new
-//     namespaces, where a user namespace's capabilities do not count for
-//     rlimits (capable() looks at the initial user namespace).
-//   - The helper is executed by the child of exec.Cmd: run as uid 0 (the
-//     effective user), execve gives it the bounding set, unless
-//     SECBIT_NOROOT is set; run as another user, only the ambient set. A
-//     SysProcAttr.Credential making the child another user than the
-//     caller clears the sets at setuid: no raise is assumed then.
-//
-// A prediction is wrong only in the safe direction or fails closed: a
-// clamp where raising would have worked sets a lower limit (the plan says
-// which); a raise predicted where it fails (a caller that changes
-// cmd.SysProcAttr after WrapCommand) fails the spawn with EPERM, never
-// runs the program with a weaker limit.
-
-// childMayRaise reports whether the child half can raise a hard limit:
-// staticHelper is whether it is the static helper, sys the command's
-// SysProcAttr (nil: the caller's user).
-func childMayRaise(staticHelper bool, sys *syscall.SysProcAttr) bool {
-	if !staticHelper || !initialUserNS() {
-		return false
-	}
-	uid := os.Geteuid()
-	if sys != nil && sys.Credential != nil && int(sys.Credential.Uid) != uid {
-		return false
-	}
-	if uid == 0 {
-		const secbitNoroot = 1
-		bits, err := unix.PrctlRetInt(unix.PR_GET_SECUREBITS, 0, 0, 0, 0)
-		if err != nil || bits&secbitNoroot != 0 {
-			return false
-		}
-		in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, unix.CAP_SYS_RESOURCE, 0, 0, 0)
-		return err == nil && in == 1
-	}
-	in, err := unix.PrctlRetInt(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_IS_SET, unix.CAP_SYS_RESOURCE, 0, 0)
-	return err == nil && in == 1
-}
-
-// initialUserNS reports whether this process is in the initial user
-// namespace, whose /proc/self/ns/user has the inode number the kernel
-// fixes for it (PROC_USER_INIT_INO); false where that cannot be read.
-func initialUserNS() bool {
-	var st unix.Stat_t
-	return unix.Stat("/proc/self/ns/user", &st) == nil && st.Ino == 0xEFFFFFFD
-}
-
-// nrOpen is fs.nr_open, the most RLIMIT_NOFILE can be, or 0 where it
-// cannot be read.
-func nrOpen() uint64 {
-	b, err := os.ReadFile("/proc/sys/fs/nr_open")
-	if err != nil {
-		return 0
-	}
-	n, _ := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
-	return n
-}
+// caller, and only after it has dropped every capability (both child
+// halves: internal/spawnhelper's helper.c step 5, internal/trampoline's
+// step 6), so it can lower a hard limit but never raise one. A limit is a
+// ceiling, not a grant: a limit above the inherited hard limit is asked as
+// that hard limit, which binds the program at least as tightly as the
+// limit asked (asking for more would fail the spawn with "prlimit64:
+// operation not permitted"), and the plan says which value is set.
 
 // rlimitCeilings are, per resource, the most the child half can set as a
-// hard limit (see childMayRaise): the caller's hard limits where it cannot
-// raise them; where it can, only fs.nr_open for RLIMIT_NOFILE (the caller's
-// hard limit where nr_open cannot be read). A resource absent has no
-// ceiling.
-func rlimitCeilings(staticHelper bool, sys *syscall.SysProcAttr) map[int]uint64 {
+// hard limit: the caller's own hard limits, which the child inherits. A
+// resource whose limit cannot be read has no ceiling.
+func rlimitCeilings() map[int]uint64 {
 	out := map[int]uint64{}
-	raise := childMayRaise(staticHelper, sys)
 	for _, res := range rlimitOfFeature {
 		var rl unix.Rlimit
-		if unix.Getrlimit(res, &rl) != nil {
-			continue
-		}
-		if !raise {
+		if unix.Getrlimit(res, &rl) == nil {
 			out[res] = rl.Max
-		} else if res == unix.RLIMIT_NOFILE {
-			if n := nrOpen(); n != 0 {
-				out[res] = max(n, rl.Max)
-			} else {
-				out[res] = rl.Max
-			}
 		}
 	}
 	return out

@@ -422,7 +422,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		extra = append(extra, g.childEnd)
 		p.Net = trampoline.NetStep{FD: 3 + len(extra) - 1, Port: eplan.port}
 	}
-	p.Rlimits = commandRlimits(cfg.Limits, avail, rlimitCeilings(helper != nil, cmd.SysProcAttr))
+	p.Rlimits = commandRlimits(cfg.Limits, avail, rlimitCeilings())
 
 	// Last, as nothing can fail after it: the tree's cgroup, with its
 	// limits written, whose cgroup.procs descriptors the child half

@@ -28,12 +28,13 @@
  *     them), or when it is not what it was granted as; add the rest (a
  *     directory's rights if it is one, else a file's; for a path with no
  *     recorded identity landlock_add_rule's EINVAL tells, not fstat).
- *     Then set the payload's resource limits (after the opens: an
- *     OpenFiles limit may be lower than the number of rules).
  *  4. Drop every capability: the bounding set (when CAP_SETPCAP allows),
  *     the ambient set, then permitted, effective and inheritable; check with
  *     capget that nothing is left.
- *  5. no_new_privs; landlock_restrict_self; load each seccomp program.
+ *  5. no_new_privs; landlock_restrict_self; set the payload's resource
+ *     limits (after the opens: an OpenFiles limit may be lower than the
+ *     number of rules; after the drop: a limit is never raised); load each
+ *     seccomp program.
  *  6. execve the target, with the exec nonce in the fourth and fifth
  *     argument registers (see doc.go: the filter accepts only that execve).
  *
@@ -1086,8 +1087,17 @@ __attribute__((noreturn, used)) void start(long *sp)
 			}
 		}
 
-		/* The resource limits, now that the rules' paths were opened
-		 * (an OpenFiles limit below their number would stop step 3). */
+		/* 4. */
+		drop_caps();
+
+		/* 5. */
+		check(sys6(NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", 0);
+		check(sys3(NR_ll_restrict, ruleset, 0, 0), "landlock_restrict_self", 0);
+		/* The resource limits: after the rules' paths were opened (an
+		 * OpenFiles limit below their number would stop step 3) and
+		 * after the capabilities are gone, as the Go trampoline does, so
+		 * that neither child half can raise a limit above the one it
+		 * inherited (the parent asks for no more). */
 		for (i = 0; i < nlimits; i++) {
 			u32 res = u32_(&limits);
 			struct rlimit rl;
@@ -1095,13 +1105,6 @@ __attribute__((noreturn, used)) void start(long *sp)
 			rl.max = u64_(&limits);
 			check(sys6(NR_prlimit64, 0, res, (long)&rl, 0, 0, 0), "prlimit64", 0);
 		}
-
-		/* 4. */
-		drop_caps();
-
-		/* 5. */
-		check(sys6(NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)", 0);
-		check(sys3(NR_ll_restrict, ruleset, 0, 0), "landlock_restrict_self", 0);
 		nfilters = count(&filters, 4);
 		for (i = 0; i < nfilters; i++) {
 			struct sock_fprog prog;
