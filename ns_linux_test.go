@@ -174,9 +174,6 @@ func pick[T any](c bool, a, b T) T {
 	return b
 }
 
-// asNobody runs the calling test again in this test binary started as
-// nobody (from a copy nobody can execute), with env, and reports whether
-// this is that run. The parent, root, forwards the child's verdict.
 // nobodyWorkspace is nsWorkspace for a test that runs as nobody: as root
 // it makes the workspace, gives it to nobody and runs the test again as
 // nobody (asNobody), and returns ok false (this process only reports that
@@ -193,6 +190,9 @@ func nobodyWorkspace(t *testing.T) (ws string, ok bool) {
 	return ws, asNobody(t, "SANDBOX_NS_WS="+ws)
 }
 
+// asNobody runs the calling test again in this test binary started as
+// nobody (from a copy nobody can execute), with env, and reports whether
+// this is that run. The parent, root, forwards the child's verdict.
 func asNobody(t *testing.T, env ...string) bool {
 	t.Helper()
 	const stage = "SANDBOX_NS_NOBODY"
