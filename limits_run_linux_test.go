@@ -416,12 +416,19 @@ func TestRunLimitFileSize(t *testing.T) {
 // it can open is OpenFiles-1, then EMFILE.
 func TestRunLimitOpenFiles(t *testing.T) {
 	requireSandbox(t)
+	checkOpenFiles16(t)
+}
+
+// checkOpenFiles16 runs the descriptor-opening helper under Run with
+// OpenFiles 16: the highest descriptor must be 15, then EMFILE.
+func checkOpenFiles16(t *testing.T) {
+	t.Helper()
 	res, err := runLimited(t, sandbox.Config{Limits: sandbox.Limits{OpenFiles: 16}}, self(t), []string{helperArg, "limit-open"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := strings.TrimSpace(string(res.Stdout)), "15 "+strconv.Itoa(int(unix.EMFILE)); got != want {
-		t.Errorf("OpenFiles 16: highest descriptor and errno %q, want %q", got, want)
+		t.Errorf("OpenFiles 16 as uid %d: highest descriptor and errno %q, want %q", os.Geteuid(), got, want)
 	}
 }
 
@@ -902,13 +909,7 @@ func TestRunLimitsNobodyRlimits(t *testing.T) {
 			if half == "go-trampoline" {
 				defer sandbox.ForceGoTrampoline()()
 			}
-			res, err := runLimited(t, sandbox.Config{Limits: sandbox.Limits{OpenFiles: 16}}, self(t), []string{helperArg, "limit-open"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, want := strings.TrimSpace(string(res.Stdout)), "15 "+strconv.Itoa(int(unix.EMFILE)); got != want {
-				t.Errorf("OpenFiles 16 as nobody: highest descriptor and errno %q, want %q", got, want)
-			}
+			checkOpenFiles16(t)
 		})
 	}
 }

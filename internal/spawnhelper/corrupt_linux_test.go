@@ -38,14 +38,7 @@ func TestHelperCorruptPayloads(t *testing.T) {
 		Rlimits: []trampoline.Rlimit{{Resource: 7, Cur: 1024, Max: 1024}},
 	}
 	env := p.Environ()
-	if len(env) != 2 {
-		t.Fatalf("want one chunk, got %d entries", len(env))
-	}
-	name, chunk, _ := strings.Cut(env[1], "=")
-	raw, err := base64.RawStdEncoding.DecodeString(chunk)
-	if err != nil {
-		t.Fatal(err)
-	}
+	name, raw := oneChunk(t, env)
 	run := func(b []byte) (string, syscall.WaitStatus) {
 		cmd := exec.Command(bin, "target-argv0")
 		cmd.Args[0] = trampoline.Arg0

@@ -306,6 +306,15 @@ func TestNamespaceStepParity(t *testing.T) {
 // environment: the u32 before ParentMountNS's two u64, the last 20 bytes.
 func patchNetPort(t *testing.T, env []string, port uint32) []string {
 	t.Helper()
+	name, raw := oneChunk(t, env)
+	binary.LittleEndian.PutUint32(raw[len(raw)-20:], port)
+	return []string{env[0], name + "=" + base64.RawStdEncoding.EncodeToString(raw)}
+}
+
+// oneChunk returns the name and the decoded bytes of the payload chunk of
+// env, a payload environment that must have exactly one.
+func oneChunk(t *testing.T, env []string) (name string, raw []byte) {
+	t.Helper()
 	if len(env) != 2 {
 		t.Fatalf("want one chunk, got %d entries", len(env))
 	}
@@ -314,6 +323,5 @@ func patchNetPort(t *testing.T, env []string, port uint32) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	binary.LittleEndian.PutUint32(raw[len(raw)-20:], port)
-	return []string{env[0], name + "=" + base64.RawStdEncoding.EncodeToString(raw)}
+	return name, raw
 }
