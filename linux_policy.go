@@ -653,8 +653,13 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 	}
 	f(FeatureSpawn, true, pick(cfg.AllowProcessSpawn, "granted: children inherit the sandbox",
 		"seccomp: fork, vfork and clone of a process denied"), "")
-	mdEnforced, mdDetail, mdHint := metadataPlan(cfg, p.Seccomp, p.Layer)
-	f(FeatureMetadata, mdEnforced, mdDetail, mdHint)
+	for _, e := range metadataPlan(cfg, p.Seccomp, p.Layer) {
+		if !plan.Available {
+			e.Enforced, e.Hint = false, ""
+			e.Detail = "sandbox unavailable: " + plan.Reason
+		}
+		plan.Features = append(plan.Features, e)
+	}
 	if cfg.AllowSysVIPC {
 		f(FeatureSysVIPC, true, "granted: System V IPC in the host's IPC namespace: every segment, queue and semaphore set the user may access is reachable", "")
 	} else {
@@ -698,43 +703,60 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 
 // metadataPlan says what keeps a program off the mode, owner, times and
 // extended attributes of files outside its grants, which Landlock does not
-// mediate. ApplySelf's policy (DenyPathMetadata; also PlanFor's, which
-// describes ApplySelf and names the difference) refuses every by-path
-// form; WrapCommand's and Run's refuse chown and xattr writes by path, and
-// leave chmod and utimes by path of the user's own files (dropped
-// capabilities keep root to its own files too) to the mount-namespace
-// layer's read-only mounts (EROFS everywhere outside the write paths),
-// where that layer is used (layer). Everywhere, no set-user-ID or
-// set-group-ID bit can be set.
-func metadataPlan(cfg Config, sp seccomp.Policy, layer *mountLayer) (enforced bool, detail, hint string) {
+// mediate, as one entry per entry point (WrapCommand's and Run's first:
+// Plan.Describe reads a feature's first entry).
+//
+// ApplySelf's policy (sp.DenyPathMetadata, forSelf) refuses every by-path
+// form with seccomp: its entry is ScopeApplySelf's. WrapCommand's and
+// Run's policy refuses chown and xattr writes by path and leaves chmod and
+// utimes by path of the user's own files (dropped capabilities keep root
+// to its own files too, which for root are most system files) to the
+// mount-namespace layer's read-only mounts (EROFS everywhere outside the
+// write paths), where that layer is used (layer): its entry is
+// ScopeCommand's, and it is the only one in WrapCommand's own plan (whose
+// policy is not DenyPathMetadata). PlanFor, whose policy is ApplySelf's
+// and whose layer is the one WrapCommand would use from the caller's
+// working directory, gets both; ApplySelf's own check (layer nil, never
+// looked at) only its own. Everywhere, no set-user-ID or set-group-ID bit
+// can be set.
+func metadataPlan(cfg Config, sp seccomp.Policy, layer *mountLayer) []Enforcement {
 	const setid = "; no set-user-ID or set-group-ID bit can be set anywhere"
 	chown := "chown and extended attribute writes by path refused"
 	if cfg.AllowChown {
 		chown = "allow_chown: chown and extended attribute writes by path reach files outside the grants"
 	}
+	var out []Enforcement
+	if !sp.DenyPathMetadata || layer != nil {
+		e := Enforcement{Feature: FeatureMetadata, Scope: ScopeCommand}
+		switch {
+		case layer.used() && cfg.AllowChown:
+			e.Detail = "WrapCommand/Run: everything outside the write paths is a read-only mount (chmod, chown, utimes, xattrs: EROFS); " +
+				chown + " inside the write paths" + setid
+			e.Hint = "leave allow_chown off"
+		case layer.used():
+			e.Enforced = true
+			e.Detail = "WrapCommand/Run: everything outside the write paths is a read-only mount (mount layer): chmod, chown, utimes " +
+				"and extended attribute writes there fail with EROFS; " + chown + setid
+		default:
+			e.Detail = "WrapCommand/Run: chmod and utimes by path of files the user owns outside the grants are NOT restricted " +
+				"(Landlock has no hook for them, and " + layerMissing(layer) + "; for root, whose capabilities are dropped, that is still most system files); " +
+				chown + setid + "; ApplySelf refuses all of them by path"
+			e.Hint = layerHint(layer, "confine the program with ApplySelf, or grant it nothing the user owns that matters")
+		}
+		out = append(out, e)
+	}
 	if sp.DenyPathMetadata {
-		wrapped := ". Under WrapCommand and Run the mount layer's read-only mounts refuse every metadata change outside the write paths (EROFS)"
-		if !layer.used() {
-			wrapped = ". Under WrapCommand and Run (" + layerMissing(layer) + ") chmod and utimes by path of files " +
-				"the user owns outside the grants are NOT restricted: their plan reports file_metadata as not enforced and Strict refuses there"
-		}
+		e := Enforcement{Feature: FeatureMetadata, Scope: ScopeApplySelf, Enforced: !cfg.AllowChown}
 		if cfg.AllowChown {
-			return false, "ApplySelf: chmod and utimes by path refused; " + chown + setid + wrapped, "leave allow_chown off"
+			e.Detail = "ApplySelf: chmod and utimes by path refused; " + chown + setid
+			e.Hint = "leave allow_chown off"
+		} else {
+			e.Detail = "ApplySelf: seccomp refuses chmod, chown, utimes and extended attribute writes by path; their descriptor forms " +
+				"(fchmod, fchown, futimens, fsetxattr) work only on files Landlock let the process open" + setid
 		}
-		return true, "ApplySelf: seccomp refuses chmod, chown, utimes and extended attribute writes by path; their descriptor forms " +
-			"(fchmod, fchown, futimens, fsetxattr) work only on files Landlock let the process open" + setid + wrapped, ""
+		out = append(out, e)
 	}
-	if layer.used() {
-		if cfg.AllowChown {
-			return false, "WrapCommand and Run: everything outside the write paths is a read-only mount (chmod, chown, utimes, xattrs: EROFS); " +
-				chown + " inside the write paths" + setid, "leave allow_chown off"
-		}
-		return true, "WrapCommand and Run: everything outside the write paths is a read-only mount (mount layer): chmod, chown, utimes " +
-			"and extended attribute writes there fail with EROFS; " + chown + setid, ""
-	}
-	return false, "WrapCommand and Run: chmod and utimes by path of files the user owns outside the grants are not restricted " +
-		"(Landlock has no hook for them, and " + layerMissing(layer) + "); " + chown + setid +
-		"; ApplySelf refuses all of them by path", layerHint(layer, "confine the program with ApplySelf, or grant it nothing the user owns that matters")
+	return out
 }
 
 // withArtefacts adds to plan the rules p makes, for PlanFor and the CLI's

@@ -345,3 +345,96 @@ func TestExecLoaderReport(t *testing.T) {
 		}
 	}
 }
+
+// metadataEntries returns plan's file_metadata entries, in order.
+func metadataEntries(plan Plan) []Enforcement {
+	var out []Enforcement
+	for _, f := range plan.Features {
+		if f.Feature == FeatureMetadata {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// file_metadata per entry point, as data: PlanFor's plan (ApplySelf's
+// policy with the layer WrapCommand would use) has a WrapCommand/Run entry
+// first, enforced exactly when the mount layer is used (its read-only
+// mounts: EROFS), then ApplySelf's (seccomp refuses every by-path form);
+// WrapCommand's own plan has only the first, ApplySelf's only the second.
+// Strict judges each entry point by its own entry.
+func TestMetadataPlanPerEntryPoint(t *testing.T) {
+	notNeeded := &mountLayer{}
+	used := &mountLayer{needs: []string{"strict"}, ns: nsState{ok: true}}
+	unavailable := &mountLayer{needs: []string{"strict"}, ns: nsState{reason: "probe refused", hint: "the probe's remedy"}}
+	for _, c := range []struct {
+		name      string
+		cfg       Config
+		layer     *mountLayer
+		enforced  bool   // the WrapCommand/Run entry
+		detail    string // in that entry's detail
+		hint      string // that entry's hint
+		selfFixed bool   // ApplySelf's entry enforced
+	}{
+		{"default Config, layer not needed", Config{}, notNeeded, false, "chmod and utimes by path of files the user owns outside the grants are NOT restricted", "set strict", true},
+		{"layer used", Config{}, used, true, "fail with EROFS", "", true},
+		{"layer unavailable", Config{}, unavailable, false, "unavailable here: probe refused", "the probe's remedy", true},
+		{"allow_chown, layer used", Config{AllowChown: true}, used, false, "allow_chown", "leave allow_chown off", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rc := testResolved(t, c.cfg)
+			self := buildLinuxPolicy(rc, 7, "/proc/self", nil).forSelf()
+			self.Layer = c.layer
+			got := metadataEntries(linuxPlan(rc, self, true, ""))
+			if len(got) != 2 || got[0].Scope != ScopeCommand || got[1].Scope != ScopeApplySelf {
+				t.Fatalf("PlanFor's file_metadata entries %+v; want WrapCommand/Run's, then ApplySelf's", got)
+			}
+			cmd, as := got[0], got[1]
+			if cmd.Enforced != c.enforced || !strings.Contains(cmd.Detail, c.detail) || !strings.HasPrefix(cmd.Detail, "WrapCommand/Run: ") ||
+				(c.hint == "") != (cmd.Hint == "") || !strings.Contains(cmd.Hint, c.hint) {
+				t.Errorf("WrapCommand/Run entry %+v; want enforced=%v, detail with %q, hint with %q", cmd, c.enforced, c.detail, c.hint)
+			}
+			if as.Enforced != c.selfFixed || !strings.HasPrefix(as.Detail, "ApplySelf: ") || strings.Contains(as.Detail, "WrapCommand") {
+				t.Errorf("ApplySelf entry %+v; want enforced=%v, about ApplySelf only", as, c.selfFixed)
+			}
+			// What WrapCommand checks: its own policy (no
+			// DenyPathMetadata) and layer.
+			wrapPol := buildLinuxPolicy(rc, 7, inChild, []string{"/bin/true"})
+			wrapPol.Layer = c.layer
+			wrapPlan := linuxPlan(rc, wrapPol, true, "")
+			if w := metadataEntries(wrapPlan); len(w) != 1 || w[0] != cmd {
+				t.Errorf("WrapCommand's plan: %+v; want exactly PlanFor's WrapCommand/Run entry %+v", w, cmd)
+			}
+			strict := c.cfg
+			strict.Strict = true
+			err := checkApplicable(wrapPlan, strict)
+			if names := err != nil && strings.Contains(err.Error(), FeatureMetadata); names == c.enforced {
+				t.Errorf("Strict WrapCommand: %v; want file_metadata named exactly when not enforced (%v)", err, !c.enforced)
+			}
+			// What ApplySelf checks: its own, without a layer.
+			selfOnly := buildLinuxPolicy(rc, 7, "/proc/self", nil).forSelf()
+			sp := linuxPlan(rc, selfOnly, true, "")
+			if s := metadataEntries(sp); len(s) != 1 || s[0] != as {
+				t.Errorf("ApplySelf's plan: %+v; want exactly PlanFor's ApplySelf entry %+v", s, as)
+			}
+			err = checkApplicableIn(sp, strict, ScopeApplySelf)
+			if names := err != nil && strings.Contains(err.Error(), FeatureMetadata); names == c.selfFixed {
+				t.Errorf("Strict ApplySelf: %v; want file_metadata named exactly when not enforced (%v)", err, !c.selfFixed)
+			}
+			// Describe (written for Run) lists the WrapCommand/Run gap.
+			plan := linuxPlan(rc, self, true, "")
+			if d := plan.Describe(); !cmd.Enforced && !strings.Contains(d, FeatureMetadata+": "+cmd.Detail) {
+				t.Errorf("Describe does not name the WrapCommand/Run gap:\n%s", d)
+			}
+		})
+	}
+	// Unavailable sandbox: both entries say so.
+	rc := testResolved(t, Config{})
+	p := buildLinuxPolicy(rc, 0, "/proc/self", nil).forSelf()
+	p.Layer = used
+	for _, e := range metadataEntries(linuxPlan(rc, p, true, "no landlock")) {
+		if e.Enforced || !strings.Contains(e.Detail, "sandbox unavailable") {
+			t.Errorf("without Landlock: %+v", e)
+		}
+	}
+}

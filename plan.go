@@ -162,12 +162,13 @@ func (p Plan) strictErrorIn(scope string) error {
 // what WrapCommand and Run do differently: the mount-namespace layer's
 // features (deny paths, mounts, git protection, private /tmp, noexec write
 // paths), evaluated from the caller's working directory, and enforced
-// there only where the layer is used. WrapCommand and Run check a plan
-// whose file_metadata is enforced by the layer's read-only mounts when the
-// layer is used, and not otherwise (chmod and utimes by path of the
-// user's own files outside the grants; see the feature's detail), so
-// Strict, which makes them use the layer, refuses where it is
-// unavailable.
+// there only where the layer is used; and file_metadata, whose
+// WrapCommand/Run entry (before ApplySelf's) is enforced by the layer's
+// read-only mounts when the layer is used, and not otherwise (chmod and
+// utimes by path of the user's own files outside the grants stay
+// possible; see the entry's detail), while ApplySelf's seccomp refuses
+// them by path. Strict makes WrapCommand and Run use the layer, and
+// refuses where it is unavailable.
 func PlanFor(cfg Config) (Plan, error) {
 	rc, err := resolve(cfg)
 	if err != nil {

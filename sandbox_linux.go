@@ -97,11 +97,12 @@ func probePlatform() Status {
 
 func planPlatform(rc *resolvedConfig) Plan {
 	k := kernel()
-	// PlanFor describes ApplySelf; WrapCommand's plan differs in
-	// file_metadata (see metadataPlan), which this plan's detail names.
+	// PlanFor describes ApplySelf, with entries scoped to WrapCommand and
+	// Run where they differ: the mount layer's features and
+	// file_metadata (see metadataPlan), judged by the layer
+	// WrapCommand and Run would use from the caller's working directory
+	// (their default).
 	pol := buildLinuxPolicy(rc, k.abi, "/proc/self", nil).forSelf()
-	// What WrapCommand and Run would do with the mount layer, from the
-	// caller's working directory (their default).
 	cwd, _ := os.Getwd()
 	pol.Layer = newMountLayer(rc, nil, cwd)
 	plan := withArtefacts(linuxPlan(rc, pol, k.seccomp, k.abiReason), pol)

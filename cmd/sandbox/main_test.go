@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -142,6 +143,14 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("mount layer unavailable without a remedy in the report: %+v\n%s", m, out)
 		case m.Enforced && !strings.Contains(out, "Mounts:     available"):
 			t.Errorf("text output lacks the mount layer's line:\n%s", out)
+		}
+		// Its Config needs no mount layer: WrapCommand and Run leave
+		// chmod and utimes of the user's own files outside the grants,
+		// and the report says so, in its own line (exit: degraded).
+		i := slices.IndexFunc(rep.Features, func(f sandbox.Enforcement) bool { return f.Feature == sandbox.FeatureMetadata })
+		if i < 0 || rep.Features[i].Scope != sandbox.ScopeCommand || rep.Features[i].Enforced ||
+			!strings.Contains(out, "file_metadata        NOT enforced  WrapCommand/Run: chmod and utimes by path") {
+			t.Errorf("doctor does not report WrapCommand/Run's file_metadata as not enforced first: %+v\n%s", rep.Features, out)
 		}
 	}
 }
@@ -343,6 +352,68 @@ func TestPlanDescribe(t *testing.T) {
 	p.TimeLimit = 45 * time.Second
 	if stdout.String() != p.Describe() || !strings.Contains(stdout.String(), "45s") {
 		t.Errorf("plan --describe printed:\n%s\nwant:\n%s", stdout.String(), p.Describe())
+	}
+}
+
+// On Linux, plan, plan --describe and doctor name what WrapCommand and Run
+// leave of file metadata: without the mount layer chmod and utimes by path
+// of the user's own files outside the grants are not enforced (a line of
+// its own, before ApplySelf's enforced one); with --strict, which makes
+// them use the layer, they fail with EROFS where the layer is available.
+func TestPlanMetadataPerEntryPoint(t *testing.T) {
+	if runtime.GOOS != "linux" || !sandbox.Probe().Active {
+		t.Skip("the file_metadata entry of WrapCommand/Run is Linux's (and needs an active sandbox)")
+	}
+	dir := t.TempDir()
+	lines := func(args ...string) []string {
+		var stdout, stderr strings.Builder
+		if code := run(append([]string{"plan", "--rw", dir}, args...), nil, &stdout, &stderr); code != exitOK {
+			t.Fatalf("plan %v: exit %d: %s", args, code, stderr.String())
+		}
+		// Each file_metadata entry with its wrapped continuation lines,
+		// in single spaces.
+		var out []string
+		in := false
+		for _, l := range strings.Split(stdout.String(), "\n") {
+			switch {
+			case strings.HasPrefix(l, "  "+sandbox.FeatureMetadata+" "):
+				out = append(out, "")
+				in = true
+			case !in || !strings.HasPrefix(l, strings.Repeat(" ", 37)):
+				in = false
+				continue
+			}
+			out[len(out)-1] = strings.TrimSpace(out[len(out)-1] + " " + strings.Join(strings.Fields(l), " "))
+		}
+		return out
+	}
+	got := lines()
+	if len(got) != 2 || !strings.HasPrefix(got[0], "file_metadata NOT enforced WrapCommand/Run: chmod and utimes by path") ||
+		!strings.HasPrefix(got[1], "file_metadata enforced ApplySelf: ") {
+		t.Errorf("plan's file_metadata lines %q; want WrapCommand/Run's not enforced, then ApplySelf's enforced", got)
+	}
+	var stdout, stderr strings.Builder
+	run([]string{"plan", "--rw", dir, "--describe"}, nil, &stdout, &stderr)
+	if !strings.Contains(stdout.String(), "- file_metadata: WrapCommand/Run: chmod and utimes by path of files the user owns outside the grants are NOT restricted") {
+		t.Errorf("plan --describe does not list the WrapCommand/Run gap:\n%s", stdout.String())
+	}
+	strict := lines("--strict")
+	p, err := sandbox.PlanFor(sandbox.Config{DenyWritePaths: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer := false
+	for _, f := range p.Features {
+		if f.Feature == sandbox.FeatureDenyWrite && f.Scope == sandbox.ScopeCommand {
+			layer = f.Enforced
+		}
+	}
+	want := "file_metadata enforced WrapCommand/Run: everything outside the write paths is a read-only mount"
+	if !layer {
+		want = "file_metadata NOT enforced WrapCommand/Run: chmod and utimes by path of files the user owns outside the grants are NOT restricted (Landlock has no hook for them, and the mount-namespace layer is unavailable here"
+	}
+	if len(strict) != 2 || !strings.HasPrefix(strict[0], want) {
+		t.Errorf("plan --strict's file_metadata lines %q; want the first to start %q (mount layer available: %v)", strict, want, layer)
 	}
 }
 
