@@ -85,10 +85,15 @@ type Config struct {
 
 	// AllowSysVIPC permits System V shared memory, message queues and
 	// semaphores (shmget, msgget, semget and their operations). It is off
-	// by default because on Linux they live in the host's IPC namespace:
-	// with it, the program can list, attach to and change every segment,
-	// queue and semaphore set the user may access, other programs'
-	// included. PostgreSQL and some X11 and audio programs need it.
+	// by default because on Linux they live in an IPC namespace, the
+	// host's unless the program has its own: there, the program can list,
+	// attach to and change every segment, queue and semaphore set the user
+	// may access, other programs' included. Under WrapCommand and Run the
+	// field starts the program in new namespaces, with a private IPC
+	// namespace (no mounts unless the Config needs the mount layer), so it
+	// reaches only its own; where namespaces are unavailable (and under
+	// ApplySelf) [PlanFor] reports the host's as not enforced (Strict: an
+	// error). PostgreSQL and some X11 and audio programs need it.
 	AllowSysVIPC bool `json:"allow_sysv_ipc,omitempty"`
 
 	// AllowExecWritePaths makes every write path executable too, for

@@ -84,7 +84,7 @@ var configFieldDocs = map[string]fieldDoc{
 		description: "Let the program change file owners and write extended attributes by path (chown, lchown, fchownat, setxattr, removexattr and their variants). Off by default: these reach files outside every grant. fchown and fsetxattr on a descriptor the program opened stay allowed.",
 	},
 	"allow_sysv_ipc": {
-		description: "Permit System V shared memory, message queues and semaphores. Off by default: they live in the host's IPC namespace, so the program could read and change other programs' segments and queues.",
+		description: "Permit System V shared memory, message queues and semaphores. Off by default: outside a private IPC namespace the program could read and change other programs' segments and queues. Under WrapCommand and Run (Linux) the program gets a private IPC namespace; where namespaces are unavailable, and under ApplySelf, it is the host's: reported as not enforced.",
 	},
 	"allow_exec_write_paths": {
 		description: "Make every write path executable too, for build-and-run work (a compiler's ./a.out, go run, scripts the program writes). Off by default: whatever the program can write it can then run.",

@@ -172,6 +172,12 @@ type linuxPolicy struct {
 	// Layer is the mount-namespace layer WrapCommand and Run would use
 	// (see mountlayer_linux.go); nil where it was not looked at.
 	Layer *mountLayer
+	// IPCNamespace is, for a Config with AllowSysVIPC, whether WrapCommand
+	// and Run can start the program in new namespaces here (the
+	// namespace probe's result), which always include a private IPC
+	// namespace (nsAttr); nil where it was not looked at (ApplySelf, and
+	// Configs without AllowSysVIPC, whose System V IPC seccomp refuses).
+	IPCNamespace *nsState
 }
 
 // landlockABIConfigs are go-landlock's per-ABI sets; index = ABI version.
@@ -661,7 +667,7 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 		plan.Features = append(plan.Features, e)
 	}
 	if cfg.AllowSysVIPC {
-		f(FeatureSysVIPC, true, "granted: System V IPC in the host's IPC namespace: every segment, queue and semaphore set the user may access is reachable", "")
+		plan.Features = append(plan.Features, sysvIPCPlan(p.IPCNamespace, plan.Available, plan.Reason)...)
 	} else {
 		f(FeatureSysVIPC, true, "seccomp: System V shared memory, message queues and semaphores denied", "")
 	}
@@ -755,6 +761,41 @@ func metadataPlan(cfg Config, sp seccomp.Policy, layer *mountLayer) []Enforcemen
 				"(fchmod, fchown, futimens, fsetxattr) work only on files Landlock let the process open" + setid
 		}
 		out = append(out, e)
+	}
+	return out
+}
+
+// sysvIPCPlan reports AllowSysVIPC: under WrapCommand and Run (first, as
+// Describe reads a feature's first entry; only when ns, the namespace
+// probe's result, was looked at) System V IPC in a private IPC namespace
+// where namespaces can be created, else in the host's; under ApplySelf
+// always the host's (a process that confines itself keeps its
+// namespaces). The host's IPC namespace is reported as not enforced, as
+// /dev/shm is for AllowSharedMemory: the grant then reaches every
+// segment, queue and semaphore set of the user's other programs.
+func sysvIPCPlan(ns *nsState, available bool, reason string) []Enforcement {
+	const host = "System V IPC in the host's IPC namespace: the program can list, attach to and change every segment, queue and semaphore set its user may access, other programs' included"
+	const hint = "grant allow_sysv_ipc only to programs that need System V IPC (PostgreSQL, some X11 and audio programs)"
+	var out []Enforcement
+	if ns != nil {
+		e := Enforcement{Feature: FeatureSysVIPC, Scope: ScopeCommand}
+		if ns.ok {
+			e.Enforced = true
+			e.Detail = "WrapCommand/Run: granted, in a private IPC namespace: the program makes and uses its own segments, queues and " +
+				"semaphore sets, which end with it, and reaches none of the host's"
+		} else {
+			e.Detail = "WrapCommand/Run: " + host + " (new namespaces are unavailable here: " + ns.reason + ")"
+			e.Hint = pick(ns.hint != "", ns.hint, hint)
+		}
+		out = append(out, e)
+	}
+	out = append(out, Enforcement{Feature: FeatureSysVIPC, Scope: ScopeApplySelf, Detail: "ApplySelf: " + host,
+		Hint: "run the program with WrapCommand or Run, which give it a private IPC namespace where namespaces are available; or " + hint})
+	if !available {
+		for i := range out {
+			out[i].Enforced, out[i].Hint = false, ""
+			out[i].Detail = "sandbox unavailable: " + reason
+		}
 	}
 	return out
 }

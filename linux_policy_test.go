@@ -438,3 +438,47 @@ func TestMetadataPlanPerEntryPoint(t *testing.T) {
 		}
 	}
 }
+
+// sysv_ipc with AllowSysVIPC, as data: WrapCommand/Run's entry first (only
+// when the namespaces were looked at), enforced exactly where they can be
+// made (a private IPC namespace), else the host's namespace with the
+// probe's reason and remedy; ApplySelf's always the host's, not enforced.
+// Without AllowSysVIPC one entry: seccomp refuses.
+func TestSysVIPCPlan(t *testing.T) {
+	entries := func(cfg Config, ns *nsState, abi int) []Enforcement {
+		rc := testResolved(t, cfg)
+		p := buildLinuxPolicy(rc, abi, "/proc/self", nil)
+		p.IPCNamespace = ns
+		var out []Enforcement
+		for _, f := range linuxPlan(rc, p, true, "no landlock").Features {
+			if f.Feature == FeatureSysVIPC {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	ok := &nsState{ok: true}
+	refused := &nsState{reason: "clone refused", hint: "the probe's remedy"}
+	if got := entries(Config{}, ok, 7); len(got) != 1 || !got[0].Enforced || got[0].Scope != "" || !strings.Contains(got[0].Detail, "seccomp") {
+		t.Errorf("without AllowSysVIPC: %+v; want one entry, seccomp refuses", got)
+	}
+	allow := Config{AllowSysVIPC: true}
+	got := entries(allow, ok, 7)
+	if len(got) != 2 || got[0].Scope != ScopeCommand || !got[0].Enforced || !strings.Contains(got[0].Detail, "private IPC namespace") ||
+		got[1].Scope != ScopeApplySelf || got[1].Enforced || !strings.Contains(got[1].Detail, "host's IPC namespace") || got[1].Hint == "" {
+		t.Errorf("namespaces available: %+v", got)
+	}
+	got = entries(allow, refused, 7)
+	if len(got) != 2 || got[0].Scope != ScopeCommand || got[0].Enforced || !strings.Contains(got[0].Detail, "host's IPC namespace") ||
+		!strings.Contains(got[0].Detail, "clone refused") || got[0].Hint != "the probe's remedy" {
+		t.Errorf("namespaces refused: %+v", got)
+	}
+	if got = entries(allow, nil, 7); len(got) != 1 || got[0].Scope != ScopeApplySelf || got[0].Enforced {
+		t.Errorf("ApplySelf's own plan: %+v; want only its entry, the host's namespace", got)
+	}
+	for _, e := range entries(allow, ok, 0) {
+		if e.Enforced || !strings.Contains(e.Detail, "sandbox unavailable") {
+			t.Errorf("without Landlock: %+v", e)
+		}
+	}
+}

@@ -105,6 +105,10 @@ func planPlatform(rc *resolvedConfig) Plan {
 	pol := buildLinuxPolicy(rc, k.abi, "/proc/self", nil).forSelf()
 	cwd, _ := os.Getwd()
 	pol.Layer = newMountLayer(rc, nil, cwd)
+	if rc.cfg.AllowSysVIPC {
+		ns := namespaces()
+		pol.IPCNamespace = &ns
+	}
 	plan := withArtefacts(linuxPlan(rc, pol, k.seccomp, k.abiReason), pol)
 	// Host names: ApplySelf's entry is linuxPlan's; WrapCommand's and
 	// Run's is the egress layer's.

@@ -173,6 +173,13 @@ type wrapOptions struct {
 // steps (Plan.MountLayer), and, where namespaces are refused, why and the
 // remedy. See mountlayer_linux.go.
 //
+// With AllowSysVIPC the child half starts in the same new namespaces,
+// without mounts unless the Config needs the layer, for their private IPC
+// namespace: the program's System V segments, queues and semaphore sets
+// are its own, and the host's are out of its reach. Where namespaces are
+// unavailable it uses the host's, and [PlanFor] says so (sysv_ipc, not
+// enforced; Strict: an error).
+//
 // # Errors
 //
 // WrapCommand itself checks everything it can before anything runs: a bad
@@ -299,6 +306,12 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		cwd = abs
 	}
 	pol.Layer = newMountLayer(rc, []string{resolved}, cwd)
+	if cfg.AllowSysVIPC {
+		// System V IPC allowed: in a private IPC namespace, the
+		// namespaces' (nsAttr), where they can be made; no mounts.
+		ns := namespaces()
+		pol.IPCNamespace = &ns
+	}
 	eplan := egressPlanFor(rc)
 	plan := linuxPlan(rc, pol, k.seccomp, k.abiReason)
 	eplan.addTo(&plan)
@@ -320,10 +333,13 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 	// falls back to its session scan (killSession).
 	pidNS := opts.pidNS != nil && cfg.AllowProcessSpawn &&
 		(cgm == nil || !cgm.KillsRaceFree()) && namespaces().ok
+	ipcNS := pol.IPCNamespace != nil && pol.IPCNamespace.ok
 	var attr *syscall.SysProcAttr
-	if pol.Layer.used() || eplan.on || pidNS {
+	if pol.Layer.used() || eplan.on || pidNS || ipcNS {
 		// With egress, a network namespace too, whether or not the
-		// mount layer has anything to do.
+		// mount layer has anything to do. Every such start has a
+		// private IPC namespace (nsAttr): for AllowSysVIPC that is
+		// all it needs.
 		if attr, err = nsAttr(cmd.SysProcAttr, eplan.on, pidNS); err != nil {
 			return nil, fmt.Errorf("sandbox: WrapCommand: %w", err)
 		}
@@ -505,7 +521,8 @@ func withNamespaceStep(p *trampoline.Payload, rc *resolvedConfig, pol linuxPolic
 	p.Net = trampoline.NetStep{FD: -1}
 	p.ParentMountNS = [2]uint64{ns.Dev, ns.Ino}
 	if !pol.Layer.used() {
-		// Only the egress layer needs the namespaces: no mounts.
+		// Only the egress layer, Run's PID namespace or AllowSysVIPC's
+		// private IPC namespace needs the namespaces: no mounts.
 		return nil
 	}
 	p.Mounts = pol.Layer.plan.MountOps()
