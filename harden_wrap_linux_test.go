@@ -327,3 +327,80 @@ func metadataEntry(plan sandbox.Plan) sandbox.Enforcement {
 	}
 	return sandbox.Enforcement{}
 }
+
+// TestWrapMetadataAsNobody: TestWrapMetadata for an ordinary user, whose
+// own file outside the grants is the target. Unconfined (the control) a
+// change-nothing chown and a user xattr of its own file work, so the EPERM
+// under WrapCommand is seccomp's. chmod by path of that file: without the
+// mount layer it works, and the plan's WrapCommand/Run entry says
+// file_metadata is not enforced; with the layer (in a user namespace) it
+// fails with EROFS, and with Strict the plan says enforced.
+func TestWrapMetadataAsNobody(t *testing.T) {
+	requireSandbox(t)
+	const env = "SANDBOX_META_DIR"
+	if os.Getenv("SANDBOX_NS_NOBODY") != t.Name() {
+		requireRoot(t)
+		// Not under /tmp, which the layer makes private, and no git
+		// repository (the layer would protect it): the layer is used
+		// only where the Config asks for it.
+		dir, err := os.MkdirTemp(pick(dirExists("/var/tmp"), "/var/tmp", "/"), "sandbox-meta-nobody-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		os.Chmod(dir, 0o755)
+		os.Mkdir(filepath.Join(dir, "ws"), 0o755)
+		os.WriteFile(filepath.Join(dir, "ws", "x"), nil, 0o644)
+		os.WriteFile(filepath.Join(dir, "outside"), []byte("x"), 0o600)
+		chownTree(t, dir, 65534)
+		asNobody(t, env+"="+dir)
+		return
+	}
+	dir := os.Getenv(env)
+	ws, outside := filepath.Join(dir, "ws"), filepath.Join(dir, "outside")
+	if err := unix.Chown(outside, os.Geteuid(), os.Getegid()); err != nil {
+		t.Fatalf("unconfined control: chown of its own file: %v", err)
+	}
+	if err := unix.Setxattr(outside, "user.sandbox-test", []byte("x"), 0); err != nil {
+		// seccomp answers before the file system: EPERM below all the
+		// same, but not shown to differ from the unconfined answer.
+		t.Logf("unconfined setxattr: %v (this file system has no user xattrs)", err)
+	}
+	run := func(cfg sandbox.Config) string {
+		t.Helper()
+		cmd := exec.Command(self(t), helperArg, "meta", outside, ws)
+		cmd.Env = []string{quickExit}
+		wrap(t, cmd, cfg)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return string(out)
+	}
+	cfg := sandbox.Config{AllowedWritePaths: []string{ws}}
+	if got, want := run(cfg), "chmod 0\nchown 1\nlchown 1\nsetxattr 1\nopen-suid 1\nshmget 1\n"; got != want {
+		t.Errorf("without the mount layer, as uid %d:\n%s\nwant\n%s", os.Geteuid(), got, want)
+	}
+	plan, err := sandbox.PlanFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := metadataEntry(plan); f.Scope != sandbox.ScopeCommand || f.Enforced || !strings.Contains(f.Detail, "chmod and utimes by path") {
+		t.Errorf("chmod outside worked, but the plan's WrapCommand/Run file_metadata entry is %+v", f)
+	}
+	if ok, why := mountLayerAvailable(t); !ok {
+		t.Logf("the mount layer is unavailable to nobody here (%s): the EROFS half is not run", why)
+		return
+	}
+	layered := sandbox.Config{AllowedWritePaths: []string{ws}, DenyWritePaths: []string{filepath.Join(ws, "x")}}
+	if got, want := run(layered), fmt.Sprintf("chmod %d\nchown 1\nlchown 1\nsetxattr 1\nopen-suid 1\nshmget 1\n", int(syscall.EROFS)); got != want {
+		t.Errorf("with the mount layer, as uid %d:\n%s\nwant\n%s", os.Geteuid(), got, want)
+	}
+	plan, err = sandbox.PlanFor(sandbox.Config{AllowedWritePaths: []string{ws}, Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := metadataEntry(plan); f.Scope != sandbox.ScopeCommand || !f.Enforced || !strings.Contains(f.Detail, "EROFS") {
+		t.Errorf("Strict (the layer used): the plan's WrapCommand/Run file_metadata entry is %+v", f)
+	}
+}
