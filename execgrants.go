@@ -66,6 +66,22 @@ func helperDirs(tool, path string) []string {
 	return []string{filepath.Join(filepath.Dir(filepath.Dir(resolved)), "pkg", "tool")}
 }
 
+// helperDir returns d, a helper directory of toolHelpers, as granted: d
+// itself when it is a directory, or where it resolves when it is a symlink
+// (every path granted is resolved: WrapCommand refuses a rule path that is
+// a symlink when it records it, as a symlink there may have been swapped
+// in), and whether it is a directory at all. One lstat in the usual case,
+// as the stat it replaces.
+func helperDir(d string) (string, bool) {
+	fi, err := os.Lstat(d)
+	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if d, err = filepath.EvalSymlinks(d); err == nil {
+			fi, err = os.Stat(d)
+		}
+	}
+	return d, err == nil && fi.IsDir()
+}
+
 // helperTool returns the key of toolHelpers that a program name stands for:
 // versioned and cross-prefixed names (gcc-12, x86_64-linux-gnu-gcc-12)
 // count as their tool.
@@ -131,7 +147,7 @@ func execExtrasFor(granted []ResolvedPath) []execExtra {
 	}
 	addHelpers := func(tool, why string) {
 		for _, d := range helperDirs(tool, why) {
-			if fi, err := os.Stat(d); err == nil && fi.IsDir() && !covered(d) {
+			if d, ok := helperDir(d); ok && !covered(d) {
 				out = append(out, execExtra{Path: d, IsDir: true, Reason: "helper programs of " + why})
 			}
 		}
@@ -197,7 +213,7 @@ func scanExecDir(dir string) []execExtra {
 					continue
 				}
 				seen[d] = true
-				if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+				if d, ok := helperDir(d); ok {
 					out = append(out, execExtra{Path: d, IsDir: true, Reason: "helper programs of " + path})
 				}
 			}

@@ -374,19 +374,28 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 	for _, r := range pol.System {
 		p.Rules = append(p.Rules, trampoline.PathRule{Path: r.Path, Dir: uint64(r.Dir), File: uint64(r.File)})
 	}
+	if testHookBeforeRuleIDs != nil {
+		testHookBeforeRuleIDs()
+	}
 	for _, r := range pol.Paths {
 		// The child checks that it opens the object resolved here: a
 		// path replaced since (by a symlink to a secret, say) grants
 		// nothing. A path gone already grants nothing either.
-		var st unix.Stat_t
-		if err := unix.Stat(r.Path, &st); err != nil {
-			continue
-		}
-		rule := trampoline.PathRule{Path: r.Path, Dev: st.Dev, Ino: st.Ino}
-		if attr != nil && slices.Contains(pol.Layer.plan.Tmp, r.Path) {
-			// /dev/shm (allow_shared_memory): the child opens the
-			// private tmpfs the layer mounted there, not what is here.
-			rule.Dev, rule.Ino = 0, 0
+		//
+		// Not for /dev/shm under the mount layer (allow_shared_memory):
+		// the child opens the private tmpfs the layer mounted there,
+		// not what is here. Every other rule path was resolved
+		// (symlinks and all) when the policy was built, so a symlink
+		// here now was swapped in since: lstat, not stat, which would
+		// record the object the substitute names and let the child
+		// grant it. The same one system call.
+		rule := trampoline.PathRule{Path: r.Path}
+		if attr == nil || !slices.Contains(pol.Layer.plan.Tmp, r.Path) {
+			var st unix.Stat_t
+			if err := unix.Lstat(r.Path, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				continue
+			}
+			rule.Dev, rule.Ino = st.Dev, st.Ino
 		}
 		// Directory rights always include READ_DIR, file rights never.
 		if r.Access&ll.AccessFSReadDir != 0 {
@@ -544,9 +553,10 @@ func withNamespaceStep(p *trampoline.Payload, rc *resolvedConfig, pol linuxPolic
 		p.Rules = append(p.Rules, trampoline.PathRule{Path: d, Dir: uint64((llWriteDir | unixRight) & pol.HandledFS)})
 	}
 	for _, m := range rc.mounts {
+		// m.Path is resolved: lstat, as for the rules above.
 		var st unix.Stat_t
-		if err := unix.Stat(m.Path, &st); err != nil {
-			continue // reported by the plan as a gap
+		if err := unix.Lstat(m.Path, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			continue // gone (reported by the plan as a gap) or swapped
 		}
 		rule := trampoline.PathRule{Path: m.At, Dev: st.Dev, Ino: st.Ino}
 		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
@@ -610,6 +620,11 @@ func (c *cachedFilter) withNonce() ([]trampoline.SockFilter, [2]uint64, error) {
 	}
 	return prog, nonce, nil
 }
+
+// testHookBeforeRuleIDs, when set (tests), runs in WrapCommand after the
+// policy's paths are resolved and before their devices and inodes are
+// recorded: the window TestWrapRuleSwappedBeforeRecord swaps a rule path in.
+var testHookBeforeRuleIDs func()
 
 // forceGoTrampoline makes WrapCommand use the Go trampoline even where the
 // helper works (tests run the WrapCommand tests through both).
