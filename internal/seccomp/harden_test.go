@@ -26,6 +26,17 @@ const (
 	tTIOCSWINSZ     = 0x5414
 	tTIOCSLCKTRMIOS = 0x5457
 	tTIOCSSERIAL    = 0x541f
+	tTIOCSRS485     = 0x542f
+	tTIOCSISO7816   = 0xc0285443
+	tTIOCSERCONFIG  = 0x5453
+	tTIOCMSET       = 0x5418
+	tTIOCMBIS       = 0x5416
+	tTIOCMBIC       = 0x5417
+	tTIOCMGET       = 0x5415
+	tTIOCGRS485     = 0x542e
+	tTIOCGISO7816   = 0x80285442
+	tTIOCSSOFTCAR   = 0x541a
+	tTIOCSBRK       = 0x5427
 	tTCSETS         = 0x5402
 	tTCSETSW        = 0x5403
 	tTCSETSF        = 0x5404
@@ -87,10 +98,22 @@ const (
 func TestTerminalIoctls(t *testing.T) {
 	requireAMD64(t)
 	denied := []uint64{tTIOCSTI, tTIOCLINUX, tTIOCSCTTY, tTIOCSPGRP, tTIOCNOTTY, tTIOCVHANGUP, tTIOCCONS, tTIOCSETD,
-		tTIOCEXCL, tTIOCSWINSZ, tTIOCSLCKTRMIOS, tTIOCSSERIAL, tKDGKBTYPE, tKDSKBMODE, tVTACTIVATE, 0x4b00, 0x4bff, 0x5600, 0x56ff}
+		tTIOCEXCL, tTIOCSWINSZ, tTIOCSLCKTRMIOS, tTIOCSSERIAL, tTIOCSRS485, tTIOCSISO7816, tTIOCSERCONFIG,
+		tKDGKBTYPE, tKDSKBMODE, tVTACTIVATE, 0x4b00, 0x4bff, 0x5600, 0x56ff}
 	allowed := []uint64{tTCGETS, tTCSETS, tTCSETSW, tTCSETSF, tTCFLSH, tTIOCGPGRP, tTIOCGWINSZ, tTIOCNXCL, tTIOCSIG,
-		tTIOCGPTPEER, tFIONBIO, 0x4a33, 0x4c00, 0x5500, 0x5700, 0x80044b33}
+		tTIOCGPTPEER, tFIONBIO, tTIOCMGET, tTIOCGRS485, tTIOCGISO7816, tTIOCSSOFTCAR, tTIOCSBRK,
+		0x4a33, 0x4c00, 0x5500, 0x5700, 0x80044b33}
 	checkIoctls(t, denied, allowed)
+	// The modem-line setters: ENOTTY, a pseudo-terminal's answer (see
+	// modemLineIoctls), on the 32 bits the kernel reads.
+	for _, p := range allPolicies() {
+		for _, req := range []uint64{tTIOCMSET, tTIOCMBIS, tTIOCMBIC} {
+			for _, v := range []uint64{req, high | req, 1<<32 | req} {
+				expect(t, p, call(t, "ioctl", 3, v, 0x7ffd0000), enotty, "ioctl")
+			}
+			expect(t, p, call(t, "ioctl", req, tTCGETS, req, req), allow, "ioctl with the request in other arguments")
+		}
+	}
 }
 
 func TestNetdevIoctls(t *testing.T) {

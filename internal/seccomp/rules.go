@@ -15,6 +15,7 @@ import (
 const (
 	errnoEPERM           = 1
 	errnoENOSYS          = 38
+	errnoENOTTY          = 25
 	errnoEPROTONOSUPPORT = 93
 
 	afUnix  = 1
@@ -112,30 +113,61 @@ const (
 //	                     terminal's owner (emulator, pty master) has a reason to set it
 //	TIOCSLCKTRMIOS       lock termios fields for everyone (CAP_SYS_ADMIN)
 //	TIOCSSERIAL          serial line configuration (divisors, IRQs; partly CAP_SYS_ADMIN)
+//	TIOCSRS485           switch a serial port to RS-485 and set its RTS timing: the port's
+//	                     configuration in the driver, for every later user, until changed
+//	TIOCSISO7816         the same for ISO 7816 (smart card) mode
+//	TIOCSERCONFIG        re-probe the UART (CAP_SYS_ADMIN; refused anyway)
 //	KD* (0x4Bxx), VT_* (0x56xx)  virtual console keyboard mode, fonts, VT switching: a
 //	                     program on a VT console would change the console for the machine
+//
+// On a pseudo-terminal, which is what a program is normally given, the
+// serial requests answer ENOTTY whatever the sandbox; they matter on a
+// real serial line: a caller on a serial console (a VM's ttyS0), or a
+// serial device the Config grants. The modem-line setters TIOCMSET,
+// TIOCMBIS and TIOCMBIC (DTR and RTS) are refused too, on such a line:
+// dropping DTR hangs up the caller's console or resets the device
+// attached (a microcontroller's auto-reset), for every user of the line.
+// They answer ENOTTY, as a pseudo-terminal does (modemLineIoctls), not
+// EPERM: programs that open serial ports set DTR and RTS at open and go on
+// when the port says it has no modem lines (pyserial ignores ENOTTY and
+// EINVAL there, and fails on any other errno), so a program granted a
+// serial device still opens it; what it cannot do is toggle those lines
+// (esptool's automatic reset into the boot loader, for one). No program
+// needs them on its own terminal.
 //
 // Allowed, each harmful at most to the terminal's current state, which the
 // caller restores: TCSETS/TCSETSW/TCSETSF/TCSETS2 and the TCSETA forms
 // (raw mode, echo: what every interactive program does on its own
 // terminal; from a background process the kernel stops the caller with
-// SIGTTOU, it does not signal others), TCFLSH, TCXONC, TCSBRK and
-// TIOCSBRK/TIOCCBRK, TIOCMSET/TIOCMBIS/TIOCMBIC (modem lines; no-ops on a
-// pty), TIOCNXCL, TIOCPKT, TIOCSPTLCK, TIOCSIG and TIOCGPTPEER (pty master
-// side only: a pty the program opened itself), FIONBIO, FIOASYNC, and every
-// TIOCG* query.
+// SIGTTOU, it does not signal others), TIOCSSOFTCAR (the CLOCAL flag,
+// which TCSETS sets as well), TCFLSH, TCXONC, TCSBRK and TIOCSBRK/TIOCCBRK
+// (a break on the line; ENOTTY on a pty), TIOCNXCL, TIOCPKT, TIOCSPTLCK,
+// TIOCSIG and TIOCGPTPEER (pty master side only: a pty the program opened
+// itself), FIONBIO, FIOASYNC, and every query (TIOCG*, TIOCMGET,
+// TIOCMIWAIT, TIOCGICOUNT, TIOCGRS485, TIOCGISO7816).
 var ttyIoctls = []uint32{
 	tiocsti, tioclinux,
-	0x540e, // TIOCSCTTY
-	0x5410, // TIOCSPGRP
-	0x5422, // TIOCNOTTY
-	0x5437, // TIOCVHANGUP
-	0x541d, // TIOCCONS
-	0x5423, // TIOCSETD
-	0x540c, // TIOCEXCL
-	0x5414, // TIOCSWINSZ
-	0x5457, // TIOCSLCKTRMIOS
-	0x541f, // TIOCSSERIAL
+	0x540e,     // TIOCSCTTY
+	0x5410,     // TIOCSPGRP
+	0x5422,     // TIOCNOTTY
+	0x5437,     // TIOCVHANGUP
+	0x541d,     // TIOCCONS
+	0x5423,     // TIOCSETD
+	0x540c,     // TIOCEXCL
+	0x5414,     // TIOCSWINSZ
+	0x5457,     // TIOCSLCKTRMIOS
+	0x541f,     // TIOCSSERIAL
+	0x542f,     // TIOCSRS485
+	0xc0285443, // TIOCSISO7816: _IOWR('T', 0x43, struct serial_iso7816), 40 bytes
+	0x5453,     // TIOCSERCONFIG
+}
+
+// modemLineIoctls set a serial line's modem control lines (see ttyIoctls):
+// refused with ENOTTY, a pseudo-terminal's own answer.
+var modemLineIoctls = []uint32{
+	0x5418, // TIOCMSET
+	0x5416, // TIOCMBIS
+	0x5417, // TIOCMBIC
 }
 
 // netdevIoctls change network devices, routes, ARP and bridges
@@ -431,11 +463,17 @@ func filterSpecs(p Policy) []filterSpec {
 			low32MaskedRule("ioctl", argIoctlReq,
 				"ioctl when the low 32 bits of request are a terminal request that acts on others "+
 					"(TIOCSTI, TIOCLINUX, TIOCSCTTY, TIOCSPGRP, TIOCNOTTY, TIOCVHANGUP, TIOCCONS, TIOCSETD, TIOCEXCL, TIOCSWINSZ, "+
-					"TIOCSLCKTRMIOS, TIOCSSERIAL, KD*, VT_*), a network device request (SIOCS*, SIOCADD*/SIOCDEL* "+
+					"TIOCSLCKTRMIOS, TIOCSSERIAL, TIOCSRS485, TIOCSISO7816, TIOCSERCONFIG, KD*, VT_*), a network device request (SIOCS*, SIOCADD*/SIOCDEL* "+
 					"routes, ARP, multicast, bridges, bonding, SIOCETHTOOL, SIOCWANDEV, the private ranges, wireless setters) "+
 					"or a filesystem-wide or file flag request (FIFREEZE, FITHAW, FS_IOC_SHUTDOWN, FS_IOC_SETFSLABEL, "+
 					"FS_IOC_SETFSUUID, FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR, FS_IOC_SETVERSION), whatever the descriptor",
 				slices.Concat(ttyIoctls, netdevIoctls, fsIoctls), maskedIoctls),
+		}},
+		{name: "ioctl-modem-lines", errno: errnoENOTTY, errnoName: "ENOTTY", rules: []rule{
+			low32Rule("ioctl", argIoctlReq,
+				"ioctl when the low 32 bits of request set a serial line's modem lines (TIOCMSET, TIOCMBIS, TIOCMBIC: DTR, RTS), "+
+					"answered as a pseudo-terminal answers",
+				modemLineIoctls...),
 		}},
 		{name: "fcntl-lease", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{
 			low32Rule("fcntl", argFcntlCmd,

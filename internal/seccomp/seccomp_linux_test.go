@@ -28,6 +28,13 @@ func TestConstantsMatchUnix(t *testing.T) {
 	}{
 		{"EPERM", errnoEPERM, uint64(unix.EPERM)},
 		{"ENOSYS", errnoENOSYS, uint64(unix.ENOSYS)},
+		{"ENOTTY", errnoENOTTY, uint64(unix.ENOTTY)},
+		{"TIOCSRS485", 0x542f, unix.TIOCSRS485},
+		{"TIOCSISO7816", 0xc0285443, unix.TIOCSISO7816},
+		{"TIOCSERCONFIG", 0x5453, unix.TIOCSERCONFIG},
+		{"TIOCMSET", 0x5418, unix.TIOCMSET},
+		{"TIOCMBIS", 0x5416, unix.TIOCMBIS},
+		{"TIOCMBIC", 0x5417, unix.TIOCMBIC},
 		{"EPROTONOSUPPORT", errnoEPROTONOSUPPORT, uint64(unix.EPROTONOSUPPORT)},
 		{"AF_UNIX", afUnix, unix.AF_UNIX},
 		{"AF_INET", afInet, unix.AF_INET},

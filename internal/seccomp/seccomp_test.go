@@ -617,6 +617,7 @@ func TestEveryRuleReachable(t *testing.T) {
 		"personality":       {call(t, "personality", 0x0040000), eperm},
 		"ioctl":             {call(t, "ioctl", 0, high|tTIOCLINUX), eperm},
 		"fcntl-lease":       {call(t, "fcntl", 3, 1024, 1), eperm},
+		"ioctl-modem-lines": {call(t, "ioctl", 3, high|tTIOCMBIC, 0x7ffd0000), enotty},
 		"setid-mode":        {call(t, "fchmod", 3, 0o4755), eperm},
 		"other-process":     {call(t, "prlimit64", 1, 0, 0x1000, 0), eperm},
 		"utimensat-path":    {call(t, "utimensat", 3, 0x7ffd1000, 0, 0), eperm},

@@ -24,6 +24,7 @@ const (
 	allow           = retAllow
 	eperm           = retErrno | errnoEPERM
 	enosys          = retErrno | errnoENOSYS
+	enotty          = retErrno | errnoENOTTY
 	eprotonosupport = retErrno | errnoEPROTONOSUPPORT
 )
 
@@ -36,6 +37,8 @@ func retName(r uint32) string {
 		return "ERRNO(EPERM)"
 	case enosys:
 		return "ERRNO(ENOSYS)"
+	case enotty:
+		return "ERRNO(ENOTTY)"
 	case eprotonosupport:
 		return "ERRNO(EPROTONOSUPPORT)"
 	}
