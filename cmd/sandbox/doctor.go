@@ -35,6 +35,25 @@ type doctorReport struct {
 	Egress *sandbox.EgressPlan `json:"egress,omitempty"`
 }
 
+// machineGaps are the features of doctor's plan that are not enforced
+// because of this machine: all those not enforced, less WrapCommand's and
+// Run's file_metadata where the mount layer is available (mountLayer
+// enforced). That one is not enforced only because doctor's Config needs
+// no mount layer; any Config that uses the layer here (Strict, a deny
+// path, a git repository in a write path) has it enforced. doctor still
+// prints it as not enforced for its Config, with the remedy; the exit code
+// says whether the machine is degraded.
+func machineGaps(fs []sandbox.Enforcement, mountLayer *sandbox.Enforcement) []sandbox.Enforcement {
+	var out []sandbox.Enforcement
+	for _, f := range fs {
+		if f.Enforced || f.Feature == sandbox.FeatureMetadata && f.Scope == sandbox.ScopeCommand && mountLayer != nil && mountLayer.Enforced {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
 // doctorConfig is what doctor asks about and runs its canary under: an
 // agent with a workspace, one TCP port to connect to (any host) and one to
 // bind, so that every capability has something to enforce.
@@ -119,7 +138,7 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 		code = exitUnavailable
 	case rep.Canary == nil || !rep.Canary.Verified:
 		code = exitNotVerified
-	case len(plan.NotEnforced()) > 0:
+	case len(machineGaps(plan.Features, rep.MountLayer)) > 0:
 		code = exitDegraded
 	}
 	if *asJSON {

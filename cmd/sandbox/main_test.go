@@ -116,9 +116,13 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("canary not verified but exit %d", code)
 		}
 	default:
+		// Degraded when a feature is not enforced, except WrapCommand's
+		// file_metadata where the mount layer is available: the
+		// machine enforces it for any Config that uses the layer.
 		want := exitOK
 		for _, f := range rep.Features {
-			if !f.Enforced {
+			layerOnly := f.Feature == sandbox.FeatureMetadata && f.Scope == sandbox.ScopeCommand && rep.MountLayer != nil && rep.MountLayer.Enforced
+			if !f.Enforced && !layerOnly {
 				want = exitDegraded
 			}
 		}
@@ -560,5 +564,32 @@ func TestRunReportsCreatedRepository(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(ws, ".git")); err != nil {
 		t.Errorf("the .git is gone: %v", err)
+	}
+}
+
+// machineGaps leaves out only WrapCommand/Run's file_metadata, and only
+// where the mount layer is available; every other gap, and that one where
+// the layer is unavailable, makes doctor's exit "degraded".
+func TestMachineGaps(t *testing.T) {
+	meta := sandbox.Enforcement{Feature: sandbox.FeatureMetadata, Scope: sandbox.ScopeCommand}
+	selfMeta := sandbox.Enforcement{Feature: sandbox.FeatureMetadata, Scope: sandbox.ScopeApplySelf}
+	other := sandbox.Enforcement{Feature: sandbox.FeatureTCPConnect}
+	on := &sandbox.Enforcement{Feature: sandbox.FeatureDenyRead, Scope: sandbox.ScopeCommand, Enforced: true}
+	off := &sandbox.Enforcement{Feature: sandbox.FeatureDenyRead, Scope: sandbox.ScopeCommand}
+	for _, c := range []struct {
+		name  string
+		fs    []sandbox.Enforcement
+		layer *sandbox.Enforcement
+		want  int
+	}{
+		{"metadata with the layer available", []sandbox.Enforcement{meta}, on, 0},
+		{"metadata with the layer unavailable", []sandbox.Enforcement{meta}, off, 1},
+		{"metadata, layer not probed", []sandbox.Enforcement{meta}, nil, 1},
+		{"ApplySelf's metadata counts", []sandbox.Enforcement{selfMeta}, on, 1},
+		{"another gap counts", []sandbox.Enforcement{meta, other}, on, 1},
+	} {
+		if got := len(machineGaps(c.fs, c.layer)); got != c.want {
+			t.Errorf("%s: %d gaps, want %d", c.name, got, c.want)
+		}
 	}
 }
