@@ -13,13 +13,14 @@ package sandbox
 // out of reach); or Strict, which requires file metadata outside the write
 // paths to be protected (chmod and utimes by path, which Landlock does not
 // mediate), and only the layer's read-only mounts do that under WrapCommand
-// and Run. Otherwise the child half is the fast, namespace-free one (the
-// static helper), and the plan says file metadata is not enforced.
+// and Run. Otherwise the child half starts in no new namespace (the
+// cheaper spawn), and the plan says file metadata is not enforced.
 //
-// When the layer is used the child half is the Go trampoline, cloned into
-// new mount and IPC namespaces (and a user namespace when the caller is not
-// root: see nsAttr); its namespace step performs the mountns plan built
-// here, after the cgroup join, close_range and the rlimits and before
+// When the layer is used the child half (the static helper, or the Go
+// trampoline where that cannot run) is cloned into new mount and IPC
+// namespaces (and a user namespace when the caller is not root: see
+// nsAttr); its namespace step performs the mountns plan built here, after
+// the cgroup join and close_range and before
 // Landlock (whose rules are opened after the mounts, so they name what the
 // target sees), the capability drop, no_new_privs and seccomp (which
 // refuses every mount system call: nothing can be unmounted, remounted or
