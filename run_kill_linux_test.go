@@ -6,11 +6,13 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/childtest"
 )
 
 // marked returns the PIDs of live processes whose environment holds kv.
@@ -39,7 +41,14 @@ func marked(kv string) []int {
 func TestRunKillsForkChain(t *testing.T) {
 	requireSandbox(t)
 	sh := need(t, "/bin/sh", "dash")
-	cfg := sandbox.Config{AllowProcessSpawn: true, AllowedExecPaths: []string{sh}}
+	forkChainRuns(t, sandbox.Config{AllowProcessSpawn: true, AllowedExecPaths: []string{sh}})
+}
+
+// forkChainRuns runs, four times, a shell whose every process starts a
+// successor and exits, until Run's timeout kills the tree, and fails if
+// any process of it is left.
+func forkChainRuns(t *testing.T, cfg sandbox.Config) {
+	sh := cfg.AllowedExecPaths[0]
 	for i := range 4 {
 		mark := "SANDBOX_CHAIN_TEST=" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(i)
 		script := `chain() { chain & }; chain; while :; do :; done`
@@ -61,6 +70,34 @@ func TestRunKillsForkChain(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+}
+
+// TestRunKillsForkChainBySessionScan: the same chain where neither a
+// cgroup nor a PID namespace can stop the tree (detection pointed at no
+// cgroup, namespaces refused by a seccomp filter in this child process):
+// Run's last fallback, the session scan (SIGSTOP every process of the
+// session until a scan finds none running, then SIGKILL), ends it.
+func TestRunKillsForkChainBySessionScan(t *testing.T) {
+	requireSandbox(t)
+	need(t, "/bin/sh", "dash")
+	empty := childtest.Share(t, func() string {
+		p := filepath.Join(t.TempDir(), "mountinfo")
+		os.WriteFile(p, nil, 0o644)
+		return p
+	})
+	childtest.Run(t, func(t *testing.T) {
+		defer sandbox.SetCgroupOptions(empty, "")()
+		refuseNamespaces(t)
+		cfg := sandbox.Config{AllowProcessSpawn: true, AllowedExecPaths: []string{"/bin/sh"}}
+		p, err := sandbox.PlanFor(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.MountLayer != nil {
+			t.Fatalf("the namespaces are still available: %v", p.MountLayer)
+		}
+		forkChainRuns(t, cfg)
+	})
 }
 
 // killStray ends a process this test started and that outlived Run.
