@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -52,6 +53,11 @@ func availOf(m *cgroup.Manager, err error) cgroupAvail {
 		memory:  m.Has(cgroup.Memory),
 		cpu:     m.Version == cgroup.V2 || m.Has(cgroup.CPUAcct),
 	}
+	var where []string
+	for _, d := range m.Parents() {
+		where = append(where, filepath.Join(d, cgroup.DirName))
+	}
+	a.where = strings.Join(where, ", ")
 	if m.Version == cgroup.V2 {
 		a.swap = "memory.max, memory.swap.max 0 where swap is accounted, memory.oom.group 1 (the whole tree is killed)"
 	} else {

@@ -23,9 +23,17 @@ import (
 //   - A cgroup (v2, or v1 controllers on hosts still on the legacy
 //     hierarchy) bounds the whole process tree: every task it creates,
 //     the memory of all of them (memfd and tmpfs pages included), their
-//     total CPU time. It needs a cgroup the caller may manage (root on a
-//     host with the controllers, or a delegated cgroup v2 subtree; found
-//     without side effects, see internal/cgroup). WrapCommand and Run
+//     total CPU time. It needs a cgroup the caller may manage, found
+//     without side effects (internal/cgroup): on cgroup v2 the nearest
+//     cgroup, from the caller's own upwards, that the caller may write and
+//     whose cgroup.subtree_control already enables pids and memory for
+//     its children: for root under systemd, the slice above the caller's
+//     unit (system.slice, a user's slice), or the root cgroup; for any
+//     user, a delegated cgroup (systemd's Delegate=yes, a container's own
+//     cgroup) in a leaf of which the caller runs, with the controllers
+//     enabled in it; on cgroup v1, the caller's own cgroup in each
+//     controller's hierarchy, writable (as root). The plan names the
+//     directory. WrapCommand and Run
 //     make one fresh cgroup per tree, write the limits into it before the
 //     target starts, and pass its cgroup.procs descriptors (one per
 //     hierarchy) to the child half, which writes "0" to each before
@@ -276,6 +284,10 @@ type cgroupAvail struct {
 	pids, memory, cpu bool   // Processes, MemoryBytes and CPUTime can be enforced by it
 	swap              string // how swap is kept out of MemoryBytes, for the plan
 	why               string // why there is none, or why a controller is missing
+	// where is the directory (one per v1 hierarchy, comma-separated) the
+	// trees' cgroups are made in (cgroup.Manager.Parents + DirName), for
+	// the plan.
+	where string
 }
 
 // selfCreds is what decides whether the rlimits ApplySelf sets bind the
@@ -391,8 +403,8 @@ func commandLimitFeature(rc *resolvedConfig, c selfCreds, cg cgroupAvail, f stri
 	if cg.why != "" {
 		noCg += " (" + cg.why + ")"
 	}
-	cgHint := "run as root on a host with cgroup controllers, or in a delegated cgroup v2 subtree (systemd Delegate=yes)"
-	tree := "the tree's own " + cg.version + ", made before the target starts and removed when the tree is gone: "
+	cgHint := "run as root on a host with cgroup controllers, or in a leaf of a delegated cgroup v2 subtree that enables pids and memory for its children (systemd Delegate=yes)"
+	tree := "the tree's own " + cg.version + " (a cgroup in " + cg.where + "), made before the target starts and removed when the tree is gone: "
 	switch f {
 	case FeatureLimitProcesses:
 		if cg.pids {

@@ -89,11 +89,16 @@ func TestCommandLimitsWithCgroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full := cgroupAvail{version: "cgroup v1", pids: true, memory: true, cpu: true}
+	full := cgroupAvail{version: "cgroup v2", pids: true, memory: true, cpu: true, where: "/sys/fs/cgroup/system.slice/openparallax-sandbox"}
 	p := Plan{Available: true, Features: linuxLimitFeatures(rc, selfCreds{uid0: true}, full)}
 	for _, f := range p.Features {
 		if f.Scope == ScopeCommand && !f.Enforced {
 			t.Errorf("WrapCommand with a full cgroup: %s not enforced: %s", f.Feature, f.Detail)
+		}
+		// The plan names the cgroup the trees' cgroups are made in.
+		if tree := f.Feature == FeatureLimitProcesses || f.Feature == FeatureLimitMemory || f.Feature == FeatureLimitCPUTime; f.Scope == ScopeCommand && tree &&
+			!strings.Contains(f.Detail, "cgroup v2 (a cgroup in /sys/fs/cgroup/system.slice/openparallax-sandbox)") {
+			t.Errorf("WrapCommand %s does not say which cgroup: %s", f.Feature, f.Detail)
 		}
 	}
 	if err := checkApplicable(p, rc.cfg); err != nil {

@@ -10,30 +10,58 @@
 //
 // Detection reads /proc/self/mountinfo and /proc/self/cgroup, and checks
 // with access(2) and stat(2) (no write, no mkdir) that the caller could
-// create a cgroup below its own and move a process there:
+// create a cgroup below a given one and move a process there:
 //
-//   - cgroup v2: the caller's own cgroup on the cgroup2 mount, or the
-//     cgroup given as Options.Parent, when it is writable (root, or a
-//     delegated subtree: a systemd unit with Delegate=yes, a container's
-//     own cgroup), the cgroup.procs of the common ancestor of the caller's
-//     cgroup and it is writable (moving a process needs that), and the
-//     controllers the limits need are already enabled in its
-//     cgroup.subtree_control. This package never enables a controller in
-//     a cgroup it did not create: enabling them at the root would change
-//     the host, and a cgroup other than the root cannot enable them while
-//     it holds a process (the "no internal processes" rule), which the
-//     caller's own cgroup always does. So below the root a delegated
-//     cgroup is used as Options.Parent, with the caller in a leaf of it.
+//   - cgroup v2: the nearest cgroup, from the caller's own up to the root
+//     of the cgroup2 mount, that this process may write (root; or a
+//     delegated subtree: a systemd unit with Delegate=yes, systemd's user
+//     manager's own slices, a container's own cgroup), whose cgroup.procs
+//     it may write (moving a process from the caller's cgroup to one below
+//     it needs write access to the cgroup.procs of their common ancestor,
+//     which is that cgroup), and whose cgroup.subtree_control already
+//     enables pids and memory for its children (failing that, the nearest
+//     that enables the most of them; failing that, the nearest usable one,
+//     for the tree kill alone); or the cgroup given as Options.Parent.
+//     Upwards because a cgroup other than the root cannot enable a
+//     controller for its children while it holds a process (the "no
+//     internal processes" rule), and the caller's own cgroup holds the
+//     caller: only the root, a slice above the caller's unit, or a
+//     delegated cgroup whose leaf the caller runs in can. This package
+//     never enables a controller in a cgroup it did not create: enabling
+//     one in the root or in a slice would change the host.
 //   - cgroup v1, on hosts still on the legacy hierarchy: the pids, memory,
 //     freezer and cpuacct controllers, each on its own mount (as
 //     /sys/fs/cgroup/<controller>), each used below the caller's own cgroup
-//     in that hierarchy when that is writable.
+//     in that hierarchy when that is writable (v1 has no rule against
+//     processes in inner cgroups).
 //
-// Every tree's cgroup is DirName/<name> below the caller's cgroup (in each
-// v1 hierarchy). DirName is created when missing and removed again when a
-// tree's removal leaves it empty. Nothing else of the host is written: no
-// limit of an existing cgroup is changed, no process other than the tree is
-// moved.
+// Every tree's cgroup is DirName/<name> below that cgroup ([Manager.Parents]).
+// DirName is created when missing and removed again when a tree's removal
+// leaves it empty. Nothing else of the host is written: no limit of an
+// existing cgroup is changed, no process other than the tree is moved.
+//
+// # Whose cgroup that is
+//
+// On a systemd host the cgroup found is, for a caller that is not in a
+// delegated subtree, the slice above its unit (system.slice for a system
+// service, user-1000.slice for root in a login session; the root cgroup
+// when no slice enables the controllers), or for a user's session the
+// user manager's app.slice. Those belong to systemd, whose rule is that
+// only it writes in its tree outside delegated subtrees ("single
+// writer"). This package does anyway, as runc's and Docker's cgroupfs
+// drivers do, and what it does there is small: one directory, DirName,
+// whose cgroup.subtree_control it sets, with one cgroup per running tree
+// inside. systemd does not know them: they are not accounted to the
+// caller's unit (a MemoryMax= of the caller's service does not cover its
+// trees, the slice's does); systemd does not remove them, and cannot
+// disable pids or memory in the slice while DirName enables them (the
+// write fails with EBUSY, and systemd logs it), so a limit never silently
+// disappears under a running tree. To stay within systemd's rules, run the
+// caller in a leaf of a delegated cgroup (Delegate=yes; systemd 254's
+// DelegateSubgroup= starts it in one) with pids and memory enabled in the
+// delegated cgroup's cgroup.subtree_control (the delegate's to write, as
+// its owner, once no process is left in it; this package does not): that
+// cgroup is then the nearest.
 //
 // # Names and stale cgroups
 //
@@ -67,8 +95,8 @@ import (
 	"time"
 )
 
-// DirName is the directory below the caller's cgroup that holds the trees'
-// cgroups.
+// DirName is the directory, below the cgroup detection chose
+// ([Manager.Parents]), that holds the trees' cgroups.
 const DirName = "openparallax-sandbox"
 
 // Controllers of cgroup v1 this package uses, each on its own hierarchy.

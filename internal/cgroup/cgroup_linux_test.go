@@ -157,12 +157,19 @@ func helper(mode, arg string) {
 		printDetect(Options{})
 	case "delegated": // arg: a delegated cgroup; this process is in its leaf "supervisor"
 		becomeNobodyOrDie(die)
-		m, err := Detect(Options{Parent: arg})
+		// Found from the leaf by walking up, and named as the Parent.
+		for _, o := range []Options{{}, {Parent: arg}} {
+			m, err := Detect(o)
+			if err != nil {
+				die(err)
+			}
+			if m.Version != V2 || !m.Has(Pids) || !m.Has(Memory) || len(m.Parents()) != 1 || m.Parents()[0] != arg {
+				die(fmt.Errorf("detected with %+v: %s %v in %v: %v", o, m.Version, m.Controllers, m.Parents(), m.Notes))
+			}
+		}
+		m, err := Detect(Options{})
 		if err != nil {
 			die(err)
-		}
-		if m.Version != V2 || !m.Has(Pids) || !m.Has(Memory) {
-			die(fmt.Errorf("detected %s %v: %v", m.Version, m.Controllers, m.Notes))
 		}
 		g, err := m.New(Limits{Pids: 8, MemoryBytes: 64 << 20})
 		if err != nil {
@@ -603,7 +610,8 @@ func TestCommonAncestor(t *testing.T) {
 // A delegated subtree, used as nobody: the way systemd delegates a cgroup
 // (Delegate=yes): the cgroup, its cgroup.procs, cgroup.subtree_control and
 // cgroup.threads belong to the user, the controllers are enabled for its
-// children, and the caller runs in a leaf of it. Only in the kernel
+// children, and the caller runs in a leaf of it. Detect finds it from the
+// leaf by itself (and as Options.Parent). Only in the kernel
 // matrix's guests: it makes a cgroup outside DirName, under the root, which
 // a test on a host must not.
 func TestDelegatedSubtree(t *testing.T) {

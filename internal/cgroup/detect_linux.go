@@ -20,13 +20,11 @@ type Options struct {
 	SelfCgroup string // default /proc/self/cgroup
 
 	// Parent, when set, is the cgroup v2 directory to make trees' cgroups
-	// under, in place of the caller's own cgroup; only it is considered.
-	// It is how a delegated subtree is used: cgroup v2 lets a cgroup other
-	// than the root enable controllers for its children only while it
-	// holds no process, so the caller runs in a leaf of the delegated
-	// cgroup (systemd: Delegate=yes, the Engine in a "supervisor" child)
-	// and the delegated cgroup, with pids and memory enabled in its
-	// cgroup.subtree_control, is the Parent.
+	// under; only it is considered. Without it detection walks up from
+	// the caller's own cgroup (see the package doc), which finds a
+	// delegated cgroup whose leaf the caller runs in by itself; Parent
+	// names one elsewhere (the caller must still be allowed to move a
+	// process from its own cgroup there).
 	Parent string
 }
 
@@ -36,14 +34,15 @@ type Manager struct {
 	Version Version
 	// Controllers are the controllers a tree's cgroup gets: on v1 the
 	// hierarchies found usable among pids, memory, freezer and cpuacct; on
-	// v2 those enabled for the caller's children among pids and memory
+	// v2 those enabled for the children of Parents()[0] among pids and memory
 	// (CPU time and the tree kill need no controller on v2).
 	Controllers []string
 	// Notes say, per controller or hierarchy not used, why.
 	Notes map[string]string
 
-	// dirs maps each hierarchy used to the caller's cgroup directory in it
-	// (v2: the key is "").
+	// dirs maps each hierarchy used to the cgroup directory the trees'
+	// cgroups are made below (in DirName): on v1 the caller's own cgroup
+	// in that hierarchy, on v2 (key "") the one detectV2 chose.
 	dirs map[string]string
 }
 
@@ -153,8 +152,27 @@ func Detect(opts Options) (*Manager, error) {
 	return nil, fmt.Errorf("%w: cgroup v2: %s; cgroup v1: %s", ErrUnavailable, v2why, v1why)
 }
 
-// detectV2 looks at the caller's cgroup on the cgroup2 mount, or at
-// parent when set.
+// detectV2 looks for the cgroup v2 directory to make trees' cgroups
+// under: parent when set (only it), else the nearest cgroup, from the
+// caller's own up to the root of the cgroup2 mount, that this process may
+// use (see checkDir) and whose cgroup.subtree_control already enables the
+// most of pids and memory for its children; among those that enable none,
+// the nearest usable one (the tree kill needs no controller).
+//
+// Why upwards: on cgroup v2 a cgroup other than the root that holds a
+// process cannot enable a domain controller for its children (the "no
+// internal processes" rule), and the caller's own cgroup holds the caller.
+// So under systemd the caller's unit (x.service, a session's scope) never
+// has pids or memory for children, while the slice above it does (systemd
+// enables a controller in a slice when a unit below accounts for it:
+// TasksAccounting= and MemoryAccounting= are on by default, the latter
+// since systemd 238); and in a delegated
+// subtree (Delegate=yes) run the systemd way, the caller sits in a leaf
+// of the delegated cgroup, which enables them. Moving a process from the
+// caller's cgroup into one below an ancestor needs write access to that
+// ancestor's cgroup.procs (their common ancestor), which checkDir checks.
+// Nothing is written: a controller not enabled where a cgroup could be
+// made is reported, never enabled (see the package doc).
 func detectV2(mounts []mount, self selfCgroups, parent string) (*Manager, string) {
 	if self.v2 == "" {
 		return nil, "the process is in no cgroup v2 hierarchy"
@@ -169,45 +187,93 @@ func detectV2(mounts []mount, self selfCgroups, parent string) (*Manager, string
 			reasons = append(reasons, m.point+" does not show the process's cgroup "+self.v2)
 			continue
 		}
-		dir := own
 		if parent != "" {
-			dir = filepath.Clean(parent)
+			dir := filepath.Clean(parent)
 			if !within(dir, m.point) {
 				reasons = append(reasons, parent+" is not on the cgroup2 mount "+m.point)
 				continue
 			}
-		}
-		// Moving a process from the caller's cgroup into one below dir
-		// needs write access to the cgroup.procs of their common ancestor.
-		if err := checkDir(dir, unix.CGROUP2_SUPER_MAGIC, commonAncestor(own, dir)); err != nil {
-			reasons = append(reasons, err.Error())
-			continue
-		}
-		mg := &Manager{Version: V2, Notes: map[string]string{}, dirs: map[string]string{"": dir}}
-		b, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
-		if err != nil {
-			reasons = append(reasons, err.Error())
-			continue
-		}
-		enabled := strings.Fields(string(b))
-		for _, c := range []string{Pids, Memory} {
-			if slices.Contains(enabled, c) {
-				mg.Controllers = append(mg.Controllers, c)
+			mg, why := v2At(dir, own)
+			if mg == nil {
+				reasons = append(reasons, why)
 				continue
 			}
-			why := "not enabled in " + filepath.Join(dir, "cgroup.subtree_control") + " (this library enables no controller in a cgroup it did not create)"
-			if parent == "" && self.v2 != "/" {
-				why += "; a cgroup other than the root that holds a process (this one holds the caller) cannot enable controllers " +
-					"for its children: run the caller in a leaf of a delegated cgroup with the controllers enabled, and pass that cgroup as Options.Parent"
+			for _, c := range []string{Pids, Memory} {
+				if !mg.Has(c) {
+					mg.Notes[c] = "not enabled in " + filepath.Join(dir, "cgroup.subtree_control") + " (this library enables no controller in a cgroup it did not create)"
+				}
 			}
-			mg.Notes[c] = why
+			return mg, strings.Join(mapNotes(mg.Notes), "; ")
 		}
-		return mg, strings.Join(mapNotes(mg.Notes), "; ")
+		var best *Manager
+		var refused []string
+		for dir := own; ; dir = filepath.Dir(dir) {
+			mg, why := v2At(dir, own)
+			if mg == nil {
+				refused = append(refused, why)
+			} else if best == nil || len(mg.Controllers) > len(best.Controllers) {
+				best = mg
+			}
+			if best != nil && len(best.Controllers) == 2 || dir == m.point || !within(dir, m.point) {
+				break
+			}
+		}
+		if best == nil {
+			reasons = append(reasons, refused...)
+			continue
+		}
+		for _, c := range []string{Pids, Memory} {
+			if best.Has(c) {
+				continue
+			}
+			why := "not enabled for the children of any cgroup this process may use, from its own (" + own + ") up to " + m.point +
+				" (this library enables no controller in a cgroup it did not create)"
+			if own != m.point {
+				why += "; a cgroup other than the root that holds a process (as the caller's own does) cannot enable controllers " +
+					"for its children: run the caller in a leaf of a delegated cgroup whose cgroup.subtree_control enables them"
+			}
+			best.Notes[c] = why
+		}
+		return best, strings.Join(mapNotes(best.Notes), "; ")
 	}
 	if len(reasons) == 0 {
 		return nil, "no cgroup2 mount"
 	}
 	return nil, strings.Join(reasons, "; ")
+}
+
+// v2At is a Manager making trees' cgroups below dir, a cgroup2 directory
+// at or above own (the caller's cgroup), with the controllers of pids and
+// memory that dir's cgroup.subtree_control enables; nil and why when this
+// process may not use dir (see checkDir).
+func v2At(dir, own string) (*Manager, string) {
+	// Moving a process from the caller's cgroup into one below dir
+	// needs write access to the cgroup.procs of their common ancestor.
+	if err := checkDir(dir, unix.CGROUP2_SUPER_MAGIC, commonAncestor(own, dir)); err != nil {
+		return nil, err.Error()
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+	if err != nil {
+		return nil, err.Error()
+	}
+	mg := &Manager{Version: V2, Notes: map[string]string{}, dirs: map[string]string{"": dir}}
+	enabled := strings.Fields(string(b))
+	for _, c := range []string{Pids, Memory} {
+		if slices.Contains(enabled, c) {
+			mg.Controllers = append(mg.Controllers, c)
+		}
+	}
+	return mg, ""
+}
+
+// Parents are the cgroups, one per hierarchy used (on v2, one), below
+// which the trees' cgroups are made (in DirName).
+func (m *Manager) Parents() []string {
+	var out []string
+	for _, c := range m.hierarchies() {
+		out = append(out, m.dirs[c])
+	}
+	return out
 }
 
 // within reports whether p is dir or below it.
