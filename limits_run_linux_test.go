@@ -550,32 +550,62 @@ func rawPgrpChain(fd uintptr) {
 	}
 }
 
-const envCgCaller = "SANDBOX_TEST_CG_CALLER"
+const (
+	envCgCaller   = "SANDBOX_TEST_CG_CALLER"   // the helper's marker
+	envCgNoCgroup = "SANDBOX_TEST_CG_NOCGROUP" // the helper points detection at no cgroup
+)
 
-// TestRunCgroupCallerHelper, as a helper (envCgCaller set), runs a tree
-// under Run with a limit, which prints "ready" and waits; its caller is
-// then killed by TestRunCgroupOfKilledCaller.
-func TestRunCgroupCallerHelper(t *testing.T) {
+// TestRunKilledCallerHelper, as a helper (envCgCaller set), runs a tree
+// under Run with spawn and a limit: the program prints how many PIDs it
+// has in /proc/self/status's NSpid (2 in a PID namespace of its own),
+// starts a child that sleeps, prints "ready" and waits; its caller is then
+// killed by TestRunKilledCaller.
+func TestRunKilledCallerHelper(t *testing.T) {
 	mark := os.Getenv(envCgCaller)
 	if mark == "" {
 		return
 	}
+	if os.Getenv(envCgNoCgroup) != "" {
+		empty := filepath.Join(t.TempDir(), "mountinfo")
+		os.WriteFile(empty, nil, 0o600)
+		sandbox.SetCgroupOptions(empty, "")
+	}
 	exe, _ := os.Executable()
 	cfg := sandbox.Config{AllowProcessSpawn: true, AllowedExecPaths: []string{"/bin/sh", exe}, Limits: sandbox.Limits{Processes: 16}}
-	// The orphan-to-be sleeps in a child the program starts.
-	sandbox.Run(context.Background(), cfg, "/bin/sh", []string{"-c", `"$0" ` + helperArg + ` sleep 60s & echo ready; read x`, exe},
+	script := `while read -r k v; do [ "$k" = NSpid: ] && set -- "$@" $v; done </proc/self/status; echo "nspids $(($# - 1))"; ` +
+		`"$0" ` + helperArg + ` sleep 60s & echo ready; read x`
+	sandbox.Run(context.Background(), cfg, "/bin/sh", []string{"-c", script, exe},
 		sandbox.RunOptions{Env: []string{mark, quickExit}, Stdin: blockingReader{}, Stdout: os.Stdout})
 	os.Exit(3)
 }
 
-// A caller SIGKILLed during Run leaves its tree's cgroup and the orphan in
-// it behind; the next Run with limits removes both.
-func TestRunCgroupOfKilledCaller(t *testing.T) {
-	requireCgroup(t, cgroup.Pids, false)
+// A caller SIGKILLed during Run, whose program has a child of its own:
+// where namespaces are available, the program is PID 1 of a PID namespace
+// of its own and no process of the tree survives the caller (Pdeathsig
+// ends the program, the kernel the rest); with a cgroup, that cgroup
+// stays, empty, until the next Run that makes one removes it. Where
+// namespaces are unavailable (the fallback) the child lives on in the
+// cgroup until that next Run kills it.
+func TestRunKilledCaller(t *testing.T) {
+	t.Run("cgroup", func(t *testing.T) {
+		requireCgroup(t, cgroup.Pids, false)
+		killedCaller(t, false)
+	})
+	t.Run("no-cgroup", func(t *testing.T) {
+		requireNamespaces(t)
+		killedCaller(t, true)
+	})
+}
+
+func killedCaller(t *testing.T, noCgroup bool) {
 	need(t, "/bin/sh", "dash")
+	ns, why := mountLayerAvailable(t)
 	mark := "SANDBOX_CG_CALLER_TEST=" + strconv.Itoa(os.Getpid())
-	caller := exec.Command(os.Args[0], "-test.run=^TestRunCgroupCallerHelper$", "-test.count=1")
+	caller := exec.Command(os.Args[0], "-test.run=^TestRunKilledCallerHelper$", "-test.count=1")
 	caller.Env = append(os.Environ(), envCgCaller+"="+mark)
+	if noCgroup {
+		caller.Env = append(caller.Env, envCgNoCgroup+"=1")
+	}
 	out, err := caller.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -583,44 +613,95 @@ func TestRunCgroupOfKilledCaller(t *testing.T) {
 	if err := caller.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ready := make(chan bool, 1)
+	ready := make(chan string, 1)
 	go func() {
-		b := make([]byte, 64)
-		n, _ := io.ReadAtLeast(out, b, len("ready"))
-		ready <- strings.Contains(string(b[:n]), "ready")
+		b := make([]byte, 128)
+		n, _ := io.ReadAtLeast(out, b, len("nspids 1\nready"))
+		for n < len(b) && !strings.Contains(string(b[:n]), "ready") {
+			m, err := out.Read(b[n:])
+			if err != nil {
+				break
+			}
+			n += m
+		}
+		ready <- string(b[:n])
 	}()
+	var said string
 	select {
-	case ok := <-ready:
-		if !ok {
+	case said = <-ready:
+		if !strings.Contains(said, "ready") {
 			caller.Process.Kill()
 			caller.Wait()
-			t.Fatal("the caller's tree did not start")
+			t.Fatalf("the caller's tree did not start: %q", said)
 		}
 	case <-time.After(30 * time.Second):
 		caller.Process.Kill()
 		caller.Wait()
 		t.Fatal("the caller's tree did not start in 30 s")
 	}
+	inPIDNS := strings.Contains(said, "nspids 1")
+	if inPIDNS != ns {
+		t.Errorf("namespaces available %v (%s), but the program says %q", ns, why, said)
+	}
 	groups := groupsOf(caller.Process.Pid)
+	if tree := marked(mark); len(tree) < 2 {
+		t.Fatalf("the tree is not there to outlive its caller: %v", tree)
+	}
 	caller.Process.Kill()
 	caller.Wait()
-	time.Sleep(100 * time.Millisecond) // Pdeathsig ends the program; the orphan stays
-	orphans := marked(mark)
-	t.Logf("caller killed: its cgroups %v, processes left %v", groups, orphans)
-	if len(groups) == 0 || len(orphans) == 0 {
-		t.Fatalf("nothing left behind to clean up: cgroups %v, processes %v", groups, orphans)
+	// Pdeathsig ends the program at once; the kernel then kills the rest
+	// of its namespace. Give both time.
+	var left []int
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if left = marked(mark); len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
 	}
-	if _, err := runLimited(t, sandbox.Config{Limits: sandbox.Limits{Processes: 16}}, "/bin/sh", []string{"-c", "true"}); err != nil {
-		t.Fatal(err)
+	t.Logf("caller killed (PID namespace: %v): its cgroups %v, processes left %v", inPIDNS, groups, left)
+	if !noCgroup && len(groups) == 0 {
+		t.Fatal("no cgroup of the killed caller's tree")
 	}
-	if left := groupsOf(caller.Process.Pid); len(left) > 0 {
-		t.Errorf("the killed caller's cgroups stay after the next Run: %v", left)
+	if inPIDNS {
+		if len(left) > 0 {
+			t.Errorf("processes of the killed caller's tree survive it: %v", left)
+		}
+		// Nothing alive in the cgroup either (the program, reparented,
+		// may be a zombie until whoever adopted it reaps it).
+		for _, g := range groups {
+			b, err := os.ReadFile(filepath.Join(g, "cgroup.procs"))
+			if err != nil {
+				t.Error(err)
+			}
+			for _, f := range strings.Fields(string(b)) {
+				if pid, _ := strconv.Atoi(f); alive(pid) {
+					st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+					t.Errorf("the killed caller's cgroup %s holds a live process: %s", g, st)
+				}
+			}
+		}
+	} else {
+		t.Logf("no PID namespace here (%s): the fallback, where the program's descendants outlive a killed caller until the next Run", why)
+		if len(left) == 0 {
+			t.Errorf("without a PID namespace the child was expected to outlive the caller (Pdeathsig reaches only the program)")
+		}
+	}
+	if !noCgroup {
+		// The next Run that makes a cgroup removes the killed caller's,
+		// and kills what is in it.
+		if _, err := runLimited(t, sandbox.Config{Limits: sandbox.Limits{Processes: 16}}, "/bin/sh", []string{"-c", "true"}); err != nil {
+			t.Fatal(err)
+		}
+		if left := groupsOf(caller.Process.Pid); len(left) > 0 {
+			t.Errorf("the killed caller's cgroups stay after the next Run: %v", left)
+		}
 	}
 	if left := marked(mark); len(left) > 0 {
 		for _, pid := range left {
 			killStray(pid)
 		}
-		t.Errorf("the killed caller's processes live on: %v", left)
+		if !noCgroup || inPIDNS {
+			t.Errorf("the killed caller's processes live on: %v", left)
+		}
 	}
 }
 

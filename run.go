@@ -188,32 +188,39 @@ type RunResult struct {
 // started is gone; with AllowProcessSpawn that includes children that
 // outlive the program:
 //
-//   - Linux: where a cgroup can be managed (see [Limits]) and
-//     AllowProcessSpawn is set, the tree gets a cgroup of its own (with
-//     Config.Limits, or only for this) that the child half joins before
-//     the target runs, and Run kills the tree through it without a race:
-//     cgroup v2's cgroup.kill, or the v1 freezer (frozen, killed, thawed,
-//     until empty); it then removes the cgroup. Where no such cgroup
-//     exists but namespaces are available (root, or user namespaces), the
-//     program starts as PID 1 of a PID namespace of its own (in the Go
-//     trampoline, which has the namespace step): killing it makes the
-//     kernel kill every process of the namespace, and when it exits the
-//     rest of its tree dies with it; nothing can leave the namespace
-//     (seccomp refuses setns and unshare). Inside, getpid() is 1, the
-//     program reaps the orphans of its tree, and signals its own tree sends
-//     it without a handler are ignored, as for any PID 1; /proc is still
-//     the host's (so /proc/self works, and names the host's PID).
-//     Otherwise, and as the fallback, the program starts in a new session (always: setsid: its
+//   - Linux: the program starts in a new session (always: setsid: its
 //     controlling terminal is none, or with TTY the pseudo-terminal Run
-//     owns, never the caller's) and its seccomp filter also refuses
-//     setsid(2), so no descendant can leave that session; Run kills every
-//     process of the session (freezing it first: see killSession in
-//     run_linux.go, and the hole it leaves), and reaps the program only
-//     afterwards, so its ID cannot be reused in between. The
-//     program is also started with Pdeathsig SIGKILL from an OS thread
+//     owns, never the caller's), with Pdeathsig SIGKILL from an OS thread
 //     locked for the whole run, so it dies if the caller dies (Pdeathsig
-//     fires when the creating thread exits); its descendants do not, but
-//     they cannot outlive the session's kill if Run returns.
+//     fires when the creating thread exits). With AllowProcessSpawn, where
+//     namespaces are available (root, or user namespaces), it starts as
+//     PID 1 of a PID namespace of its own (in the Go trampoline, which has
+//     the namespace step): when it dies, however it dies, also with a
+//     killed caller, the kernel kills every other process of the
+//     namespace, and nothing can leave the namespace (seccomp refuses setns
+//     and unshare). Inside, getpid() is 1; the program reaps the orphans of
+//     its tree (until it does they are zombies, which count against
+//     Limits.Processes); and signals without a handler are ignored, as for
+//     any PID 1, whether its own tree sends them or the terminal (with
+//     TTY, ^C, ^Z and ^\ do nothing to a program that does not handle
+//     them); only SIGKILL and SIGSTOP from outside always apply. /proc is
+//     still the host's (so /proc/self works, and names the host's PID).
+//     Where a cgroup can be managed (see [Limits]) the tree also gets a
+//     cgroup of its own (with Config.Limits, or with AllowProcessSpawn
+//     only for the kill) that the child half joins before the target runs,
+//     and Run kills the tree through it without a race: cgroup v2's
+//     cgroup.kill, or the v1 freezer (frozen, killed, thawed, until
+//     empty); it then removes the cgroup. With neither, Run kills every
+//     process of the session: its seccomp filter refuses setsid(2), so no
+//     descendant can leave it (freezing it first: see killSession in
+//     run_linux.go, and the hole it leaves). Run reaps the program only
+//     after the kill, so its ID cannot be reused in between.
+//     A caller that is killed leaves: with the PID namespace, no process,
+//     and the tree's cgroup, if there was one, as an empty directory;
+//     without it, the program's descendants, in the tree's cgroup if there
+//     was one (not killed by Pdeathsig, which only the program has). The
+//     next Run or WrapCommand that makes a tree's cgroup in the same PID
+//     namespace kills what is in such a cgroup and removes it.
 //   - Windows: the Job Object (KILL_ON_JOB_CLOSE) holds every process of
 //     the job; Run calls PostStart, terminates the job and waits until it
 //     holds no process, and the job dies with the caller. Processes

@@ -117,28 +117,30 @@ func (p *confinedProc) killRest() {
 
 // killTree kills every process of the tree: through the tree's cgroup
 // where it can stop the tree whole (cgroup v2's cgroup.kill, or the v1
-// freezer: see cgroup.Group.Kill), else by killSession. Every process of
-// the tree is in its cgroup: the child half joins it before the target
-// runs, and so before any fork; and a process cannot leave it without
-// write access to a cgroup.procs file (Landlock grants none under
-// /sys/fs/cgroup unless the Config does).
+// freezer: see cgroup.Group.Kill), else through the PID namespace, else
+// by killSession. Every process of the tree is in its cgroup: the child
+// half joins it before the target runs, and so before any fork; and a
+// process cannot leave it without write access to a cgroup.procs file
+// (Landlock grants none under /sys/fs/cgroup unless the Config does).
 //
-// Where no such cgroup exists, the program is PID 1 of a PID namespace of
-// its own when namespaces are available (see wrapOptions.pidNS): a SIGKILL
-// to it (from this, an ancestor namespace, it cannot ignore it) makes the
-// kernel kill every process of the namespace, and its parent sees it exit
-// only once they are all gone (zap_pid_ns_processes); after it exited on
-// its own, nothing of the tree is left. Its PID is not reused meanwhile:
-// it is not reaped before the kill is done.
+// Where namespaces are available the program is also PID 1 of a PID
+// namespace of its own (see wrapOptions.pidNS), with or without a cgroup:
+// a SIGKILL to it (from this, an ancestor namespace, it cannot ignore it)
+// makes the kernel kill every process of the namespace, and its parent
+// sees it exit only once they are all gone (zap_pid_ns_processes); after
+// it exited on its own, nothing of the tree is left. Its PID is not reused
+// meanwhile: it is not reaped before the kill is done. The same happens
+// when the caller is killed: the program's Pdeathsig SIGKILL ends it, and
+// the kernel the rest (TestRunKilledCaller).
 func (p *confinedProc) killTree() {
-	if p.pidNS {
-		p.cmd.Process.Signal(syscall.SIGKILL)
-		return
-	}
 	if t := p.group; t != nil && t.g != nil && t.raceFree {
 		if t.g.Kill() == nil {
 			return
 		}
+	}
+	if p.pidNS {
+		p.cmd.Process.Signal(syscall.SIGKILL)
+		return
 	}
 	killSession(p.cmd.Process.Pid)
 }

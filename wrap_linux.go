@@ -69,10 +69,10 @@ type wrapOptions struct {
 	// neither was asked for), which the caller must close.
 	group **treeGroup
 	// pidNS, when set (Run), asks for a PID namespace of the tree's own
-	// where the tree needs a kill (AllowProcessSpawn) and no cgroup can
-	// stop it whole, and receives whether the child starts in one: as its
+	// where the tree needs a kill (AllowProcessSpawn) and namespaces are
+	// available, and receives whether the child starts in one: as its
 	// PID 1, so that the kernel kills every process of the namespace when
-	// the program dies (see Run's doc).
+	// the program dies, also when the caller is killed (see Run's doc).
 	pidNS *bool
 	// git, when set, receives what the git checks after the command need
 	// (see gitEnd): Run makes them once the tree is gone, FinishCommand
@@ -324,15 +324,18 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		pol.Connect = []uint16{eplan.port}
 		env = proxyEnv(env, eplan)
 	}
-	// Run's tree kill where no cgroup can stop the tree whole (no cgroup
-	// the caller may manage, or a v1 hierarchy without the freezer): a PID
-	// namespace, whose PID 1 the program is; when it dies, however it
-	// dies, the kernel kills every other process of the namespace before
-	// its parent can reap it, and nothing can leave the namespace (seccomp
-	// refuses setns and unshare). Where namespaces are unavailable, Run
-	// falls back to its session scan (killSession).
-	pidNS := opts.pidNS != nil && cfg.AllowProcessSpawn &&
-		(cgm == nil || !cgm.KillsRaceFree()) && namespaces().ok
+	// Run's tree (with spawn): a PID namespace, whose PID 1 the program
+	// is, where namespaces are available. When the program dies, however
+	// it dies, the kernel kills every other process of the namespace
+	// before its parent can reap it, and nothing can leave the namespace
+	// (seccomp refuses setns and unshare); the program has Pdeathsig
+	// SIGKILL, so the tree also dies with a caller that is killed, which a
+	// cgroup alone does not do (it outlives the caller with what is in it).
+	// Where namespaces are unavailable, Run kills through the tree's
+	// cgroup if one can stop the tree whole, else by its session scan
+	// (killSession), and a killed caller's tree lives on until the next
+	// Run that makes a cgroup removes the stale one with what is in it.
+	pidNS := opts.pidNS != nil && cfg.AllowProcessSpawn && namespaces().ok
 	ipcNS := pol.IPCNamespace != nil && pol.IPCNamespace.ok
 	var attr *syscall.SysProcAttr
 	if pol.Layer.used() || eplan.on || pidNS || ipcNS {

@@ -922,13 +922,16 @@ func pids(t *testing.T, out []byte) []int {
 }
 
 // TestRunTimeoutKillsTree: on timeout the program and a grandchild that
-// would outlive it are killed, and Run returns only then.
+// would outlive it are killed, and Run returns only then. The tree's
+// processes are found by a marker in their environment: the PIDs the
+// program sees are its PID namespace's where Run gives it one.
 func TestRunTimeoutKillsTree(t *testing.T) {
 	requireSandbox(t)
+	mark := "SANDBOX_TIMEOUT_TREE_TEST=" + strconv.Itoa(os.Getpid())
 	start := time.Now()
 	res, err := sandbox.Run(context.Background(), shCfg(t), "/bin/sh",
 		[]string{"-c", `"$0" ` + helperArg + ` sleep 100s & echo $! $$; "$0" ` + helperArg + ` sleep 100s`, self(t)},
-		sandbox.RunOptions{Timeout: 300 * time.Millisecond})
+		sandbox.RunOptions{Timeout: 300 * time.Millisecond, Env: []string{mark}})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err %v, want DeadlineExceeded", err)
 	}
@@ -938,11 +941,12 @@ func TestRunTimeoutKillsTree(t *testing.T) {
 	if res.ExitCode != -1 || res.State != "signal: killed" {
 		t.Errorf("result %+v: want killed", res)
 	}
-	for _, pid := range pids(t, res.Stdout) {
-		if alive(pid) {
-			t.Errorf("pid %d left running after the timeout", pid)
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
+	if len(pids(t, res.Stdout)) != 2 {
+		t.Errorf("the grandchild did not start: %q", res.Stdout)
+	}
+	for _, pid := range marked(mark) {
+		t.Errorf("pid %d left running after the timeout", pid)
+		killStray(pid)
 	}
 }
 
@@ -959,16 +963,20 @@ func TestRunKillsOrphans(t *testing.T) {
 	errnoFile := filepath.Join(t.TempDir(), "setsid")
 	cfg := shCfg(t)
 	cfg.AllowedWritePaths = []string{filepath.Dir(errnoFile)}
+	mark := "SANDBOX_ORPHANS_TEST=" + strconv.Itoa(os.Getpid())
 	res, err := sandbox.Run(context.Background(), cfg, "/bin/sh", []string{"-c", script, self(t), errnoFile},
-		sandbox.RunOptions{Timeout: 20 * time.Second})
+		sandbox.RunOptions{Timeout: 20 * time.Second, Env: []string{mark}})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("Run: %v %+v", err, res)
 	}
-	for _, pid := range pids(t, res.Stdout) {
-		if alive(pid) {
-			t.Errorf("pid %d outlived Run", pid)
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
+	if len(pids(t, res.Stdout)) != 3 {
+		t.Errorf("the grandchildren did not start: %q", res.Stdout)
+	}
+	// By marker: the PIDs printed are the namespace's where Run gives
+	// the program a PID namespace.
+	for _, pid := range marked(mark) {
+		t.Errorf("pid %d outlived Run", pid)
+		killStray(pid)
 	}
 	if b, _ := os.ReadFile(errnoFile); strings.TrimSpace(string(b)) != strconv.Itoa(int(syscall.EPERM)) {
 		t.Errorf("setsid in the sandbox: errno %q, want EPERM", b)
@@ -1063,40 +1071,31 @@ func TestRunStdinAndDir(t *testing.T) {
 	}
 }
 
-// TestRunConcurrent: 50 Runs at once all succeed and leave nothing.
+// TestRunConcurrent: 50 Runs at once all succeed and leave nothing (found
+// by a marker in the environment: the PIDs a program sees are its PID
+// namespace's where Run gives it one).
 func TestRunConcurrent(t *testing.T) {
 	requireSandbox(t)
+	mark := "SANDBOX_CONCURRENT_TEST=" + strconv.Itoa(os.Getpid())
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var left []int
 	for i := range 50 {
 		wg.Go(func() {
 			res, err := sandbox.Run(context.Background(), shCfg(t), "/bin/sh",
 				[]string{"-c", `echo $$; "$0" ` + helperArg + ` sleep 100s & echo $!; echo ` + strconv.Itoa(i), self(t)},
-				sandbox.RunOptions{Timeout: 60 * time.Second})
+				sandbox.RunOptions{Timeout: 60 * time.Second, Env: []string{mark}})
 			if err != nil || res.ExitCode != 0 {
 				t.Errorf("run %d: %v %+v", i, err, res)
 				return
 			}
-			f := strings.Fields(string(res.Stdout))
-			if len(f) != 3 || f[2] != strconv.Itoa(i) {
+			if f := strings.Fields(string(res.Stdout)); len(f) != 3 || f[2] != strconv.Itoa(i) {
 				t.Errorf("run %d: stdout %q", i, res.Stdout)
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			for _, s := range f[:2] {
-				p, _ := strconv.Atoi(s)
-				left = append(left, p)
 			}
 		})
 	}
 	wg.Wait()
-	for _, pid := range left {
-		if alive(pid) {
-			t.Errorf("pid %d left running", pid)
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
+	for _, pid := range marked(mark) {
+		t.Errorf("pid %d left running", pid)
+		killStray(pid)
 	}
 }
 

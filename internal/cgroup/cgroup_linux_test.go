@@ -470,7 +470,10 @@ func TestKillForkChain(t *testing.T) {
 
 // A caller SIGKILLed with a group and a (stopped) process in it leaves both behind;
 // the next New (or CleanStale) in this PID namespace kills the process and
-// removes the group.
+// removes the group. (Run puts its tree in a PID namespace where it can,
+// so that the tree dies with its caller and only the empty group is left:
+// the sandbox package's TestRunKilledCaller. This is the cleanup of both,
+// and all of it where namespaces are unavailable or under WrapCommand.)
 func TestStaleGroupOfKilledCaller(t *testing.T) {
 	m := manager(t)
 	owner := exec.Command("/proc/self/exe")
