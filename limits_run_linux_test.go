@@ -644,8 +644,14 @@ func killedCaller(t *testing.T, noCgroup bool) {
 		t.Errorf("namespaces available %v (%s), but the program says %q", ns, why, said)
 	}
 	groups := groupsOf(caller.Process.Pid)
-	if tree := marked(mark); len(tree) < 2 {
-		t.Fatalf("the tree is not there to outlive its caller: %v", tree)
+	// The program and its sleeping child (a process in the middle of
+	// execve may not show its environment for a moment).
+	for deadline := time.Now().Add(5 * time.Second); len(marked(mark)) < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			caller.Process.Kill()
+			caller.Wait()
+			t.Fatalf("the tree is not there to outlive its caller: %v", marked(mark))
+		}
 	}
 	caller.Process.Kill()
 	caller.Wait()
