@@ -29,9 +29,9 @@ import (
 // new namespaces: a mount namespace (the mount layer), an IPC namespace (a
 // private System V IPC and POSIX message queue namespace: issue 13), a
 // network namespace when net is set (the egress layer's step), a PID
-// namespace when pid is set (Run's tree kill without a cgroup: see
-// pidNamespaceKill in run_linux.go), and, when
-// this process is not root, a user namespace that maps only the caller's
+// namespace when pid is set (Run with spawn and without TTY: the tree
+// dies with its PID 1, also when the caller is killed; see Run's doc and
+// killTree in run_linux.go), and, when this process is not root, a user namespace that maps only the caller's
 // own uid and gid to themselves (files keep their owners; setgroups is
 // denied, as the kernel requires of an unprivileged gid map).
 //

@@ -192,9 +192,9 @@ type RunResult struct {
 //     controlling terminal is none, or with TTY the pseudo-terminal Run
 //     owns, never the caller's), with Pdeathsig SIGKILL from an OS thread
 //     locked for the whole run, so it dies if the caller dies (Pdeathsig
-//     fires when the creating thread exits). With AllowProcessSpawn, where
-//     namespaces are available (root, or user namespaces), it starts as
-//     PID 1 of a PID namespace of its own (with the mount layer's mount
+//     fires when the creating thread exits). With AllowProcessSpawn and
+//     without TTY, where namespaces are available (root, or user
+//     namespaces), it starts as PID 1 of a PID namespace of its own (with the mount layer's mount
 //     and IPC namespaces, so System V IPC is a private namespace's; for a
 //     caller that is not root, inside a user namespace mapping only its own
 //     uid and gid, where other users' files show as owned by the overflow
@@ -204,9 +204,10 @@ type RunResult struct {
 //     and unshare). Inside, getpid() is 1; the program reaps the orphans of
 //     its tree (until it does they are zombies, which count against
 //     Limits.Processes); and signals without a handler are ignored, as for
-//     any PID 1, whether its own tree sends them or the terminal (with
-//     TTY, ^C, ^Z and ^\ do nothing to a program that does not handle
-//     them); only SIGKILL and SIGSTOP from outside always apply. /proc is
+//     any PID 1, whether its own tree sends them or another process; only
+//     SIGKILL and SIGSTOP from outside always apply. (That is why TTY
+//     runs get no PID namespace: ^C, ^Z and ^\ from the terminal would do
+//     nothing to a program that does not handle them.) /proc is
 //     still the host's (so /proc/self works, and names the host's PID).
 //     Where a cgroup can be managed (see [Limits]) the tree also gets a
 //     cgroup of its own (with Config.Limits, or with AllowProcessSpawn
@@ -220,8 +221,11 @@ type RunResult struct {
 //     after the kill, so its ID cannot be reused in between.
 //     A caller that is killed leaves: with the PID namespace, no process,
 //     and the tree's cgroup, if there was one, as an empty directory;
-//     without it, the program's descendants, in the tree's cgroup if there
-//     was one (not killed by Pdeathsig, which only the program has). The
+//     without it (TTY, or no namespaces), the program's descendants, in
+//     the tree's cgroup if there was one (not killed by Pdeathsig, which
+//     only the program has; with TTY, the hangup of the terminal Run held
+//     reaches the processes of the program's session that do not ignore
+//     it). The
 //     next Run or WrapCommand that makes a tree's cgroup in the same PID
 //     namespace kills what is in such a cgroup and removes it.
 //   - Windows: the Job Object (KILL_ON_JOB_CLOSE) holds every process of
@@ -336,7 +340,7 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
-	p, err := startConfined(cmd, cfg)
+	p, err := startConfined(cmd, cfg, opts.TTY)
 	closeAll(closeAfterStart)
 	if err != nil {
 		closeAll([]*os.File{stdinW, outR, errR})

@@ -27,7 +27,7 @@ type confinedProc struct {
 // GIT_CONFIG_GLOBAL point into it unless cmd.Env sets them (darwinRunEnv).
 // Without it no temporary directory is writable: /tmp and the per-user
 // /var/folders are not granted.
-func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
+func startConfined(cmd *exec.Cmd, cfg Config, _ bool) (*confinedProc, error) {
 	path := cmd.Path
 	tmp, err := os.MkdirTemp("", "sandbox-run-")
 	if err != nil {

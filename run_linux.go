@@ -44,8 +44,9 @@ type confinedProc struct {
 
 // startConfined wraps cmd for Run (with a failure pipe, and a filter
 // refusing setsid(2)), starts it in a new session with Pdeathsig, and
-// returns once the child exists.
-func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
+// returns once the child exists. tty is RunOptions.TTY: the program then
+// gets no PID namespace (see Run's doc).
+func startConfined(cmd *exec.Cmd, cfg Config, tty bool) (*confinedProc, error) {
 	path := cmd.Path
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -54,7 +55,14 @@ func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
 	var group *treeGroup
 	var pidNS bool
 	var git gitEnd
-	g, err := wrapLinux(cmd, cfg, wrapOptions{failurePipe: w, denySetsid: true, denyPdeathsigChange: true, killGroup: true, group: &group, pidNS: &pidNS, git: &git})
+	opts := wrapOptions{failurePipe: w, denySetsid: true, denyPdeathsigChange: true, killGroup: true, group: &group, git: &git}
+	if !tty {
+		// With a terminal the program must get ^C, ^Z and ^\ as any
+		// program does, which PID 1 of a namespace does not unless it
+		// handles them: no PID namespace then.
+		opts.pidNS = &pidNS
+	}
+	g, err := wrapLinux(cmd, cfg, opts)
 	if err != nil {
 		r.Close()
 		w.Close()

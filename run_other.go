@@ -10,7 +10,7 @@ import (
 // confinedProc never exists here: WrapCommand fails closed.
 type confinedProc struct{}
 
-func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
+func startConfined(cmd *exec.Cmd, cfg Config, _ bool) (*confinedProc, error) {
 	if err := New().WrapCommand(cmd, cfg); err != nil {
 		return nil, err
 	}

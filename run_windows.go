@@ -40,7 +40,7 @@ type confinedProc struct {
 // returns; a Read of the console still blocked then ends with the next
 // line typed, which is lost). WrapCommand keeps the program off the
 // caller's console otherwise (DETACHED_PROCESS or CREATE_NO_WINDOW).
-func startConfined(cmd *exec.Cmd, cfg Config) (*confinedProc, error) {
+func startConfined(cmd *exec.Cmd, cfg Config, _ bool) (*confinedProc, error) {
 	path := cmd.Path
 	sb := &windowsSandbox{}
 	if err := sb.WrapCommand(cmd, cfg); err != nil {
