@@ -132,14 +132,7 @@ func runV2Caller(t *testing.T, leaf, parent string, uid int) {
 		t.Fatal(err)
 	}
 	defer fd.Close()
-	dir, err := os.MkdirTemp("", "sandbox-v2-caller-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	exe := filepath.Join(dir, "sandbox.test")
-	copyFile(t, self(t), exe)
+	exe := selfCopy(t)
 	cmd := exec.Command(exe, "-test.run=^TestRunLimitsSystemdLayout$", "-test.v", "-test.count=1", "-test.timeout=240s")
 	cmd.Env = []string{envV2Stage + "=" + t.Name(), envV2Parent + "=" + parent, "PATH=/usr/bin:/bin", "HOME=/", "TMPDIR=/tmp", quickExit}
 	cmd.Dir = "/"

@@ -190,6 +190,23 @@ func nobodyWorkspace(t *testing.T) (ws string, ok bool) {
 	return ws, asNobody(t, "SANDBOX_NS_WS="+ws)
 }
 
+// selfCopy copies this test binary into a directory of its own that every
+// user can read and search (the test's own t.TempDir is root's), for a
+// rerun as another user, and returns the copy's path.
+func selfCopy(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "sandbox-test-copy-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	exe := filepath.Join(dir, "sandbox.test")
+	copyFile(t, self(t), exe)
+	os.Chmod(exe, 0o755)
+	return exe
+}
+
 // asNobody runs the calling test again in this test binary started as
 // nobody (from a copy nobody can execute), with env, and reports whether
 // this is that run. The parent, root, forwards the child's verdict.
@@ -200,15 +217,7 @@ func asNobody(t *testing.T, env ...string) bool {
 		return true
 	}
 	requireRoot(t)
-	dir, err := os.MkdirTemp("", "sandbox-ns-nobody-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	exe := filepath.Join(dir, "sandbox.test")
-	copyFile(t, self(t), exe)
-	os.Chmod(exe, 0o755)
+	exe := selfCopy(t)
 	cmd := exec.Command(exe, "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1", "-test.timeout=120s")
 	cmd.Env = append([]string{stage + "=" + t.Name(), "PATH=/usr/bin:/bin", "HOME=/", "TMPDIR=/tmp"}, env...)
 	cmd.Dir = "/"
