@@ -418,7 +418,9 @@ func commandLimitFeature(rc *resolvedConfig, c selfCreds, cg cgroupAvail, f stri
 			return setRlimit(false, "RLIMIT_NPROC "+strconv.FormatInt(l.Processes, 10)+" set, but the kernel does not apply it to root; "+noCg, cgHint)
 		}
 		return setRlimit(true, "RLIMIT_NPROC "+strconv.FormatInt(l.Processes, 10)+" ("+noCg+"): counts every task of the real user ID, "+
-			"so the tree stays within it but may be refused a fork earlier when the user runs other processes", "")
+			"so the tree stays within it but may be refused a fork earlier when the user runs other processes "+
+			"(where the child half starts in a user namespace of its own, as it does for a caller that is not root when the namespaces are used, "+
+			"Linux 5.14 and later count only that namespace's tasks: the tree's)", "")
 	case FeatureLimitMemory:
 		if cg.memory {
 			return set(true, tree+"memory limit "+strconv.FormatInt(l.MemoryBytes, 10)+" over anonymous memory, page cache, memfd and tmpfs pages of the whole tree, "+
