@@ -24,36 +24,21 @@ func bulkTCPServer(b *testing.B) string { return pacedTCPServer(b, 0) }
 // pacedTCPServer is bulkTCPServer sending at most bytesPerSec (0: as fast
 // as it can), to stand for a link slower than loopback.
 func pacedTCPServer(b *testing.B, bytesPerSec float64) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
+	return serveTCP(b, func(c net.Conn) {
+		if _, err := bufio.NewReader(c).ReadString('\n'); err != nil {
+			return
+		}
+		start := time.Now()
+		for i := 0; i < benchSize/len(benchChunk); i++ {
+			if _, err := c.Write(benchChunk); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				if _, err := bufio.NewReader(c).ReadString('\n'); err != nil {
-					return
-				}
-				start := time.Now()
-				for i := 0; i < benchSize/len(benchChunk); i++ {
-					if _, err := c.Write(benchChunk); err != nil {
-						return
-					}
-					if bytesPerSec > 0 {
-						due := start.Add(time.Duration(float64((i+1)*len(benchChunk)) / bytesPerSec * float64(time.Second)))
-						time.Sleep(time.Until(due))
-					}
-				}
-			}()
+			if bytesPerSec > 0 {
+				due := start.Add(time.Duration(float64((i+1)*len(benchChunk)) / bytesPerSec * float64(time.Second)))
+				time.Sleep(time.Until(due))
+			}
 		}
-	}()
-	return l.Addr().String()
+	})
 }
 
 func bulkHTTPServer(b *testing.B) *httptest.Server {

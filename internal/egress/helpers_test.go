@@ -41,6 +41,31 @@ func startProxy(t testing.TB, f *fakeNet, rules ...Rule) (*Proxy, string) {
 	return p, l.Addr().String()
 }
 
+// serveTCP listens on a loopback port until the end of the test, runs
+// handle on each connection it accepts in a goroutine of its own (closing
+// the connection after), and returns the address.
+func serveTCP(t testing.TB, handle func(net.Conn)) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				handle(c)
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
 // countingListener counts the connections a test server accepted.
 type countingListener struct {
 	net.Listener

@@ -136,25 +136,10 @@ func TestConnectTLS(t *testing.T) {
 // halfCloseServer reads until EOF, then answers with what it read, so a
 // relay that does not pass a client's shutdown(SHUT_WR) on hangs.
 func halfCloseServer(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				b, _ := io.ReadAll(c)
-				fmt.Fprintf(c, "got %d bytes: %s", len(b), b)
-			}()
-		}
-	}()
-	return l.Addr().String()
+	return serveTCP(t, func(c net.Conn) {
+		b, _ := io.ReadAll(c)
+		fmt.Fprintf(c, "got %d bytes: %s", len(b), b)
+	})
 }
 
 func TestConnectHalfClose(t *testing.T) {
@@ -410,27 +395,13 @@ func TestHTTPFixedLengthBody(t *testing.T) {
 		w.Write(body)
 	}))
 	defer s.Close()
-	short, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer short.Close()
-	go func() {
-		for {
-			c, err := short.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				http.ReadRequest(bufio.NewReader(c))
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b")
-			}()
-		}
-	}()
+	short := serveTCP(t, func(c net.Conn) {
+		http.ReadRequest(bufio.NewReader(c))
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b")
+	})
 	f := newFakeNet(t)
 	port := f.Host("bulk.example.test", s.Listener.Addr().String())
-	sport := f.Host("short.example.test", short.Addr().String())
+	sport := f.Host("short.example.test", short)
 	_, paddr := startProxy(t, f, Rule{"bulk.example.test", port}, Rule{"short.example.test", sport})
 
 	c, err := net.Dial("tcp", paddr)
