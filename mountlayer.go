@@ -31,7 +31,11 @@ type mountLayer struct {
 	// gitDirs their git directories (for a worktree or submodule, the
 	// directory its .git file names, and the common one).
 	git, gitDirs []string
-	err          error // Build refused the spec (a bug, or an unclean path)
+	// gitSpots are where a .git absent now would be found by git for a
+	// write path's top or the working directory (see gitLook): Run and
+	// FinishCommand report one that appears there.
+	gitSpots []string
+	err      error // Build refused the spec (a bug, or an unclean path)
 }
 
 // used reports whether WrapCommand and Run start the child half in new

@@ -96,9 +96,10 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 	// repositories the default protects, then the Config's own fields.
 	// The plan is built only when the answer is yes: WrapCommand calls
 	// this on every spawn, and most need no layer.
-	var gitProtect, gitPin []string
+	var gitProtect, gitPin, repos []string
 	if !cfg.NoGitProtection && len(writes) > 0 {
-		for _, repo := range gitRepos(writes, resolvedCwd()) {
+		repos, l.gitSpots = gitLook(writes, resolvedCwd())
+		for _, repo := range repos {
 			protect, pin := mountns.GitProtected(repo, mountns.HostLookup, os.ReadFile)
 			if len(pin) == 0 {
 				continue
@@ -238,72 +239,67 @@ func layerNeeds(rc *resolvedConfig, git []string) []string {
 // DenyWritePaths. cwd is the working directory with its symlinks resolved,
 // or "" when unknown.
 func gitRepos(writes []string, cwd string) []string {
+	repos, _ := gitLook(writes, cwd)
+	return repos
+}
+
+// gitLook looks at the same places as git would for a write path's top and
+// for the working directory (cwd, resolved, or ""), once, and returns the
+// repositories there (see gitRepos) and the spots: the directories where
+// git would find a repository, had they a .git, and that have none now.
+// The spots are each write path's top without one, and every directory
+// from the working directory up to the first that has a .git (or cannot be
+// looked at) or leaves the write paths. A .git the program makes at a spot
+// (git init, or a gitdir file pointing anywhere) carries hooks and config
+// the program wrote, which git runs the next time the user works there,
+// outside the sandbox; no mount can keep it out, because there is nothing
+// yet to mount over (see "Paths that do not exist" above).
+func gitLook(writes []string, cwd string) (repos, spots []string) {
 	if len(writes) == 0 {
 		// Nothing can be protected, and every WrapCommand without a write
 		// path would otherwise resolve its working directory for nothing.
-		return nil
+		return nil, nil
 	}
-	var out []string
-	has := func(d string) bool {
+	look := func(d string) error {
 		_, err := os.Lstat(filepath.Join(d, ".git"))
-		return err == nil
+		return err
 	}
 	for _, w := range writes {
-		if has(w) {
-			out = append(out, w)
+		switch err := look(w); {
+		case err == nil:
+			repos = append(repos, w)
+		case errors.Is(err, fs.ErrNotExist) && !slices.Contains(spots, w):
+			spots = append(spots, w)
 		}
 	}
-	if cwd != "" {
-		for d := cwd; ; d = filepath.Dir(d) {
-			if !slices.ContainsFunc(writes, func(w string) bool { return isUnder(d, w) }) {
-				break
-			}
-			if has(d) {
-				if !slices.Contains(out, d) {
-					out = append(out, d)
-				}
-				break
-			}
-			if d == "/" {
-				break
-			}
-		}
+	if cwd == "" {
+		return repos, spots
 	}
-	return out
-}
-
-// gitSpots returns the directories where git would find a repository for
-// a write path's top or for the working directory (cwd, resolved), had
-// they a .git, and that have none now: each write path's top, and every
-// directory from the working directory up to the first that has a .git or
-// leaves the write paths. A .git the program makes there (git init, or a
-// gitdir file pointing anywhere) carries hooks and config the program
-// wrote, which git runs the next time the user works there, outside the
-// sandbox; no mount can keep it out, because there is nothing yet to
-// mount over (see "Paths that do not exist" above).
-func gitSpots(writes []string, cwd string) []string {
-	var out []string
-	absent := func(d string) bool {
-		_, err := os.Lstat(filepath.Join(d, ".git"))
-		return errors.Is(err, fs.ErrNotExist)
-	}
-	for _, w := range writes {
-		if absent(w) && !slices.Contains(out, w) {
-			out = append(out, w)
-		}
-	}
-	for d := cwd; d != ""; d = filepath.Dir(d) {
-		if !slices.ContainsFunc(writes, func(w string) bool { return isUnder(d, w) }) || !absent(d) {
+	spotting := true
+	for d := cwd; ; d = filepath.Dir(d) {
+		if !slices.ContainsFunc(writes, func(w string) bool { return isUnder(d, w) }) {
 			break
 		}
-		if !slices.Contains(out, d) {
-			out = append(out, d)
+		err := look(d)
+		if err == nil {
+			if !slices.Contains(repos, d) {
+				repos = append(repos, d)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			// Not a repository git finds, and not known to be without
+			// one: git looks on up for the former, no spot beyond.
+			spotting = false
+		}
+		if spotting && !slices.Contains(spots, d) {
+			spots = append(spots, d)
 		}
 		if d == "/" {
 			break
 		}
 	}
-	return out
+	return repos, spots
 }
 
 // missingCommonDirs returns the commondir of each protected git directory

@@ -484,17 +484,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		if pol.Layer.used() {
 			opts.git.commonDirs = pol.Layer.missingCommonDirs()
 		}
-		if !cfg.NoGitProtection && len(rc.write) > 0 {
-			var writes []string
-			for _, w := range rc.write {
-				writes = append(writes, w.Resolved)
-			}
-			rcwd := ""
-			if r, err := filepath.EvalSymlinks(cwd); err == nil {
-				rcwd = r
-			}
-			opts.git.spots = gitSpots(writes, rcwd)
-		}
+		opts.git.spots = pol.Layer.gitSpots
 	}
 
 	argv := cmd.Args
