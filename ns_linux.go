@@ -31,9 +31,10 @@ import (
 // network namespace when net is set (the egress layer's step), a PID
 // namespace when pid is set (Run with spawn and without TTY: the tree
 // dies with its PID 1, also when the caller is killed; see Run's doc and
-// killTree in run_linux.go), and, when this process is not root, a user namespace that maps only the caller's
-// own uid and gid to themselves (files keep their owners; setgroups is
-// denied, as the kernel requires of an unprivileged gid map).
+// killTree in run_linux.go), and, when this process is not root, a user
+// namespace that maps only the caller's own uid and gid to themselves
+// (files keep their owners; setgroups is denied, as the kernel requires of
+// an unprivileged gid map).
 //
 // The child half needs CAP_SYS_ADMIN in the new namespaces to mount. A root
 // caller's child has it. An unprivileged caller's child has every
@@ -95,10 +96,11 @@ var (
 // namespaces reports whether WrapCommand and Run can start their child half
 // in new namespaces here. It tries it for real, once per process: the
 // child half WrapCommand uses (childHalf) is started under the clone flags
-// nsAttr gives, with a payload whose namespace step makes mounts of every kind the layer uses (a private
-// propagation, a recursive read-only remount, a tmpfs, a /dev/null mask:
-// mount, open_tree, move_mount and mount_setattr), and which then exits 0
-// (trampoline.FlagProbe) without confining itself or running anything.
+// nsAttr gives, with a payload whose namespace step makes mounts of every
+// kind the layer uses (a private propagation, a recursive read-only
+// remount, a tmpfs, a /dev/null mask: mount, open_tree, move_mount and
+// mount_setattr), and which then exits 0 (trampoline.FlagProbe) without
+// confining itself or running anything.
 // Creating a user namespace can be refused outright (a sysctl, a
 // container's seccomp profile), or allowed without capabilities inside
 // (Ubuntu's AppArmor restriction): only a mount that fails finds the latter.
