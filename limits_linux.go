@@ -22,10 +22,10 @@ import (
 // a limit above them becomes.
 func currentCreds() selfCreds {
 	c := selfCreds{uid0: os.Getuid() == 0, hard: map[string]uint64{}}
+	ceilings := rlimitCeilings()
 	for f, res := range rlimitOfFeature {
-		var rl unix.Rlimit
-		if unix.Getrlimit(res, &rl) == nil {
-			c.hard[f] = rl.Max
+		if h, ok := ceilings[res]; ok {
+			c.hard[f] = h
 		}
 	}
 	return c

@@ -692,15 +692,20 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 	})...)
 	plan.Features = append(plan.Features, mountLayerFeatures(rc, p.Layer, plan.Available)...)
 	if plan.Available {
-		// The credentials ApplySelf's rlimits will live with: today the
-		// caller's own. An ApplySelf that drops capabilities before the
-		// target code runs must pass them as they will be after the drop.
-		cg := rc.cgroup
-		if cg == nil {
-			a, _ := commandCgroup(rc.cfg.Limits)
-			cg = &a
+		// Without limits there is nothing to report: neither the cgroups
+		// nor the credentials (the caller's hard limits) are looked at.
+		if !rc.cfg.Limits.IsZero() {
+			// The credentials ApplySelf's rlimits will live with: today
+			// the caller's own. An ApplySelf that drops capabilities
+			// before the target code runs must pass them as they will
+			// be after the drop.
+			cg := rc.cgroup
+			if cg == nil {
+				a, _ := commandCgroup(rc.cfg.Limits)
+				cg = &a
+			}
+			plan.Features = append(plan.Features, linuxLimitFeatures(rc, currentCreds(), *cg)...)
 		}
-		plan.Features = append(plan.Features, linuxLimitFeatures(rc, currentCreds(), *cg)...)
 	} else {
 		plan.Features = append(plan.Features, unenforcedLimits(rc, "sandbox unavailable: "+plan.Reason)...)
 	}

@@ -450,7 +450,11 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		extra = append(extra, g.childEnd)
 		p.Net = trampoline.NetStep{FD: 3 + len(extra) - 1, Port: eplan.port}
 	}
-	p.Rlimits = commandRlimits(cfg.Limits, avail, rlimitCeilings())
+	if !cfg.Limits.IsZero() {
+		// The caller's hard limits are read only when there is a limit
+		// to clamp: not on every spawn.
+		p.Rlimits = commandRlimits(cfg.Limits, avail, rlimitCeilings())
+	}
 
 	// Last, as nothing can fail after it: the tree's cgroup, with its
 	// limits written, whose cgroup.procs descriptors the child half
