@@ -27,7 +27,7 @@ type confinedProc struct {
 // GIT_CONFIG_GLOBAL point into it unless cmd.Env sets them (darwinRunEnv).
 // Without it no temporary directory is writable: /tmp and the per-user
 // /var/folders are not granted.
-func startConfined(cmd *exec.Cmd, cfg Config, _ bool) (*confinedProc, error) {
+func startConfined(cmd *exec.Cmd, cfg Config, tty bool) (*confinedProc, error) {
 	path := cmd.Path
 	tmp, err := os.MkdirTemp("", "sandbox-run-")
 	if err != nil {
@@ -40,15 +40,13 @@ func startConfined(cmd *exec.Cmd, cfg Config, _ bool) (*confinedProc, error) {
 	}
 	cfg.AllowedWritePaths = append(slices.Clone(cfg.AllowedWritePaths), real)
 	cmd.Env = darwinRunEnv(cmd.Env, real)
-	// With RunOptions.TTY, Run made the program's standard input, output
-	// and error one pseudo-terminal of its own (a terminal never reaches
-	// here otherwise: Run passes only regular files and FIFOs as they are),
-	// and the profile must let the program use it as a terminal.
+	// With RunOptions.TTY (tty), Run made the program's standard input,
+	// output and error one pseudo-terminal of its own, and the profile
+	// must let the program use it as a terminal (a terminal never reaches
+	// here otherwise: Run passes only regular files and FIFOs as they
+	// are).
 	terminal := ""
-	in, _ := cmd.Stdin.(*os.File)
-	out, _ := cmd.Stdout.(*os.File)
-	errf, _ := cmd.Stderr.(*os.File)
-	if in != nil && out == in && errf == in {
+	if in, ok := cmd.Stdin.(*os.File); tty && ok {
 		terminal = in.Name()
 	}
 	if err := wrapDarwinCommandTerminal(cmd, cfg, sandboxExec(), terminal); err != nil {
