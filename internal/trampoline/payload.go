@@ -240,6 +240,8 @@ func Reserved(kv string) bool {
 	return true
 }
 
+// stringsCut is strings.Cut for a byte: this package imports only what
+// initialises first (see the package doc), and strings is not among it.
 func stringsCut(s string, sep byte) (before, after string, found bool) {
 	for i := 0; i < len(s); i++ {
 		if s[i] == sep {
