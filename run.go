@@ -194,14 +194,14 @@ type RunResult struct {
 //     locked for the whole run, so it dies if the caller dies (Pdeathsig
 //     fires when the creating thread exits). With AllowProcessSpawn and
 //     without TTY, where namespaces are available (root, or user
-//     namespaces), it starts as PID 1 of a PID namespace of its own (with the mount layer's mount
-//     and IPC namespaces, so System V IPC is a private namespace's; for a
-//     caller that is not root, inside a user namespace mapping only its own
-//     uid and gid, where other users' files show as owned by the overflow
-//     ID, 65534): when it dies, however it dies, also with a
-//     killed caller, the kernel kills every other process of the
-//     namespace, and nothing can leave the namespace (seccomp refuses setns
-//     and unshare). Inside, getpid() is 1; the program reaps the orphans of
+//     namespaces), it starts as PID 1 of a PID namespace of its own (with
+//     the mount layer's mount and IPC namespaces, so System V IPC is a
+//     private namespace's; for a caller that is not root, inside a user
+//     namespace mapping only its own uid and gid, where other users' files
+//     show as owned by the overflow ID, 65534): when it dies, however it
+//     dies, also with a killed caller, the kernel kills every other
+//     process of the namespace, and nothing can leave the namespace
+//     (seccomp refuses setns and unshare). Inside, getpid() is 1; the program reaps the orphans of
 //     its tree (until it does they are zombies, which count against
 //     Limits.Processes); and signals without a handler are ignored, as for
 //     any PID 1, whether its own tree sends them or another process; only
