@@ -45,10 +45,14 @@ import (
 //     kills the tree (v2 cpu.stat, v1 cpuacct). Run removes the cgroup
 //     when the tree is gone; WrapCommand's caller does, with
 //     [ReleaseCommand]. One the caller could not remove (it was killed) is
-//     removed, with what is left in it, by the next WrapCommand or Run
-//     that makes a tree's cgroup in the same PID namespace. Under Run,
-//     where namespaces are available, nothing is left in it: the tree dies
-//     with a killed caller (see Run); the empty directory stays until then.
+//     removed, with what is left in it, by the caller's reaper: one
+//     background process per caller, started with its first tree's
+//     cgroup, that waits for the caller to exit and then kills what is
+//     left in each cgroup the caller made and removes it (see
+//     internal/cgroup's reaper_linux.go). So a tree with a cgroup dies
+//     with a killed caller under WrapCommand too. If the reaper could not
+//     run (it was killed with the caller), the next WrapCommand or Run
+//     that makes a tree's cgroup in the same PID namespace does that work.
 //   - Resource limits (setrlimit(2)) bound one process each, and are
 //     inherited by its children, which each get a budget of their own.
 //     WrapCommand's and Run's child half sets FileSizeBytes
@@ -146,11 +150,10 @@ type Limits struct {
 // caller keeps it. ReleaseCommand stops the watchdog, kills every process
 // still in the cgroup (descendants that outlived cmd's process: the tree is
 // ended whole, without a race, as [Run] ends it), and removes the cgroup.
-// A cgroup whose caller never released it stays until the caller exits;
-// one whose caller was killed is removed, with what is left in it (the
-// tree lives on: WrapCommand's tree does not die with its caller), by the
-// next WrapCommand or Run that makes a tree's cgroup in the same PID
-// namespace. Elsewhere
+// A cgroup whose caller never released it, because the caller exited or
+// was killed first, is removed with what is left in it by the caller's
+// reaper once the caller is gone (see [Limits]): the tree does not outlive
+// its caller. Elsewhere
 // there is nothing to release: it returns "" and nil.
 func ReleaseCommand(cmd *exec.Cmd) (limitExceeded string, err error) {
 	if cmd == nil {

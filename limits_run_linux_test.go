@@ -553,6 +553,7 @@ func rawPgrpChain(fd uintptr) {
 const (
 	envCgCaller   = "SANDBOX_TEST_CG_CALLER"   // the helper's marker
 	envCgNoCgroup = "SANDBOX_TEST_CG_NOCGROUP" // the helper points detection at no cgroup
+	envCgWrap     = "SANDBOX_TEST_CG_WRAP"     // the helper uses WrapCommand, not Run
 )
 
 // TestRunKilledCallerHelper, as a helper (envCgCaller set), runs a tree
@@ -574,6 +575,22 @@ func TestRunKilledCallerHelper(t *testing.T) {
 	cfg := sandbox.Config{AllowProcessSpawn: true, AllowedExecPaths: []string{"/bin/sh", exe}, Limits: sandbox.Limits{Processes: 16}}
 	script := `while read -r k v; do [ "$k" = NSpid: ] && set -- "$@" $v; done </proc/self/status; echo "nspids $(($# - 1))"; ` +
 		`"$0" ` + helperArg + ` sleep 60s & echo ready; read x`
+	if os.Getenv(envCgWrap) != "" {
+		cmd := exec.Command("/bin/sh", "-c", script, exe)
+		cmd.Env = []string{mark, quickExit}
+		r, w, _ := os.Pipe() // w stays open: read x waits
+		cmd.Stdin, cmd.Stdout = r, os.Stdout
+		if err := sandbox.New().WrapCommand(cmd, cfg); err != nil {
+			fmt.Println("WrapCommand:", err)
+			os.Exit(3)
+		}
+		if err := cmd.Start(); err != nil {
+			fmt.Println("Start:", err)
+			os.Exit(3)
+		}
+		time.Sleep(time.Hour)
+		w.Close()
+	}
 	sandbox.Run(context.Background(), cfg, "/bin/sh", []string{"-c", script, exe},
 		sandbox.RunOptions{Env: []string{mark, quickExit}, Stdin: blockingReader{}, Stdout: os.Stdout})
 	os.Exit(3)
@@ -582,29 +599,43 @@ func TestRunKilledCallerHelper(t *testing.T) {
 // A caller SIGKILLed during Run, whose program has a child of its own:
 // where namespaces are available, the program is PID 1 of a PID namespace
 // of its own and no process of the tree survives the caller (Pdeathsig
-// ends the program, the kernel the rest); with a cgroup, that cgroup
-// stays, empty, until the next Run that makes one removes it. Where
-// namespaces are unavailable (the fallback) the child lives on in the
-// cgroup until that next Run kills it.
+// ends the program, the kernel the rest). With a cgroup, the caller's
+// reaper (internal/cgroup) kills what is left in it and removes it, with
+// no next Run. Where there is no cgroup and namespaces are unavailable (the
+// fallback) the child lives on.
+//
+// Under WrapCommand (no PID namespace: the caller owns the process) the
+// program's child outlives the caller unless the tree has a cgroup: then
+// the reaper kills it and removes the cgroup.
 func TestRunKilledCaller(t *testing.T) {
 	t.Run("cgroup", func(t *testing.T) {
 		requireCgroup(t, cgroup.Pids, false)
-		killedCaller(t, false)
+		killedCaller(t, false, false)
 	})
 	t.Run("no-cgroup", func(t *testing.T) {
 		requireNamespaces(t)
-		killedCaller(t, true)
+		killedCaller(t, true, false)
+	})
+	t.Run("wrap-cgroup", func(t *testing.T) {
+		requireCgroup(t, cgroup.Pids, false)
+		killedCaller(t, false, true)
 	})
 }
 
-func killedCaller(t *testing.T, noCgroup bool) {
+func killedCaller(t *testing.T, noCgroup, wrap bool) {
 	need(t, "/bin/sh", "dash")
 	ns, why := mountLayerAvailable(t)
+	if wrap {
+		ns, why = false, "WrapCommand"
+	}
 	mark := "SANDBOX_CG_CALLER_TEST=" + strconv.Itoa(os.Getpid())
 	caller := exec.Command(os.Args[0], "-test.run=^TestRunKilledCallerHelper$", "-test.count=1")
 	caller.Env = append(os.Environ(), envCgCaller+"="+mark)
 	if noCgroup {
 		caller.Env = append(caller.Env, envCgNoCgroup+"=1")
+	}
+	if wrap {
+		caller.Env = append(caller.Env, envCgWrap+"=1")
 	}
 	out, err := caller.StdoutPipe()
 	if err != nil {
@@ -674,44 +705,35 @@ func killedCaller(t *testing.T, noCgroup bool) {
 		return out
 	}
 	var left []int
-	var live []string
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		left, live = marked(mark), liveIn()
-		if len(left) == 0 && len(live) == 0 || time.Now().After(deadline) {
+	var live, groupsLeft []string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		left, live, groupsLeft = marked(mark), liveIn(), groupsOf(caller.Process.Pid)
+		if len(left) == 0 && len(live) == 0 && len(groupsLeft) == 0 || time.Now().After(deadline) {
 			break
 		}
 	}
-	t.Logf("caller killed (PID namespace: %v): its cgroups %v, processes left %v, alive in its cgroups %v", inPIDNS, groups, left, live)
+	t.Logf("caller killed (PID namespace: %v): its cgroups %v, processes left %v, alive in its cgroups %v, cgroups left %v", inPIDNS, groups, left, live, groupsLeft)
 	if !noCgroup && len(groups) == 0 {
 		t.Fatal("no cgroup of the killed caller's tree")
 	}
-	if inPIDNS {
+	switch {
+	case !noCgroup:
+		// The caller's reaper, with no next Run.
+		if len(left) > 0 || len(live) > 0 || len(groupsLeft) > 0 {
+			t.Errorf("the killed caller's tree and cgroup outlive it: processes %v, alive in its cgroups %v, cgroups %v", left, live, groupsLeft)
+		}
+	case inPIDNS:
 		if len(left) > 0 || len(live) > 0 {
 			t.Errorf("processes of the killed caller's tree survive it: %v; alive in its cgroups: %v", left, live)
 		}
-	} else {
-		t.Logf("no PID namespace here (%s): the fallback, where the program's descendants outlive a killed caller until the next Run", why)
+	default:
+		t.Logf("no PID namespace here (%s) and no cgroup: the fallback, where the program's descendants outlive a killed caller", why)
 		if len(left) == 0 {
-			t.Errorf("without a PID namespace the child was expected to outlive the caller (Pdeathsig reaches only the program)")
+			t.Errorf("without a PID namespace or a cgroup the child was expected to outlive the caller (Pdeathsig reaches only the program)")
 		}
 	}
-	if !noCgroup {
-		// The next Run that makes a cgroup removes the killed caller's,
-		// and kills what is in it.
-		if _, err := runLimited(t, sandbox.Config{Limits: sandbox.Limits{Processes: 16}}, "/bin/sh", []string{"-c", "true"}); err != nil {
-			t.Fatal(err)
-		}
-		if left := groupsOf(caller.Process.Pid); len(left) > 0 {
-			t.Errorf("the killed caller's cgroups stay after the next Run: %v", left)
-		}
-	}
-	if left := marked(mark); len(left) > 0 {
-		for _, pid := range left {
-			killStray(pid)
-		}
-		if !noCgroup || inPIDNS {
-			t.Errorf("the killed caller's processes live on: %v", left)
-		}
+	for _, pid := range left {
+		killStray(pid)
 	}
 }
 

@@ -219,15 +219,13 @@ type RunResult struct {
 //     descendant can leave it (freezing it first: see killSession in
 //     run_linux.go, and the hole it leaves). Run reaps the program only
 //     after the kill, so its ID cannot be reused in between.
-//     A caller that is killed leaves: with the PID namespace, no process,
-//     and the tree's cgroup, if there was one, as an empty directory;
-//     without it (TTY, or no namespaces), the program's descendants, in
-//     the tree's cgroup if there was one (not killed by Pdeathsig, which
-//     only the program has; with TTY, the hangup of the terminal Run held
-//     reaches the processes of the program's session that do not ignore
-//     it). The
-//     next Run or WrapCommand that makes a tree's cgroup in the same PID
-//     namespace kills what is in such a cgroup and removes it.
+//     A caller that is killed leaves: with a cgroup, nothing (its reaper,
+//     see [Limits], kills what is left in it and removes it); with the
+//     PID namespace, no process; with neither (TTY or no namespaces, and
+//     no cgroup), the program's descendants (not killed by Pdeathsig,
+//     which only the program has; with TTY, the hangup of the terminal
+//     Run held reaches the processes of the program's session that do not
+//     ignore it).
 //   - Windows: the Job Object (KILL_ON_JOB_CLOSE) holds every process of
 //     the job; Run calls PostStart, terminates the job and waits until it
 //     holds no process, and the job dies with the caller. Processes

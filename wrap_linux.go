@@ -329,12 +329,12 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 	// it dies, the kernel kills every other process of the namespace
 	// before its parent can reap it, and nothing can leave the namespace
 	// (seccomp refuses setns and unshare); the program has Pdeathsig
-	// SIGKILL, so the tree also dies with a caller that is killed, which a
-	// cgroup alone does not do (it outlives the caller with what is in it).
+	// SIGKILL, so the tree also dies with a caller that is killed, at once
+	// (a cgroup's reaper needs the time to start a process and kill).
 	// Where namespaces are unavailable, Run kills through the tree's
 	// cgroup if one can stop the tree whole, else by its session scan
-	// (killSession), and a killed caller's tree lives on until the next
-	// Run that makes a cgroup removes the stale one with what is in it.
+	// (killSession); a killed caller's tree then lives on unless it has a
+	// cgroup, which the caller's reaper kills and removes.
 	pidNS := opts.pidNS != nil && cfg.AllowProcessSpawn && namespaces().ok
 	ipcNS := pol.IPCNamespace != nil && pol.IPCNamespace.ok
 	var attr *syscall.SysProcAttr

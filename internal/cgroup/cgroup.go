@@ -67,10 +67,12 @@
 //
 // A tree's cgroup is named "<pidns>.<pid>.<start>.<random>": the PID
 // namespace, PID and start time of the process that created it. When that
-// process is gone (it was killed before it could remove the cgroup), the
-// next [Manager.New] in the same PID namespace, or [Manager.CleanStale],
-// kills what is left in it and removes it. Nothing else does: cgroup v1's
-// release_agent is host-wide and is left alone.
+// process is gone (it was killed before it could remove the cgroup), its
+// reaper (reaper_linux.go: one background process per caller, which waits
+// for the caller's exit) kills what is left in it and removes it; if the
+// reaper could not, the next [Manager.New] in the same PID namespace, or
+// [Manager.CleanStale], does. cgroup v1's release_agent is host-wide and
+// is left alone.
 //
 // # Placing a process
 //

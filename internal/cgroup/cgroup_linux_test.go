@@ -112,7 +112,8 @@ func helper(mode, arg string) {
 		for x := 0; ; x++ {
 			_ = x * x
 		}
-	case "owner": // makes a group, starts a process in it, reports, waits to be killed
+	case "owner": // makes a group, starts a process in it, reports, waits to be killed (arg "noreaper": without the reaper)
+		reaperOff = arg == "noreaper"
 		m, err := Detect(Options{})
 		if err != nil {
 			die(err)
@@ -468,8 +469,9 @@ func TestKillForkChain(t *testing.T) {
 	}
 }
 
-// A caller SIGKILLed with a group and a (stopped) process in it leaves both behind;
-// the next New (or CleanStale) in this PID namespace kills the process and
+// A caller SIGKILLed with a group and a (stopped) process in it, and whose
+// reaper could not start (TestReaperOfKilledOwner is the case where it
+// did), leaves both behind; the next New (or CleanStale) in this PID namespace kills the process and
 // removes the group. (Run puts its tree in a PID namespace where it can,
 // so that the tree dies with its caller and only the empty group is left:
 // the sandbox package's TestRunKilledCaller. This is the cleanup of both,
@@ -477,7 +479,7 @@ func TestKillForkChain(t *testing.T) {
 func TestStaleGroupOfKilledCaller(t *testing.T) {
 	m := manager(t)
 	owner := exec.Command("/proc/self/exe")
-	owner.Env = append(os.Environ(), envHelper+"=owner")
+	owner.Env = append(os.Environ(), envHelper+"=owner", envArg+"=noreaper")
 	stdout, err := owner.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -686,4 +688,111 @@ func TestDelegatedSubtree(t *testing.T) {
 	if started >= 8 || strings.TrimSpace(exceeded) != `"pids"` {
 		t.Errorf("fork loop in a delegated subtree with pids.max 8: %d started, exceeded %s", started, exceeded)
 	}
+}
+
+// A caller SIGKILLed with a group and a (stopped) process in it: its reaper
+// kills the process and removes the group, with no New anywhere, while the
+// caller is still an unreaped zombie; then the reaper exits.
+func TestReaperOfKilledOwner(t *testing.T) {
+	m := manager(t)
+	owner := exec.Command("/proc/self/exe")
+	owner.Env = append(os.Environ(), envHelper+"=owner")
+	stdout, err := owner.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner.Stderr = os.Stderr
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reaped := false
+	defer func() {
+		if !reaped {
+			owner.Process.Kill()
+			owner.Wait()
+		}
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("owner: %v", err)
+	}
+	var name string
+	var stoppedPid int
+	fmt.Sscan(line, &name, &stoppedPid)
+	pidfd, err := unix.PidfdOpen(stoppedPid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(pidfd)
+	var dirs []string
+	for _, c := range m.hierarchies() {
+		dirs = append(dirs, filepath.Join(m.dirs[c], DirName, name))
+	}
+	reaper := reaperOf(owner.Process.Pid)
+	if reaper == 0 {
+		t.Fatalf("the owner %d has no reaper", owner.Process.Pid)
+	}
+	if !alive(running(t, reaper)) {
+		t.Fatalf("reaper %d is not running", reaper)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !inGroup(stoppedPid, name); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d did not join %s", stoppedPid, name)
+		}
+	}
+	owner.Process.Signal(syscall.SIGKILL)
+	// Not reaped yet: the owner stays a zombie while the reaper works.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var left []string
+		for _, d := range dirs {
+			if _, err := os.Stat(d); err == nil {
+				left = append(left, d)
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed owner's group is still there: %v", left)
+		}
+	}
+	if n, _ := unix.Poll([]unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}, 2000); n != 1 {
+		t.Errorf("the group is gone but its process %d lives", stoppedPid)
+	}
+	st, _ := os.ReadFile("/proc/" + strconv.Itoa(owner.Process.Pid) + "/stat")
+	t.Logf("owner while its group was removed: %s", st)
+	for deadline := time.Now().Add(5 * time.Second); reaperOf(owner.Process.Pid) != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("reaper %d still runs after its work", reaper)
+		}
+	}
+	owner.Wait()
+	reaped = true
+}
+
+// running is the identity of the running process pid.
+func running(t *testing.T, pid int) owner {
+	s, ok := startTime(pid)
+	if !ok {
+		t.Fatalf("process %d is gone", pid)
+	}
+	return owner{pid: pid, start: s}
+}
+
+// reaperOf finds the reaper of the process pid (0: none), by its command
+// line.
+func reaperOf(pid int) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		args := strings.Split(string(b), "\x00")
+		if len(args) > 1 && args[0] == ReaperArg0 && strings.Contains(args[1], "."+strconv.Itoa(pid)+".") {
+			return p
+		}
+	}
+	return 0
 }

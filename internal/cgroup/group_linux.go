@@ -45,7 +45,8 @@ type Group struct {
 }
 
 // New makes a fresh cgroup for one tree with limits l, after removing the
-// stale cgroups of dead owners (see the package doc). It fails, leaving
+// stale cgroups of dead owners (see the package doc), and starts this
+// process's reaper if it has none yet (reaper_linux.go). It fails, leaving
 // nothing behind, when a limit of l cannot be enforced here (see
 // [Manager.CanEnforce]). With l.CPUTime set, a watchdog kills the tree
 // once its CPU time reaches l.CPUTime. The caller must Close the group.
@@ -54,14 +55,17 @@ func (m *Manager) New(l Limits) (*Group, error) {
 		return nil, err
 	}
 	m.CleanStale()
-	name, err := newName()
+	o, err := self()
 	if err != nil {
 		return nil, err
 	}
-	g := &Group{version: m.Version, name: name, limits: l, stop: make(chan struct{})}
+	// Before the group exists: a caller killed at any time after this
+	// leaves nothing behind (see reaper_linux.go).
+	m.startReaper(o)
+	g := &Group{version: m.Version, name: newName(o), limits: l, stop: make(chan struct{})}
 	for _, c := range m.hierarchies() {
 		g.ctrls = append(g.ctrls, c)
-		g.dirs = append(g.dirs, filepath.Join(m.dirs[c], DirName, name))
+		g.dirs = append(g.dirs, filepath.Join(m.dirs[c], DirName, g.name))
 	}
 	fail := func(err error) (*Group, error) {
 		g.closeFiles()
@@ -120,18 +124,10 @@ func (m *Manager) allHierarchies() []string {
 	return out
 }
 
-func newName() (string, error) {
-	var st unix.Stat_t
-	if err := unix.Stat("/proc/self/ns/pid", &st); err != nil {
-		return "", fmt.Errorf("cgroup: %w", err)
-	}
-	start, ok := startTime(os.Getpid())
-	if !ok {
-		return "", errors.New("cgroup: cannot read this process's start time")
-	}
+func newName(o owner) string {
 	var r [8]byte
 	rand.Read(r[:])
-	return groupName(st.Ino, os.Getpid(), start, hex.EncodeToString(r[:])), nil
+	return groupName(o.pidns, o.pid, o.start, hex.EncodeToString(r[:]))
 }
 
 // makeGroupDir makes dir and, when missing, its parent DirName. Another

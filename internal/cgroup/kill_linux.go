@@ -209,6 +209,19 @@ func (m *Manager) CleanStale() (int, error) {
 	if err := unix.Stat("/proc/self/ns/pid", &st); err != nil {
 		return 0, fmt.Errorf("cgroup: %w", err)
 	}
+	return m.clean(func(ns uint64, pid int, start uint64) bool {
+		if ns != st.Ino {
+			return false
+		}
+		s, alive := startTime(pid)
+		return !alive || s != start
+	})
+}
+
+// clean kills the processes left in, and removes, every tree's cgroup in
+// m's hierarchies whose name's owner (PID namespace, PID, start time)
+// dead reports dead. It returns how many it removed.
+func (m *Manager) clean(dead func(pidns uint64, pid int, start uint64) bool) (int, error) {
 	stale := map[string]bool{}
 	all := m.allHierarchies()
 	for _, c := range all {
@@ -218,13 +231,9 @@ func (m *Manager) CleanStale() (int, error) {
 		}
 		for _, e := range ents {
 			ns, pid, start, ok := parseGroupName(e.Name())
-			if !ok || !e.IsDir() || ns != st.Ino {
-				continue
+			if ok && e.IsDir() && dead(ns, pid, start) {
+				stale[e.Name()] = true
 			}
-			if s, alive := startTime(pid); alive && s == start {
-				continue
-			}
-			stale[e.Name()] = true
 		}
 	}
 	removed := 0
