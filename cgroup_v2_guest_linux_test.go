@@ -4,6 +4,7 @@ package sandbox_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,7 +98,13 @@ func mkCgroup(t *testing.T, dir, ctrls string, uid int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := os.Remove(dir); err != nil {
+		// The caller's cgroup reaper (internal/cgroup), born in the
+		// caller's cgroup, exits just after the caller: wait for it.
+		err := os.Remove(dir)
+		for deadline := time.Now().Add(5 * time.Second); errors.Is(err, syscall.EBUSY) && time.Now().Before(deadline); err = os.Remove(dir) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err != nil {
 			ents, _ := os.ReadDir(dir)
 			var subs []string
 			for _, e := range ents {

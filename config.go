@@ -93,7 +93,11 @@ type Config struct {
 	// namespace (no mounts unless the Config needs the mount layer), so it
 	// reaches only its own; where namespaces are unavailable (and under
 	// ApplySelf) [PlanFor] reports the host's as not enforced (Strict: an
-	// error). PostgreSQL and some X11 and audio programs need it.
+	// error). PostgreSQL and some X11 and audio programs need it. POSIX
+	// message queues (mq_open and the other mq_* calls) live in the same
+	// namespace and follow this field: without it they are refused on
+	// Linux, since Landlock checks neither the creation of a queue nor its
+	// removal.
 	AllowSysVIPC bool `json:"allow_sysv_ipc,omitempty"`
 
 	// AllowExecWritePaths makes every write path executable too, for

@@ -669,7 +669,7 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 	if cfg.AllowSysVIPC {
 		plan.Features = append(plan.Features, sysvIPCPlan(p.IPCNamespace, plan.Available, plan.Reason)...)
 	} else {
-		f(FeatureSysVIPC, true, "seccomp: System V shared memory, message queues and semaphores denied", "")
+		f(FeatureSysVIPC, true, "seccomp: System V shared memory, message queues and semaphores, and POSIX message queues, denied", "")
 	}
 	f(FeatureSyscalls, true, "seccomp on every thread: dangerous syscalls, i386 and x32 entry denied", "")
 	if cfg.AllowExecWritePaths {
@@ -779,7 +779,7 @@ func metadataPlan(cfg Config, sp seccomp.Policy, layer *mountLayer) []Enforcemen
 // /dev/shm is for AllowSharedMemory: the grant then reaches every
 // segment, queue and semaphore set of the user's other programs.
 func sysvIPCPlan(ns *nsState, available bool, reason string) []Enforcement {
-	const host = "System V IPC in the host's IPC namespace: the program can list, attach to and change every segment, queue and semaphore set its user may access, other programs' included"
+	const host = "System V IPC in the host's IPC namespace: the program can list, attach to and change every segment, queue and semaphore set its user may access, other programs' included, and make and remove POSIX message queues there"
 	const hint = "grant allow_sysv_ipc only to programs that need System V IPC (PostgreSQL, some X11 and audio programs)"
 	var out []Enforcement
 	if ns != nil {
@@ -787,7 +787,7 @@ func sysvIPCPlan(ns *nsState, available bool, reason string) []Enforcement {
 		if ns.ok {
 			e.Enforced = true
 			e.Detail = "WrapCommand/Run: granted, in a private IPC namespace: the program makes and uses its own segments, queues and " +
-				"semaphore sets, which end with it, and reaches none of the host's"
+				"semaphore sets (and POSIX message queues, which Landlock still lets it make but not open), which end with it, and reaches none of the host's"
 		} else {
 			e.Detail = "WrapCommand/Run: " + host + " (new namespaces are unavailable here: " + ns.reason + ")"
 			e.Hint = pick(ns.hint != "", ns.hint, hint)

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -204,6 +206,166 @@ func TestSysVIPCWithoutNamespaces(t *testing.T) {
 		_, err = sandbox.Run(context.Background(), strict, self(t), []string{helperArg, "say", "ran"}, sandbox.RunOptions{})
 		if !errors.Is(err, sandbox.ErrNotEnforced) || !strings.Contains(err.Error(), sandbox.FeatureSysVIPC) {
 			t.Errorf("Strict Run: %v; want ErrNotEnforced naming %s", err, sandbox.FeatureSysVIPC)
+		}
+	})
+}
+
+// POSIX message queues live in the IPC namespace's mqueue filesystem, which
+// no path reaches, and Landlock checks only the open of a queue: mq_open
+// with O_CREAT makes the queue before the open is refused, and mq_unlink
+// is not checked at all. So the seccomp filter refuses the mq_* calls, as
+// it refuses System V IPC (with AllowSysVIPC they are allowed, in the
+// private IPC namespace of WrapCommand and Run).
+
+func init() { benchHelpers["mq"] = mqHelper }
+
+// mqHelper NAME prints, one per line, the errno of mq_open(NAME, O_RDWR),
+// mq_unlink(NAME) and mq_open(NAME+"-new", O_CREAT|O_EXCL|O_RDWR) (closed
+// and removed again if it worked).
+func mqHelper(args []string) int {
+	name := args[0]
+	say := func(what string, e syscall.Errno) { fmt.Printf("%s %d\n", what, int(e)) }
+	fd, e := mqOpen(name, unix.O_RDWR)
+	if e == 0 {
+		unix.Close(fd)
+	}
+	say("open", e)
+	say("unlink", mqUnlink(name))
+	fd, e = mqOpen(name+"-new", unix.O_CREAT|unix.O_EXCL|unix.O_RDWR)
+	if e == 0 {
+		unix.Close(fd)
+	}
+	say("create", e)
+	if e != syscall.EEXIST {
+		mqUnlink(name + "-new")
+	}
+	return 0
+}
+
+// mqOpen and mqUnlink are the raw system calls (the name without the
+// leading slash that the C library strips).
+func mqOpen(name string, flags int) (int, syscall.Errno) {
+	p, _ := unix.BytePtrFromString(name)
+	r, _, e := unix.Syscall6(unix.SYS_MQ_OPEN, uintptr(unsafe.Pointer(p)), uintptr(flags|unix.O_CLOEXEC), 0o600, 0, 0, 0)
+	return int(r), e
+}
+
+func mqUnlink(name string) syscall.Errno {
+	p, _ := unix.BytePtrFromString(name)
+	_, _, e := unix.Syscall(unix.SYS_MQ_UNLINK, uintptr(unsafe.Pointer(p)), 0, 0)
+	return e
+}
+
+// mqExists reports whether this IPC namespace has the queue name.
+func mqExists(t *testing.T, name string) bool {
+	t.Helper()
+	fd, e := mqOpen(name, unix.O_RDONLY)
+	if e == 0 {
+		unix.Close(fd)
+		return true
+	}
+	if e != syscall.ENOENT {
+		t.Fatalf("mq_open(%s): %v", name, e)
+	}
+	return false
+}
+
+// hostQueue makes a POSIX message queue in this process's IPC namespace,
+// removed at the end.
+func hostQueue(t *testing.T) string {
+	t.Helper()
+	name := fmt.Sprintf("sbx-test-%d-%d", os.Getpid(), time.Now().UnixNano())
+	fd, e := mqOpen(name, unix.O_CREAT|unix.O_EXCL|unix.O_RDWR)
+	if e != 0 {
+		t.Skipf("cannot make a POSIX message queue here: %v", e)
+	}
+	unix.Close(fd)
+	t.Cleanup(func() { mqUnlink(name); mqUnlink(name + "-new") })
+	return name
+}
+
+func TestPOSIXMessageQueues(t *testing.T) {
+	requireSandbox(t)
+	run := func(t *testing.T, cfg *sandbox.Config, name string) string {
+		t.Helper()
+		args := []string{helperArg, "mq", name}
+		if cfg == nil {
+			cmd := exec.Command(self(t), args...)
+			cmd.Env = []string{quickExit}
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(out)
+		}
+		res, err := sandbox.Run(context.Background(), *cfg, self(t), args, sandbox.RunOptions{Env: []string{quickExit}})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("Run: %v, exit %d: %s", err, res.ExitCode, res.Stderr)
+		}
+		return string(res.Stdout)
+	}
+	refused := fmt.Sprintf("open %d\nunlink %d\ncreate %d\n", int(syscall.EPERM), int(syscall.EPERM), int(syscall.EPERM))
+	t.Run("control", func(t *testing.T) {
+		name := hostQueue(t)
+		if out, want := run(t, nil, name), "open 0\nunlink 0\ncreate 0\n"; out != want {
+			t.Fatalf("unconfined: %q, want %q", out, want)
+		}
+		if mqExists(t, name) {
+			t.Error("the unconfined control's mq_unlink left the queue")
+		}
+	})
+	t.Run("Run", func(t *testing.T) {
+		name := hostQueue(t)
+		if out := run(t, &sandbox.Config{}, name); out != refused {
+			t.Errorf("under Run: %q, want %q", out, refused)
+		}
+		if !mqExists(t, name) || mqExists(t, name+"-new") {
+			t.Errorf("under Run the caller's queue was removed (%v) or a new one made (%v)", !mqExists(t, name), mqExists(t, name+"-new"))
+		}
+	})
+	t.Run("ApplySelf", func(t *testing.T) {
+		name := childtest.Share(t, func() string { return hostQueue(t) })
+		childtest.Run(t, func(t *testing.T) {
+			if err := sandbox.New().ApplySelf(sandbox.Config{}); err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			fd, e := mqOpen(name, unix.O_RDWR)
+			if e == 0 {
+				unix.Close(fd)
+			}
+			fmt.Fprintf(&out, "open %d\nunlink %d\n", int(e), int(mqUnlink(name)))
+			fd, e = mqOpen(name+"-new", unix.O_CREAT|unix.O_EXCL|unix.O_RDWR)
+			if e == 0 {
+				unix.Close(fd)
+			}
+			fmt.Fprintf(&out, "create %d\n", int(e))
+			if out.String() != refused {
+				t.Errorf("under ApplySelf: %q, want %q", out.String(), refused)
+			}
+		})
+		if childtest.InChild(t) {
+			return
+		}
+		if !mqExists(t, name) || mqExists(t, name+"-new") {
+			t.Errorf("under ApplySelf the caller's queue was removed (%v) or a new one made (%v)", !mqExists(t, name), mqExists(t, name+"-new"))
+		}
+	})
+	t.Run("AllowSysVIPC", func(t *testing.T) {
+		name := hostQueue(t)
+		cfg := sandbox.Config{AllowSysVIPC: true}
+		if f := sysvIPCEntry(t, cfg); !f.Enforced {
+			t.Skipf("no private IPC namespace here: %s", f.Detail)
+		}
+		// Its own namespace: the caller's queue is not there, and the
+		// mqueue filesystem is no granted path (Landlock refuses the open
+		// of a queue it makes).
+		want := fmt.Sprintf("open %d\nunlink %d\ncreate %d\n", int(syscall.ENOENT), int(syscall.ENOENT), int(syscall.EACCES))
+		if out := run(t, &cfg, name); out != want {
+			t.Errorf("under Run with AllowSysVIPC: %q, want %q", out, want)
+		}
+		if !mqExists(t, name) || mqExists(t, name+"-new") {
+			t.Errorf("the caller's queue was removed (%v) or a new one made here (%v)", !mqExists(t, name), mqExists(t, name+"-new"))
 		}
 	})
 }

@@ -41,6 +41,10 @@ import (
 // only its marker, a session of its own (a ^C to the caller's terminal
 // does not reach it), no Pdeathsig.
 //
+// The reaper stays in the caller's cgroup (a service manager counts it as
+// the caller's: it exits just after the caller, and a unit's stop kills it
+// with the caller's other processes).
+//
 // As with the Go trampoline, the host's init functions run in the reaper
 // (package initialisation comes before this package's init), its main
 // never does. One reaper is started per process and hierarchy, not per

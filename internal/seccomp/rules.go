@@ -420,7 +420,13 @@ func filterSpecs(p Policy) []filterSpec {
 	}
 	if !p.AllowSysVIPC {
 		deny.rules = append(deny.rules, unconditional("System V IPC lives in the host's IPC namespace (Policy.AllowSysVIPC is false)",
-			"shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl"))
+			"shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl"),
+			// The IPC namespace's mqueue filesystem is reached by no
+			// path, and Landlock checks only the open of a queue:
+			// mq_open(O_CREAT) makes the queue before its open is
+			// refused, mq_unlink removes any queue the user may.
+			unconditional("POSIX message queues live in the host's IPC namespace, where Landlock does not check their creation or removal (Policy.AllowSysVIPC is false)",
+				"mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr"))
 	}
 	if p.DenyPathMetadata {
 		deny.rules = append(deny.rules, unconditional("Policy.DenyPathMetadata: Landlock does not check mode or time changes by path",

@@ -24,7 +24,8 @@
 //	deny               EPERM  unconditional deny list (incl. vhangup, fanotify_init,
 //	                          modify_ldt, memfd_secret, sched_setattr, file_setattr);
 //	                          fork, vfork, execve, execveat as the Policy says;
-//	                          setsid if DenySetsid; SysV IPC unless AllowSysVIPC;
+//	                          setsid if DenySetsid; SysV IPC and POSIX message
+//	                          queues unless AllowSysVIPC;
 //	                          metadata calls by path (DenyPathMetadata,
 //	                          DenyChownXattr); clone with a namespace flag or
 //	                          CLONE_PARENT (and without CLONE_THREAD unless
@@ -153,11 +154,15 @@ type Policy struct {
 	DenyChownXattr bool
 
 	// AllowSysVIPC allows System V shared memory, message queues and
-	// semaphores. Without it shmget, shmat, shmctl, shmdt, msgget, msgsnd,
-	// msgrcv, msgctl, semget, semop, semtimedop and semctl fail with
-	// EPERM: the IPC namespace is the host's, so SHM_STAT lists and
-	// shmat maps every segment the user may access, other programs'
-	// included.
+	// semaphores, and POSIX message queues. Without it shmget, shmat,
+	// shmctl, shmdt, msgget, msgsnd, msgrcv, msgctl, semget, semop,
+	// semtimedop and semctl fail with EPERM: the IPC namespace is the
+	// host's, so SHM_STAT lists and shmat maps every segment the user may
+	// access, other programs' included. So do mq_open, mq_unlink,
+	// mq_timedsend, mq_timedreceive, mq_notify and mq_getsetattr: Landlock
+	// refuses the open of a queue (its filesystem is no granted path) but
+	// not mq_open's creation before it, nor mq_unlink, so a program could
+	// fill the host's queue table or remove other programs' queues.
 	AllowSysVIPC bool
 
 	// DenyPdeathsigChange refuses prctl(PR_SET_PDEATHSIG, sig) for every

@@ -34,7 +34,8 @@ var alwaysDenied = []string{
 // Denied under some Policy fields only, whatever the arguments.
 var (
 	sysvSyscalls = []string{"shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl",
-		"semget", "semop", "semtimedop", "semctl"} // unless AllowSysVIPC
+		"semget", "semop", "semtimedop", "semctl",
+		"mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr"} // unless AllowSysVIPC
 	pathModeSyscalls   = []string{"chmod", "fchmodat", "fchmodat2", "utime", "utimes", "futimesat"} // DenyPathMetadata
 	chownXattrSyscalls = []string{"chown", "lchown", "fchownat", "setxattr", "lsetxattr", "removexattr",
 		"lremovexattr"} // DenyPathMetadata or DenyChownXattr
