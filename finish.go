@@ -22,9 +22,11 @@ type CommandReport struct {
 	Removed []string `json:"removed,omitempty"`
 	// GitCreated lists each .git the program created where git finds the
 	// repository of a write path's top or of the working directory, where
-	// there was none at the start, as RunResult.GitCreated: its hooks and
-	// config are the program's, and git runs them outside the sandbox the
-	// next time anyone works there. Left in place.
+	// there was none at the start, and each .git of a submodule or an
+	// embedded repository that a protected repository's index makes git
+	// enter and that was not protected, as RunResult.GitCreated: its hooks
+	// and config are the program's, and git runs them outside the sandbox
+	// the next time anyone works there. Left in place.
 	GitCreated []string `json:"git_created,omitempty"`
 }
 

@@ -3,13 +3,18 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"weak"
+
+	"github.com/openparallax/sandbox/internal/mountns"
 )
 
 // gitEnd is what the git checks after a command need from its start (see
@@ -25,6 +30,13 @@ type gitEnd struct {
 	// or the working directory, had they a .git, and had none at the
 	// start (see gitSpots).
 	spots []string
+	// repos are the .git entries of the protected repositories, and
+	// protected the git directories whose hooks and config the mount layer
+	// kept read-only (theirs, and their submodules'): a gitlink in a
+	// repository's index whose checkout has a .git naming any other git
+	// directory is one git enters with hooks and config the program could
+	// write (see enteredRepos).
+	repos, protected []string
 }
 
 // check runs once the program's tree is gone (nothing of it can make
@@ -39,6 +51,11 @@ type gitEnd struct {
 // which the program could not rename or replace (a mount point in its
 // namespace); the entry is removed whatever it is (file, directory,
 // symbolic link: the link, not its target).
+//
+// Last it reports each repository git enters from a protected one whose
+// hooks and config were not protected (enteredRepos): a submodule or an
+// embedded repository the program added to the index, or one whose .git
+// it pointed elsewhere. It leaves them too.
 func (e gitEnd) check() (removed, created []string, err error) {
 	for _, d := range e.spots {
 		g := filepath.Join(d, ".git")
@@ -55,7 +72,110 @@ func (e gitEnd) check() (removed, created []string, err error) {
 		}
 		removed = append(removed, c)
 	}
-	return removed, created, nil
+	entered, err := e.enteredRepos()
+	return removed, append(created, entered...), err
+}
+
+// enteredRepos returns, for each protected repository, the .git of each
+// gitlink in its index (a submodule, or an embedded repository added as
+// one) that is checked out and whose git directory is none the mount layer
+// protected. git status in the repository runs git status in each such
+// checkout, with that repository's config (core.fsmonitor names a
+// program to run) and, for other commands, its hooks: the program could
+// write both, since the index, which git add needs, stays writable. An
+// index that cannot be read (git would refuse it as well) is an error.
+func (e gitEnd) enteredRepos() ([]string, error) {
+	protected := map[string]bool{}
+	for _, d := range e.protected {
+		protected[canonical(d)] = true
+	}
+	var out []string
+	for _, dotgit := range e.repos {
+		ws := filepath.Dir(dotgit)
+		gitdir := dotgit
+		if fi, err := os.Stat(dotgit); err == nil && !fi.IsDir() {
+			gitdir = mountns.GitDirOf(dotgit, os.ReadFile)
+		}
+		links, err := gitlinks(gitdir)
+		if err != nil {
+			return out, fmt.Errorf("reading the index of %s (git may enter submodules whose hooks and config the program wrote): %w", ws, err)
+		}
+		for _, p := range links {
+			p = filepath.Clean(filepath.FromSlash(p))
+			if filepath.IsAbs(p) || p == ".." || strings.HasPrefix(p, ".."+string(filepath.Separator)) {
+				continue // git refuses such a path
+			}
+			g := filepath.Join(ws, p, ".git")
+			fi, err := os.Stat(g)
+			if err != nil {
+				continue // not checked out: git does not enter it
+			}
+			dir := g
+			if !fi.IsDir() {
+				if dir = mountns.GitDirOf(g, os.ReadFile); dir == "" {
+					continue // not a gitdir file: git does not enter it
+				}
+			}
+			if !protected[canonical(dir)] {
+				out = append(out, g)
+			}
+		}
+	}
+	return out, nil
+}
+
+// canonical is path with its symbolic links resolved, where it can be.
+func canonical(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return filepath.Clean(path)
+}
+
+// gitlinks lists the gitlink paths of gitdir's index (and of its shared
+// index, for a split one): none when it has no index.
+func gitlinks(gitdir string) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(gitdir, "index"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	hashLen := gitHashLen(gitdir)
+	paths, shared, err := mountns.GitlinkPaths(b, hashLen)
+	if err != nil || shared == "" {
+		return paths, err
+	}
+	b, err = os.ReadFile(filepath.Join(gitdir, shared))
+	if err != nil {
+		return paths, err
+	}
+	more, _, err := mountns.GitlinkPaths(b, hashLen)
+	return append(paths, more...), err
+}
+
+// gitHashLen is the object hash length of the repository of gitdir: 32
+// when its config (the common directory's, for a worktree) sets
+// extensions.objectFormat to sha256, else 20. That config was protected
+// (read-only) while the program ran.
+func gitHashLen(gitdir string) int {
+	common := gitdir
+	if b, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
+		if c := strings.TrimSpace(string(b)); c != "" {
+			if !filepath.IsAbs(c) {
+				c = filepath.Join(gitdir, c)
+			}
+			common = c
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(common, "config"))
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if strings.EqualFold(strings.ReplaceAll(strings.TrimSpace(line), " ", ""), "objectformat=sha256") {
+			return 32
+		}
+	}
+	return 20
 }
 
 // gitEnds maps a command WrapCommand prepared, weakly (a command its
@@ -64,7 +184,7 @@ func (e gitEnd) check() (removed, created []string, err error) {
 var gitEnds sync.Map
 
 func registerGitEnd(cmd *exec.Cmd, e gitEnd) {
-	if len(e.commonDirs) == 0 && len(e.spots) == 0 {
+	if len(e.commonDirs) == 0 && len(e.spots) == 0 && len(e.repos) == 0 {
 		return
 	}
 	key := weak.Make(cmd)

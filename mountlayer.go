@@ -84,7 +84,7 @@ func mountLayerFeatures(rc *resolvedConfig, l *mountLayer, available bool) []Enf
 	gitPaths := map[string]bool{}
 	if l != nil {
 		for _, g := range l.git {
-			protect, _ := mountns.GitProtected(filepath.Dir(g), mountns.HostLookup, os.ReadFile)
+			protect, _ := mountns.GitProtected(filepath.Dir(g), mountns.HostLookup, os.ReadFile, mountns.HostReadDir)
 			for _, p := range protect {
 				gitPaths[p] = true
 			}
@@ -145,8 +145,10 @@ func mountLayerFeatures(rc *resolvedConfig, l *mountLayer, available bool) []Enf
 	}
 	if len(l.git) > 0 {
 		out = append(out, command(FeatureGitProtect, "deny_write_paths", "hooks and config of "+strings.Join(l.git, ", ")+
-			" are read-only mounts (EROFS), and .git can be neither renamed nor removed (EBUSY; a .git file naming the git directory is read-only too); "+
-			"the rest of the repository is writable (set no_git_protection to turn this off)", true))
+			" are read-only mounts (EROFS), as are those of their submodules' git directories, and .git can be neither renamed nor removed (EBUSY; a .git file naming the git directory is read-only too); "+
+			"the rest of the repository is writable, the index included, so a submodule or embedded repository the program adds (git status enters it, with its config) "+
+			"has hooks and config of the program's: Run lists it in RunResult.GitCreated, FinishCommand in its GitCreated "+
+			"(set no_git_protection to turn this off)", true))
 		// What no mount can do: keep a new file out of the git
 		// directory, which git must be able to write.
 		out = append(out, Enforcement{Feature: FeatureGitCommonDir, Scope: ScopeCommand,

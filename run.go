@@ -147,7 +147,12 @@ type RunResult struct {
 	// new .git out (there is nothing yet to mount over), so its hooks and
 	// config are whatever the program wrote, and git runs them the next
 	// time anyone works there, outside the sandbox (a shell prompt that
-	// shows git status is enough for core.fsmonitor). Run leaves them in
+	// shows git status is enough for core.fsmonitor). It also lists the
+	// .git of each checked-out submodule or embedded repository that a
+	// protected repository's index names (a gitlink, which git add makes)
+	// and whose git directory was not protected: git status in the
+	// protected repository runs git in it, with its config, so what the
+	// program wrote there runs outside the sandbox too. Run leaves them in
 	// place: the repository may be the requested work. Look at its hooks
 	// and config before running git there. nil when none appeared.
 	GitCreated []string

@@ -487,6 +487,8 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 	if opts.git != nil {
 		if pol.Layer.used() {
 			opts.git.commonDirs = pol.Layer.missingCommonDirs()
+			opts.git.repos = pol.Layer.git
+			opts.git.protected = pol.Layer.gitDirs
 		}
 		opts.git.spots = pol.Layer.gitSpots
 	}

@@ -28,10 +28,20 @@ import (
 // reports it (git_commondir), and Run removes one that appeared once the
 // program's tree is gone.
 //
+// The git directories of submodules (DIR/modules/NAME, nested as deep as
+// submodules go) are git directories git runs commands in too: a git
+// status in the repository runs git status in each checked-out submodule,
+// with the submodule's config (core.fsmonitor names a program). Their
+// hooks and config are protected as the repository's are. A submodule, or
+// an embedded repository, that the program adds (a gitlink in the index,
+// which stays writable) has a git directory that did not exist to mount
+// over; the sandbox package reports it after the run (GitlinkPaths).
+//
 // Everything else in the git directory (objects, refs, the index, HEAD,
 // logs) stays writable, so add, commit, branch, merge and fetch work.
-// lookup and readFile are the host's stat and read.
-func GitProtected(ws string, lookup func(string) Kind, readFile func(string) ([]byte, error)) (protect, pin []string) {
+// lookup and readFile are the host's stat and read, readDir lists the
+// names in a directory.
+func GitProtected(ws string, lookup func(string) Kind, readFile func(string) ([]byte, error), readDir func(string) []string) (protect, pin []string) {
 	dotgit := path.Join(ws, ".git")
 	var gitdirs []string
 	switch lookup(dotgit) {
@@ -58,13 +68,23 @@ func GitProtected(ws string, lookup func(string) Kind, readFile func(string) ([]
 	default:
 		return nil, nil
 	}
+	var subs []string
 	for _, d := range gitdirs {
+		subs = append(subs, submoduleGitDirs(d, lookup, readDir)...)
+	}
+	for _, d := range append(gitdirs, subs...) {
 		protect = append(protect, path.Join(d, "hooks"), path.Join(d, "config"))
 		if c := path.Join(d, "commondir"); lookup(c) != Missing {
 			protect = append(protect, c)
 		}
 	}
 	return protect, []string{dotgit}
+}
+
+// GitDirOf is the git directory a "gitdir: DIR" file names (DIR relative
+// to the file's directory), or "" if file is not one.
+func GitDirOf(file string, readFile func(string) ([]byte, error)) string {
+	return gitdirOf(file, readFile)
 }
 
 // gitdirOf reads a "gitdir: DIR" file; DIR relative to the file's directory.
@@ -83,4 +103,41 @@ func gitdirOf(file string, readFile func(string) ([]byte, error)) string {
 		dir = path.Join(path.Dir(file), dir)
 	}
 	return path.Clean(dir)
+}
+
+// Bounds of the walk for submodules' git directories: how deep a
+// submodule's name may nest, and how many git directories the walk may
+// return (each costs two mounts, within the layer's MaxMountSlots).
+const (
+	maxSubmoduleDepth = 16
+	maxSubmoduleDirs  = 256
+)
+
+// submoduleGitDirs returns the git directories below gitdir/modules: each
+// directory there that holds a HEAD file (a submodule's name may contain
+// slashes, so the walk goes on down where there is none), and those of
+// their own submodules.
+func submoduleGitDirs(gitdir string, lookup func(string) Kind, readDir func(string) []string) []string {
+	var out []string
+	type dir struct {
+		path  string
+		depth int
+	}
+	stack := []dir{{path.Join(gitdir, "modules"), 0}}
+	for len(stack) > 0 && len(out) < maxSubmoduleDirs {
+		d := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if d.depth > maxSubmoduleDepth || lookup(d.path) != Dir {
+			continue
+		}
+		if lookup(path.Join(d.path, "HEAD")) == File {
+			out = append(out, d.path)
+			stack = append(stack, dir{path.Join(d.path, "modules"), d.depth + 1})
+			continue
+		}
+		for _, name := range readDir(d.path) {
+			stack = append(stack, dir{path.Join(d.path, name), d.depth + 1})
+		}
+	}
+	return out
 }

@@ -26,3 +26,17 @@ func HostResolve(path string) string {
 	}
 	return r
 }
+
+// HostReadDir lists the names in dir on this machine (none if it cannot be
+// read).
+func HostReadDir(dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = e.Name()
+	}
+	return names
+}

@@ -2,6 +2,7 @@ package mountns
 
 import (
 	"errors"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,18 @@ type fakeFS struct {
 }
 
 func (f fakeFS) lookup(p string) Kind { return f.kinds[f.resolve(p)] }
+
+// readDir lists the names of the paths directly in p.
+func (f fakeFS) readDir(p string) []string {
+	var out []string
+	for k := range f.kinds {
+		if path.Dir(k) == p && k != p {
+			out = append(out, path.Base(k))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
 func (f fakeFS) resolve(p string) string {
 	for link, target := range f.links {
 		if p == link || strings.HasPrefix(p, link+"/") {
@@ -208,7 +221,7 @@ func TestBuildRejectsUncleanPaths(t *testing.T) {
 
 func TestGitProtected(t *testing.T) {
 	fs := newFS()
-	protect, pin := GitProtected("/ws", fs.lookup, fs.readFile)
+	protect, pin := GitProtected("/ws", fs.lookup, fs.readFile, fs.readDir)
 	if !slices.Equal(protect, []string{"/ws/.git/hooks", "/ws/.git/config"}) || !slices.Equal(pin, []string{"/ws/.git"}) {
 		t.Errorf("repository: protect %v pin %v", protect, pin)
 	}
@@ -220,7 +233,7 @@ func TestGitProtected(t *testing.T) {
 	fs.files["/wt/.git"] = "gitdir: /repo/.git/worktrees/wt\n"
 	fs.files["/repo/.git/worktrees/wt/commondir"] = "../..\n"
 	fs.kinds["/repo/.git/worktrees/wt/commondir"] = File
-	protect, pin = GitProtected("/wt", fs.lookup, fs.readFile)
+	protect, pin = GitProtected("/wt", fs.lookup, fs.readFile, fs.readDir)
 	// The .git file itself first: rewritten, it would name another git
 	// dir; and the existing commondir: rewritten, it would name another
 	// common directory.
@@ -232,11 +245,30 @@ func TestGitProtected(t *testing.T) {
 	fs.kinds["/sub"] = Dir
 	fs.kinds["/sub/.git"] = File
 	fs.files["/sub/.git"] = "gitdir: ../repo/.git/modules/sub"
-	if protect, _ := GitProtected("/sub", fs.lookup, fs.readFile); len(protect) < 2 || protect[1] != "/repo/.git/modules/sub/hooks" {
+	if protect, _ := GitProtected("/sub", fs.lookup, fs.readFile, fs.readDir); len(protect) < 2 || protect[1] != "/repo/.git/modules/sub/hooks" {
 		t.Errorf("relative gitdir: %v", protect)
 	}
-	if protect, pin := GitProtected("/data", fs.lookup, fs.readFile); protect != nil || pin != nil {
+	if protect, pin := GitProtected("/data", fs.lookup, fs.readFile, fs.readDir); protect != nil || pin != nil {
 		t.Errorf("no repository: %v %v", protect, pin)
+	}
+	// Submodules' git directories: a name with a slash (modules/a/b), and
+	// a submodule of a submodule; a directory without HEAD is not one.
+	for _, d := range []string{"/ws/.git/modules", "/ws/.git/modules/lib", "/ws/.git/modules/a", "/ws/.git/modules/a/b",
+		"/ws/.git/modules/lib/modules", "/ws/.git/modules/lib/modules/inner", "/ws/.git/modules/empty"} {
+		fs.kinds[d] = Dir
+	}
+	for _, f := range []string{"/ws/.git/modules/lib/HEAD", "/ws/.git/modules/a/b/HEAD", "/ws/.git/modules/lib/modules/inner/HEAD"} {
+		fs.kinds[f] = File
+	}
+	protect, _ = GitProtected("/ws", fs.lookup, fs.readFile, fs.readDir)
+	want = []string{"/ws/.git/hooks", "/ws/.git/config"}
+	for _, d := range []string{"/ws/.git/modules/lib", "/ws/.git/modules/lib/modules/inner", "/ws/.git/modules/a/b"} {
+		want = append(want, d+"/hooks", d+"/config")
+	}
+	slices.Sort(want)
+	slices.Sort(protect)
+	if !slices.Equal(protect, want) {
+		t.Errorf("submodules: protect %v, want %v", protect, want)
 	}
 }
 
