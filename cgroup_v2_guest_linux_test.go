@@ -3,11 +3,14 @@
 package sandbox_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,6 +32,7 @@ import (
 const (
 	envV2Stage  = "SANDBOX_TEST_V2_STAGE"  // set in the re-executed caller: the test it runs
 	envV2Parent = "SANDBOX_TEST_V2_PARENT" // the cgroup detection must choose
+	envV2Killed = "SANDBOX_TEST_V2_KILLED" // the caller starts a tree and waits to be killed
 )
 
 // TestRunLimitsSystemdLayout: the caller in a leaf, as systemd places
@@ -48,11 +52,20 @@ const (
 // enforced by a cgroup in that directory, a fork loop's program reads its
 // own cgroup there and stops at Processes (LimitExceeded says so), and a
 // program allocating past MemoryBytes is killed (LimitExceeded says so);
-// nothing is left of the trees' cgroups afterwards.
+// nothing is left of the trees' cgroups afterwards. Then a caller that
+// started a WrapCommand tree with limits (a program and its child) is
+// killed: its reaper, running as the caller's user, kills the tree and
+// removes its cgroup.
 func TestRunLimitsSystemdLayout(t *testing.T) {
 	if stage := os.Getenv(envV2Stage); stage != "" {
 		if strings.HasPrefix(stage, t.Name()+"/") {
-			t.Run(strings.TrimPrefix(stage, t.Name()+"/"), func(t *testing.T) { v2Caller(t, os.Getenv(envV2Parent)) })
+			t.Run(strings.TrimPrefix(stage, t.Name()+"/"), func(t *testing.T) {
+				if os.Getenv(envV2Killed) != "" {
+					v2KilledCaller(t)
+					return
+				}
+				v2Caller(t, os.Getenv(envV2Parent))
+			})
 		}
 		return
 	}
@@ -155,6 +168,77 @@ func runV2Caller(t *testing.T, leaf, parent string, uid int) {
 	if _, err := os.Stat(filepath.Join(parent, cgroup.DirName)); !os.IsNotExist(err) {
 		t.Errorf("%s left behind (%v)", filepath.Join(parent, cgroup.DirName), err)
 	}
+
+	// The killed caller.
+	killed := exec.Command(exe, "-test.run=^TestRunLimitsSystemdLayout$", "-test.v", "-test.count=1", "-test.timeout=240s")
+	killed.Env = append(slices.Clone(cmd.Env), envV2Killed+"=1")
+	killed.Dir = "/"
+	killed.SysProcAttr = cmd.SysProcAttr
+	stdout, err := killed.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := killed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "tree "); ok {
+			for _, f := range strings.Fields(rest) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					pids = append(pids, pid)
+				}
+			}
+			break
+		}
+	}
+	if len(pids) != 2 {
+		killed.Process.Kill()
+		killed.Wait()
+		t.Fatalf("the caller to kill did not start its tree: %v", pids)
+	}
+	killed.Process.Kill()
+	killed.Wait()
+	dir := filepath.Join(parent, cgroup.DirName)
+	var alivePids []int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		alivePids = slices.DeleteFunc(slices.Clone(pids), func(pid int) bool { return !alive(pid) })
+		_, err := os.Stat(dir)
+		if len(alivePids) == 0 && os.IsNotExist(err) || time.Now().After(deadline) {
+			ents, _ := os.ReadDir(dir)
+			if len(alivePids) > 0 || err == nil {
+				t.Errorf("a killed caller (uid %d) left processes %v of its tree alive, and %s (%v)", uid, alivePids, dir, ents)
+			}
+			break
+		}
+	}
+	for _, pid := range alivePids {
+		killStray(pid)
+	}
+}
+
+// v2KilledCaller starts, through WrapCommand with limits, a shell whose
+// child outlives it unless the tree is killed, prints "tree SHPID CHILDPID"
+// and waits to be killed.
+func v2KilledCaller(t *testing.T) {
+	exe := self(t)
+	cmd := exec.Command("/bin/sh", "-c", `"$0" `+helperArg+` sleep 60s & echo "tree $$ $!"; read x`, exe)
+	cmd.Env = []string{quickExit}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cmd.Stdin, cmd.Stdout = r, os.Stdout
+	cfg := sandbox.Config{AllowProcessSpawn: true, AllowedExecPaths: []string{"/bin/sh", exe}, Limits: sandbox.Limits{Processes: 16}}
+	if err := sandbox.New().WrapCommand(cmd, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Hour)
 }
 
 // v2Caller is the caller's half: it runs in a leaf cgroup and expects the
