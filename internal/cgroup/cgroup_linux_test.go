@@ -478,37 +478,10 @@ func TestKillForkChain(t *testing.T) {
 // and all of it where namespaces are unavailable or under WrapCommand.)
 func TestStaleGroupOfKilledCaller(t *testing.T) {
 	m := manager(t)
-	owner := exec.Command("/proc/self/exe")
-	owner.Env = append(os.Environ(), envHelper+"=owner", envArg+"=noreaper")
-	stdout, err := owner.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner.Stderr = os.Stderr
-	if err := owner.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		owner.Process.Kill()
-		owner.Wait()
-		t.Fatalf("owner: %v", err)
-	}
-	var name string
-	var stoppedPid int
-	fmt.Sscan(line, &name, &stoppedPid)
-	pidfd, err := unix.PidfdOpen(stoppedPid, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(pidfd)
+	owner, name, stoppedPid, pidfd, dirs := startOwner(t, m, "noreaper")
 	owner.Process.Signal(syscall.SIGKILL)
 	owner.Wait()
 
-	var dirs []string
-	for _, c := range m.hierarchies() {
-		dirs = append(dirs, filepath.Join(m.dirs[c], DirName, name))
-	}
 	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
 	// Another test process (go test runs packages in parallel, and the
 	// sandbox package's Run makes groups too) may make the next start
@@ -695,39 +668,7 @@ func TestDelegatedSubtree(t *testing.T) {
 // caller is still an unreaped zombie; then the reaper exits.
 func TestReaperOfKilledOwner(t *testing.T) {
 	m := manager(t)
-	owner := exec.Command("/proc/self/exe")
-	owner.Env = append(os.Environ(), envHelper+"=owner")
-	stdout, err := owner.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner.Stderr = os.Stderr
-	if err := owner.Start(); err != nil {
-		t.Fatal(err)
-	}
-	reaped := false
-	defer func() {
-		if !reaped {
-			owner.Process.Kill()
-			owner.Wait()
-		}
-	}()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("owner: %v", err)
-	}
-	var name string
-	var stoppedPid int
-	fmt.Sscan(line, &name, &stoppedPid)
-	pidfd, err := unix.PidfdOpen(stoppedPid, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(pidfd)
-	var dirs []string
-	for _, c := range m.hierarchies() {
-		dirs = append(dirs, filepath.Join(m.dirs[c], DirName, name))
-	}
+	owner, name, stoppedPid, pidfd, dirs := startOwner(t, m, "")
 	reaper := reaperOf(owner.Process.Pid)
 	if reaper == 0 {
 		t.Fatalf("the owner %d has no reaper", owner.Process.Pid)
@@ -767,7 +708,44 @@ func TestReaperOfKilledOwner(t *testing.T) {
 		}
 	}
 	owner.Wait()
-	reaped = true
+}
+
+// startOwner starts the "owner" helper (arg "noreaper": without its
+// reaper), which makes a group in m and a stopped process in it, and
+// returns the helper, the group's name, the process (and a pidfd of it)
+// and the group's directories. The helper is killed at the end if it
+// still runs.
+func startOwner(t *testing.T, m *Manager, arg string) (owner *exec.Cmd, name string, pid, pidfd int, dirs []string) {
+	t.Helper()
+	owner = exec.Command("/proc/self/exe")
+	owner.Env = append(os.Environ(), envHelper+"=owner", envArg+"="+arg)
+	stdout, err := owner.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner.Stderr = os.Stderr
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if owner.ProcessState == nil {
+			owner.Process.Kill()
+			owner.Wait()
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("owner: %v", err)
+	}
+	fmt.Sscan(line, &name, &pid)
+	if pidfd, err = unix.PidfdOpen(pid, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(pidfd) })
+	for _, c := range m.hierarchies() {
+		dirs = append(dirs, filepath.Join(m.dirs[c], DirName, name))
+	}
+	return owner, name, pid, pidfd, dirs
 }
 
 // running is the identity of the running process pid.
