@@ -70,9 +70,8 @@
 // process is gone (it was killed before it could remove the cgroup), its
 // reaper (reaper_linux.go: one background process per caller, which waits
 // for the caller's exit) kills what is left in it and removes it; if the
-// reaper could not, the next [Manager.New] in the same PID namespace, or
-// [Manager.CleanStale], does. cgroup v1's release_agent is host-wide and
-// is left alone.
+// reaper could not, the next [Manager.New] in the same PID namespace does.
+// cgroup v1's release_agent is host-wide and is left alone.
 //
 // # Placing a process
 //

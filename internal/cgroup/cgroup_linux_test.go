@@ -471,7 +471,7 @@ func TestKillForkChain(t *testing.T) {
 
 // A caller SIGKILLed with a group and a (stopped) process in it, and whose
 // reaper could not start (TestReaperOfKilledOwner is the case where it
-// did), leaves both behind; the next New (or CleanStale) in this PID namespace kills the process and
+// did), leaves both behind; the next New in this PID namespace kills the process and
 // removes the group. (Run puts its tree in a PID namespace where it can,
 // so that the tree dies with its caller and only the empty group is left:
 // the sandbox package's TestRunKilledCaller. This is the cleanup of both,

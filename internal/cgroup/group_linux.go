@@ -54,11 +54,11 @@ func (m *Manager) New(l Limits) (*Group, error) {
 	if err := m.CanEnforce(l); err != nil {
 		return nil, err
 	}
-	m.CleanStale()
 	o, err := self()
 	if err != nil {
 		return nil, err
 	}
+	m.cleanStale(o.pidns)
 	// Before the group exists: a caller killed at any time after this
 	// leaves nothing behind (see reaper_linux.go).
 	m.startReaper(o)

@@ -198,19 +198,15 @@ func rmdirWait(dir string) error {
 	}
 }
 
-// CleanStale kills the processes left in, and removes, every tree's cgroup
-// whose creator is dead: a cgroup named (see the package doc) for this PID
-// namespace whose PID is gone or now names a process started at another
-// time. Cgroups of other PID namespaces, of live owners, and directories
-// not named by this package are left alone. It returns how many it
-// removed.
-func (m *Manager) CleanStale() (int, error) {
-	var st unix.Stat_t
-	if err := unix.Stat("/proc/self/ns/pid", &st); err != nil {
-		return 0, fmt.Errorf("cgroup: %w", err)
-	}
+// cleanStale kills the processes left in, and removes, every tree's cgroup
+// whose creator is dead: a cgroup named (see the package doc) for the PID
+// namespace pidns (this process's) whose PID is gone or now names a
+// process started at another time. Cgroups of other PID namespaces, of
+// live owners, and directories not named by this package are left alone.
+// It returns how many it removed.
+func (m *Manager) cleanStale(pidns uint64) (int, error) {
 	return m.clean(func(ns uint64, pid int, start uint64) bool {
-		if ns != st.Ino {
+		if ns != pidns {
 			return false
 		}
 		s, alive := startTime(pid)
@@ -262,18 +258,25 @@ func (m *Manager) clean(dead func(pidns uint64, pid int, start uint64) bool) (in
 // startTime returns the start time of process pid (field 22 of
 // /proc/pid/stat, clock ticks after boot).
 func startTime(pid int) (uint64, bool) {
+	_, start, ok := procStat(pid)
+	return start, ok
+}
+
+// procStat returns the state (field 3 of /proc/pid/stat: R, S, Z, ...) and
+// the start time (field 22) of process pid.
+func procStat(pid int) (state string, start uint64, ok bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, false
+		return "", 0, false
 	}
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, false
+		return "", 0, false
 	}
 	f := bytes.Fields(b[i+1:])
 	if len(f) < 20 {
-		return 0, false
+		return "", 0, false
 	}
 	s, err := strconv.ParseUint(string(f[19]), 10, 64)
-	return s, err == nil
+	return string(f[0]), s, err == nil
 }

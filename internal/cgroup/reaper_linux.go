@@ -3,7 +3,6 @@
 package cgroup
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -25,7 +24,7 @@ import (
 // caller killed before its Close leaves the cgroup behind, and with it the
 // tree, which nothing else may end: under WrapCommand a descendant of the
 // program outlives the caller (Pdeathsig reaches only the program). The
-// next New in the same PID namespace removes it (CleanStale), but there may
+// next New in the same PID namespace removes it (cleanStale), but there may
 // be no next New.
 //
 // So the first New of a process starts one reaper for it, in the
@@ -35,7 +34,7 @@ import (
 // and waits for it to become readable, which it does when the caller's
 // last thread has exited, however it died. Then it kills what is left in
 // each cgroup the caller made (Kill: cgroup.kill, or the v1 freezer) and
-// removes it, as CleanStale would, and exits. While the caller lives, it
+// removes it, as cleanStale would, and exits. While the caller lives, it
 // does nothing else and holds nothing of the caller's but the pidfd: no
 // descriptor of the caller, the working directory "/", an environment of
 // only its marker, a session of its own (a ^C to the caller's terminal
@@ -207,18 +206,6 @@ func waitGone(o owner) {
 // alive reports whether the process o is running: its PID names a process
 // started at o's start time that is not a zombie.
 func alive(o owner) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(o.pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return false
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 20 || slices.Contains([]string{"Z", "X", "x"}, string(f[0])) {
-		return false
-	}
-	s, err := strconv.ParseUint(string(f[19]), 10, 64)
-	return err == nil && s == o.start
+	state, start, ok := procStat(o.pid)
+	return ok && start == o.start && !slices.Contains([]string{"Z", "X", "x"}, state)
 }
