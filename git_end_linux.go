@@ -94,7 +94,9 @@ func (e gitEnd) enteredRepos() ([]string, error) {
 		ws := filepath.Dir(dotgit)
 		gitdir := dotgit
 		if fi, err := os.Stat(dotgit); err == nil && !fi.IsDir() {
-			gitdir = mountns.GitDirOf(dotgit, os.ReadFile)
+			if gitdir = mountns.GitDirOf(dotgit, os.ReadFile); gitdir == "" {
+				continue // protected only when it named one, and read-only since
+			}
 		}
 		links, err := gitlinks(gitdir)
 		if err != nil {
@@ -160,14 +162,9 @@ func gitlinks(gitdir string) ([]string, error) {
 // extensions.objectFormat to sha256, else 20. That config was protected
 // (read-only) while the program ran.
 func gitHashLen(gitdir string) int {
-	common := gitdir
-	if b, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
-		if c := strings.TrimSpace(string(b)); c != "" {
-			if !filepath.IsAbs(c) {
-				c = filepath.Join(gitdir, c)
-			}
-			common = c
-		}
+	common := mountns.CommonDirOf(gitdir, os.ReadFile)
+	if common == "" {
+		common = gitdir
 	}
 	b, _ := os.ReadFile(filepath.Join(common, "config"))
 	for line := range strings.SplitSeq(string(b), "\n") {

@@ -56,14 +56,8 @@ func GitProtected(ws string, lookup func(string) Kind, readFile func(string) ([]
 		// point git at one the sandbox made, hooks and all.
 		protect = append(protect, dotgit)
 		gitdirs = append(gitdirs, dir)
-		if b, err := readFile(path.Join(dir, "commondir")); err == nil {
-			common := strings.TrimSpace(string(b))
-			if common != "" {
-				if !path.IsAbs(common) {
-					common = path.Join(dir, common)
-				}
-				gitdirs = append(gitdirs, path.Clean(common))
-			}
+		if common := CommonDirOf(dir, readFile); common != "" {
+			gitdirs = append(gitdirs, common)
 		}
 	default:
 		return nil, nil
@@ -79,6 +73,23 @@ func GitProtected(ws string, lookup func(string) Kind, readFile func(string) ([]
 		}
 	}
 	return protect, []string{dotgit}
+}
+
+// CommonDirOf is the common directory gitdir's commondir file names
+// (relative to gitdir), or "" if it has none.
+func CommonDirOf(gitdir string, readFile func(string) ([]byte, error)) string {
+	b, err := readFile(path.Join(gitdir, "commondir"))
+	if err != nil {
+		return ""
+	}
+	common := strings.TrimSpace(string(b))
+	if common == "" {
+		return ""
+	}
+	if !path.IsAbs(common) {
+		common = path.Join(gitdir, common)
+	}
+	return path.Clean(common)
 }
 
 // GitDirOf is the git directory a "gitdir: DIR" file names (DIR relative
