@@ -223,8 +223,14 @@ func init() { benchHelpers["mq"] = mqHelper }
 // mq_unlink(NAME) and mq_open(NAME+"-new", O_CREAT|O_EXCL|O_RDWR) (closed
 // and removed again if it worked).
 func mqHelper(args []string) int {
-	name := args[0]
-	say := func(what string, e syscall.Errno) { fmt.Printf("%s %d\n", what, int(e)) }
+	fmt.Print(mqCalls(args[0]))
+	return 0
+}
+
+// mqCalls makes mqHelper's calls in this process and returns its lines.
+func mqCalls(name string) string {
+	var out strings.Builder
+	say := func(what string, e syscall.Errno) { fmt.Fprintf(&out, "%s %d\n", what, int(e)) }
 	fd, e := mqOpen(name, unix.O_RDWR)
 	if e == 0 {
 		unix.Close(fd)
@@ -239,7 +245,7 @@ func mqHelper(args []string) int {
 	if e != syscall.EEXIST {
 		mqUnlink(name + "-new")
 	}
-	return 0
+	return out.String()
 }
 
 // mqOpen and mqUnlink are the raw system calls (the name without the
@@ -329,19 +335,8 @@ func TestPOSIXMessageQueues(t *testing.T) {
 			if err := sandbox.New().ApplySelf(sandbox.Config{}); err != nil {
 				t.Fatal(err)
 			}
-			var out strings.Builder
-			fd, e := mqOpen(name, unix.O_RDWR)
-			if e == 0 {
-				unix.Close(fd)
-			}
-			fmt.Fprintf(&out, "open %d\nunlink %d\n", int(e), int(mqUnlink(name)))
-			fd, e = mqOpen(name+"-new", unix.O_CREAT|unix.O_EXCL|unix.O_RDWR)
-			if e == 0 {
-				unix.Close(fd)
-			}
-			fmt.Fprintf(&out, "create %d\n", int(e))
-			if out.String() != refused {
-				t.Errorf("under ApplySelf: %q, want %q", out.String(), refused)
+			if out := mqCalls(name); out != refused {
+				t.Errorf("under ApplySelf: %q, want %q", out, refused)
 			}
 		})
 		if childtest.InChild(t) {
