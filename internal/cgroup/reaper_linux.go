@@ -151,7 +151,8 @@ func (m *Manager) startReaper(o owner) {
 		reapers.started = map[string]bool{}
 	}
 	reapers.started[key] = true
-	// It exits after this process does; Wait only if it dies first.
+	// It exits after this process does; should it die first, this Wait
+	// reaps it (no zombie).
 	go cmd.Wait()
 }
 
