@@ -87,6 +87,18 @@ func TestRunReportsCreatedRepository(t *testing.T) {
 // workspace runs the fsmonitor the program set in its embedded repository.
 func TestRunGitSubmodules(t *testing.T) {
 	requireSandbox(t)
+	checkGitSubmodules(t)
+}
+
+func TestRunGitSubmodulesAsNobody(t *testing.T) {
+	requireSandbox(t)
+	if !asNobody(t) {
+		return
+	}
+	checkGitSubmodules(t)
+}
+
+func checkGitSubmodules(t *testing.T) {
 	git := need(t, "/usr/bin/git", "git")
 	sh := need(t, "/bin/sh", "dash")
 	env := []string{"PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=/nonexistent",

@@ -292,6 +292,18 @@ func hostQueue(t *testing.T) string {
 
 func TestPOSIXMessageQueues(t *testing.T) {
 	requireSandbox(t)
+	checkPOSIXMessageQueues(t)
+}
+
+func TestPOSIXMessageQueuesAsNobody(t *testing.T) {
+	requireSandbox(t)
+	if !asNobody(t) {
+		return
+	}
+	checkPOSIXMessageQueues(t)
+}
+
+func checkPOSIXMessageQueues(t *testing.T) {
 	run := func(t *testing.T, cfg *sandbox.Config, name string) string {
 		t.Helper()
 		args := []string{helperArg, "mq", name}
