@@ -235,30 +235,57 @@ func TestRunLimitProcesses(t *testing.T) {
 	const limit = 32
 	mark := "SANDBOX_NPROC_TEST=" + strconv.Itoa(os.Getpid())
 	cfg := sandbox.Config{AllowProcessSpawn: true, AllowedExecPaths: []string{sh}, Limits: sandbox.Limits{Processes: limit}}
-	// Each child blocks reading a pipe no one writes (fd 3, a dup of the
-	// loop's stdin, which Run makes a pipe): no program beyond the shell.
-	script := `exec 3<&0; i=0; while [ $i -lt 200 ]; do (read x <&3) & i=$((i+1)); echo $i; done; echo done`
+	// Each child blocks reading the program's stdin (fd 3, a dup of it),
+	// which the test holds open: no program beyond the shell. The loop
+	// runs in a subshell, which dies at the first fork refused (dash
+	// exits: "Cannot fork"); the outer shell then waits on stdin too, so
+	// that the tree stays at the limit until the test has seen it, not
+	// only for the moment before Run kills it.
+	script := `exec 3<&0; (i=0; while [ $i -lt 200 ]; do (read x <&3) & i=$((i+1)); echo $i; done; echo done); read x <&3`
+	stdin, hold := io.Pipe()
+	atLimit, ended := make(chan struct{}), make(chan struct{})
+	var onLimit, onEnd sync.Once
+	stderr := watchWriter{"Cannot fork", func() { onLimit.Do(func() { close(atLimit) }) }}
+	stdout := watchWriter{"done", func() { onEnd.Do(func() { close(ended) }) }}
 	// The tree's size seen from outside: the live processes carrying its
 	// marker, sampled while it runs (the machine's own task count moves
-	// with whatever else runs here, and is only logged).
+	// with whatever else runs here, and is only logged). Once the loop
+	// died at the limit and half the limit was seen (or 5 s later), or
+	// once it ended without reaching it, or after a minute, stdin is
+	// closed and the tree ends.
 	before := countTasks()
 	peak := make(chan [2]int, 1)
 	stop := make(chan struct{})
 	go func() {
 		var m [2]int
+		var give <-chan time.Time
+		limitC, endC := atLimit, ended // nil once received
+		timeout := time.After(time.Minute)
 		for {
 			select {
 			case <-stop:
 				peak <- m
 				return
+			case <-limitC:
+				limitC, give = nil, time.After(5*time.Second)
+			case <-endC:
+				endC = nil
+				hold.Close()
+			case <-give:
+				hold.Close()
+			case <-timeout:
+				hold.Close()
 			case <-time.After(5 * time.Millisecond):
 				m[0] = max(m[0], len(marked(mark)))
 				m[1] = max(m[1], countTasks())
+				if limitC == nil && give != nil && m[0] >= limit/2 {
+					hold.Close()
+				}
 			}
 		}
 	}()
 	res, err := sandbox.Run(context.Background(), cfg, sh, []string{"-c", script},
-		sandbox.RunOptions{Env: []string{"PATH=/usr/bin:/bin", mark}, Stdin: blockingReader{}, Timeout: time.Minute})
+		sandbox.RunOptions{Env: []string{"PATH=/usr/bin:/bin", mark}, Stdin: stdin, Stdout: stdout, Stderr: stderr, Timeout: 2 * time.Minute})
 	close(stop)
 	pk := <-peak
 	tree, grew := pk[0], pk[1]-before
@@ -284,6 +311,19 @@ func TestRunLimitProcesses(t *testing.T) {
 		t.Errorf("processes of the run outlived it: %v", left)
 	}
 	noGroupLeft(t)
+}
+
+// watchWriter calls seen each time a write holds text.
+type watchWriter struct {
+	text string
+	seen func()
+}
+
+func (w watchWriter) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), w.text) {
+		w.seen()
+	}
+	return len(p), nil
 }
 
 // blockingReader never returns: Run copies it into the program's stdin
