@@ -28,6 +28,31 @@ type CommandReport struct {
 	// and config are the program's, and git runs them outside the sandbox
 	// the next time anyone works there. Left in place.
 	GitCreated []string `json:"git_created,omitempty"`
+	// Findings are what the caller found, once the program's tree was
+	// gone, in places the program could write and that the caller had to
+	// look at (git directories, the workspace), as RunResult.Findings:
+	// each a kind (the Finding* constants), the path and what it means.
+	// Nothing here was followed, opened as a special file, or read past a
+	// bound: a bound hit or a special file found is itself a finding.
+	Findings []Finding `json:"findings,omitempty"`
+}
+
+// Finding is one thing the caller found in a place the program could
+// write, which the caller must know of (see CommandReport.Findings).
+type Finding struct {
+	// Kind is one of the Finding* constants.
+	Kind string `json:"kind"`
+	// Path is where it was found.
+	Path string `json:"path"`
+	// Detail says what it is and what to do about it.
+	Detail string `json:"detail,omitempty"`
+}
+
+// gitReport is what the git checks after a command found (see gitEnd on
+// Linux): CommandReport's Removed, GitCreated and Findings.
+type gitReport struct {
+	removed, created []string
+	findings         []Finding
 }
 
 // FinishCommand ends what WrapCommand set up beside cmd's process and
@@ -64,8 +89,8 @@ func FinishCommand(cmd *exec.Cmd) (CommandReport, error) {
 		errs = append(errs, e.Close())
 		r.DeniedRequests = e.Denied()
 	}
-	removed, created, err := finishGit(cmd)
-	r.Removed, r.GitCreated = removed, created
+	g, err := finishGit(cmd)
+	r.Removed, r.GitCreated, r.Findings = g.removed, g.created, g.findings
 	errs = append(errs, err)
 	return r, errors.Join(errs...)
 }

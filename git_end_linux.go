@@ -56,11 +56,11 @@ type gitEnd struct {
 // hooks and config were not protected (enteredRepos): a submodule or an
 // embedded repository the program added to the index, or one whose .git
 // it pointed elsewhere. It leaves them too.
-func (e gitEnd) check() (removed, created []string, err error) {
+func (e gitEnd) check() (r gitReport, err error) {
 	for _, d := range e.spots {
 		g := filepath.Join(d, ".git")
 		if _, err := os.Lstat(g); err == nil {
-			created = append(created, g)
+			r.created = append(r.created, g)
 		}
 	}
 	for _, c := range e.commonDirs {
@@ -68,12 +68,13 @@ func (e gitEnd) check() (removed, created []string, err error) {
 			continue
 		}
 		if err := os.RemoveAll(c); err != nil {
-			return removed, created, fmt.Errorf("removing %s, which the program created (a later git run would take hooks and config from where it points): %w", c, err)
+			return r, fmt.Errorf("removing %s, which the program created (a later git run would take hooks and config from where it points): %w", c, err)
 		}
-		removed = append(removed, c)
+		r.removed = append(r.removed, c)
 	}
 	entered, err := e.enteredRepos()
-	return removed, append(created, entered...), err
+	r.created = append(r.created, entered...)
+	return r, err
 }
 
 // enteredRepos returns, for each protected repository, the .git of each
@@ -190,14 +191,14 @@ func registerGitEnd(cmd *exec.Cmd, e gitEnd) {
 }
 
 // finishGit is FinishCommand's git step on Linux.
-func finishGit(cmd *exec.Cmd) (removed, created []string, err error) {
+func finishGit(cmd *exec.Cmd) (gitReport, error) {
 	v, ok := gitEnds.LoadAndDelete(weak.Make(cmd))
 	if !ok {
-		return nil, nil, nil
+		return gitReport{}, nil
 	}
-	removed, created, err = v.(gitEnd).check()
+	r, err := v.(gitEnd).check()
 	if err != nil {
 		err = fmt.Errorf("sandbox: FinishCommand: %w", err)
 	}
-	return removed, created, err
+	return r, err
 }

@@ -156,6 +156,11 @@ type RunResult struct {
 	// place: the repository may be the requested work. Look at its hooks
 	// and config before running git there. nil when none appeared.
 	GitCreated []string
+	// Findings are what Run found, once the program's whole tree was
+	// gone, in places the program could write and that Run had to look
+	// at, as CommandReport.Findings: each a kind (the Finding* constants),
+	// the path and what it means. nil when there was nothing to report.
+	Findings []Finding
 }
 
 // Run runs the program name with args, confined to cfg from its first
@@ -386,11 +391,9 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 	if d, ok := any(p).(interface{ deniedRequests() []DeniedRequest }); ok {
 		res.DeniedRequests = d.deniedRequests()
 	}
-	if d, ok := any(p).(interface{ removed() []string }); ok {
-		res.Removed = d.removed()
-	}
-	if d, ok := any(p).(interface{ createdRepos() []string }); ok {
-		res.GitCreated = d.createdRepos()
+	if d, ok := any(p).(interface{ gitFindings() gitReport }); ok {
+		g := d.gitFindings()
+		res.Removed, res.GitCreated, res.Findings = g.removed, g.created, g.findings
 	}
 	if stdinW != nil && !opts.TTY {
 		stdinW.Close() // ends a copy blocked on a full pipe

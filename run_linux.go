@@ -31,11 +31,11 @@ type confinedProc struct {
 	failureErr error
 	group      *treeGroup // the tree's cgroup and limits; nil without either
 	pidNS      bool       // the program is PID 1 of a PID namespace of its own
-	// git is what the git checks need, made once the tree is gone; gone
-	// and gitCreated are what they found (RunResult.Removed, GitCreated).
-	git              gitEnd
-	gone, gitCreated []string
-	limitHit         string // RunResult.LimitExceeded, once released
+	// git is what the git checks need, made once the tree is gone; gitFound
+	// is what they found (RunResult.Removed, GitCreated, Findings).
+	git      gitEnd
+	gitFound gitReport
+	limitHit string // RunResult.LimitExceeded, once released
 	// egress is the network namespace's proxy, or nil: it serves until
 	// release, once the whole session is gone.
 	egress *egressProc
@@ -174,15 +174,13 @@ func (p *confinedProc) release() error {
 		return fmt.Errorf("removing the tree's cgroup: %w", err)
 	}
 	var err error
-	p.gone, p.gitCreated, err = p.git.check()
+	p.gitFound, err = p.git.check()
 	return err
 }
 
-// createdRepos is RunResult.GitCreated, after release.
-func (p *confinedProc) createdRepos() []string { return p.gitCreated }
-
-// removed is RunResult.Removed, after release.
-func (p *confinedProc) removed() []string { return p.gone }
+// gitFindings are RunResult's Removed, GitCreated and Findings, after
+// release.
+func (p *confinedProc) gitFindings() gitReport { return p.gitFound }
 
 func (p *confinedProc) limitExceeded() string { return p.limitHit }
 
