@@ -60,6 +60,7 @@ type Proxy struct {
 	handshake time.Duration
 	sem       chan struct{}
 	denials   denials
+	names     nameAddrs // the transparent path's (transparent.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -267,6 +268,10 @@ func (p *Proxy) Close() error {
 
 // serveConn tells SOCKS5 (first byte 5) from HTTP and serves c.
 func (p *Proxy) serveConn(c net.Conn) {
+	if tc, ok := c.(transparentConn); ok {
+		p.serveTransparent(tc)
+		return
+	}
 	c.SetReadDeadline(time.Now().Add(p.handshake))
 	lr := &io.LimitedReader{R: c, N: maxHeader}
 	br := bufio.NewReader(lr)
