@@ -320,8 +320,10 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 	}
 	if eplan.on {
 		// Inside its namespace the program can reach nothing but the
-		// proxy (lo only, no route): Landlock says so too.
+		// proxy and the transparent path's listeners (lo only, every
+		// route local): Landlock says so too.
 		pol.Connect = []uint16{eplan.port}
+		eplan.withTransparent(&pol)
 		env = proxyEnv(env, eplan)
 	}
 	// Run's tree (with spawn): a PID namespace, whose PID 1 the program
@@ -448,7 +450,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		// pipe, so marked close-on-exec with it; the child closes it
 		// itself once it has sent the listener.
 		extra = append(extra, g.childEnd)
-		p.Net = trampoline.NetStep{FD: 3 + len(extra) - 1, Port: eplan.port}
+		p.Net = trampoline.NetStep{FD: 3 + len(extra) - 1, Port: eplan.port, Transparent: eplan.transparent}
 	}
 	if !cfg.Limits.IsZero() {
 		// The caller's hard limits are read only when there is a limit
