@@ -29,7 +29,9 @@ import (
 )
 
 // canaryLayer says whether cfg asks for the mount layer (expected) and
-// whether this process runs under it (present).
+// whether this process runs under it (present). The layer may be present
+// though cfg does not ask for it: WrapCommand and Run also use it for
+// what the caller adds (the egress layer's generated resolv.conf).
 func canaryLayer(rc *resolvedConfig) (expected, present bool) {
 	var git []string
 	if !rc.cfg.NoGitProtection {
@@ -46,7 +48,7 @@ func canaryLayer(rc *resolvedConfig) (expected, present bool) {
 		git = gitRepos(writes, cwd)
 	}
 	if len(layerNeeds(rc, git)) == 0 {
-		return false, false
+		return false, layerPresent()
 	}
 	return true, layerPresent()
 }

@@ -377,6 +377,10 @@ type resolvedConfig struct {
 	// program (RunOptions.TTY), which the profile lets it use as one
 	// (seatbelt.Policy.Terminal); "" otherwise, and always for WrapCommand.
 	terminal string
+	// resolver, on Linux under WrapCommand and Run with the egress
+	// layer's transparent path, is the generated resolv.conf shown at
+	// resolverAt (/etc/resolv.conf, resolved) by the mount layer.
+	resolver, resolverAt string
 }
 
 // resolve validates cfg. It touches the filesystem only to resolve symlinks

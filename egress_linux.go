@@ -188,6 +188,9 @@ type egressProc struct {
 
 	mu         sync.Mutex
 	childClose bool
+	// resolvDir holds the generated resolv.conf (the transparent path):
+	// removed at close.
+	resolvDir string
 }
 
 // startEgress makes the proxy of plan e and the handoff channel; the
@@ -263,6 +266,9 @@ func (g *egressProc) close() error {
 	g.proxy.Close() // a Serve that began after the first Close returned at once; wait for it anyway
 	g.closeChildEnd()
 	g.parentEnd.Close()
+	if g.resolvDir != "" {
+		os.RemoveAll(g.resolvDir)
+	}
 	return nil
 }
 

@@ -305,6 +305,21 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 	} else if abs, err := filepath.Abs(cwd); err == nil {
 		cwd = abs
 	}
+	eplan := egressPlanFor(rc)
+	var resolvDir string
+	if len(eplan.transparent) > 0 {
+		// The program's resolver asks the caller's, on a loopback
+		// address (egress_transparent_linux.go); removed at the
+		// egress's close, or below if WrapCommand fails.
+		if resolvDir, err = withResolvConf(rc); err != nil {
+			return nil, fmt.Errorf("sandbox: WrapCommand: %w", err)
+		}
+		defer func() {
+			if err != nil {
+				os.RemoveAll(resolvDir)
+			}
+		}()
+	}
 	pol.Layer = newMountLayer(rc, []string{resolved}, cwd)
 	if cfg.AllowSysVIPC {
 		// System V IPC allowed: in a private IPC namespace, the
@@ -312,7 +327,6 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		ns := namespaces()
 		pol.IPCNamespace = &ns
 	}
-	eplan := egressPlanFor(rc)
 	plan := linuxPlan(rc, pol, k.seccomp, k.abiReason)
 	eplan.addTo(&plan)
 	if err := checkApplicable(plan, cfg); err != nil {
@@ -440,6 +454,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		if g, err = startEgress(eplan); err != nil {
 			return nil, fmt.Errorf("sandbox: WrapCommand: egress proxy: %w", err)
 		}
+		g.resolvDir = resolvDir
 		defer func() {
 			if err != nil {
 				g.close()
