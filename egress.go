@@ -8,14 +8,23 @@ import (
 	"weak"
 )
 
-// DeniedRequest is one network request the egress proxy of a sandbox
+// DeniedRequest is one network request the egress layer of a sandbox
 // refused (see [Egress]): a host and port not on Config.AllowedTCPConnect,
 // an allowed name that resolved only to the caller's own or internal
-// addresses (DNS rebinding), or a request the proxy could not read.
+// addresses (DNS rebinding), a request the proxy could not read; on the
+// transparent path (EgressTransparent) also a direct connection to an
+// allowed port at an address no entry names (reset), and a DNS lookup of a
+// name not on the list (NXDOMAIN). A connection to a port not on the list
+// is refused by Landlock in the kernel and never reaches the caller: it is
+// not listed.
 type DeniedRequest struct {
 	Time time.Time `json:"time"`
 	// Protocol is "http" (an absolute-URI request), "connect" (HTTP
-	// CONNECT), "socks5", "socks4", or "" when the request was unreadable.
+	// CONNECT), "socks5", "socks4", "" when the request was unreadable;
+	// "tcp" (a direct connection on the transparent path: Host is the
+	// address dialled, or the allowed name it was relayed as when the
+	// rebinding filter refused that name's addresses) or "dns" (a lookup
+	// the caller's resolver refused: Host is the name, Port 0).
 	Protocol string `json:"protocol"`
 	// Host is the host as requested (lower case, canonical), "" when
 	// unreadable. It comes from the confined program: print it as text,
@@ -59,7 +68,9 @@ type egressImpl interface {
 
 // Addr is the proxy's address as the program sees it, inside its own
 // network namespace ("127.0.0.1:PORT"; the program's HTTP_PROXY,
-// HTTPS_PROXY and ALL_PROXY name it).
+// HTTPS_PROXY and ALL_PROXY name it), or "" when there is no proxy. The
+// transparent path (Plan.Egress.Mode EgressTransparent) keeps the proxy
+// beside it for proxy-aware clients.
 func (e *Egress) Addr() string { return e.addr }
 
 // Denied returns the requests refused so far, oldest first (at most the
