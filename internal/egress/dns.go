@@ -87,17 +87,22 @@ func (p *Proxy) answerDNS(ctx context.Context, q []byte) []byte {
 	return buildDNS(resp, &question, addrs[:min(len(addrs), maxDNSAnswers)])
 }
 
-// dnsAddrs resolves an allowed name in the caller and keeps what the
-// allowlist allows on one of ports; the relay remembers the answer.
+// dnsAddrs resolves an allowed name in the caller (at most once per name
+// every dnsTTL seconds, however many queries the program sends) and keeps
+// what the allowlist allows on one of ports; the relay remembers the
+// answer.
 func (p *Proxy) dnsAddrs(ctx context.Context, name string, ports []uint16) ([]netip.Addr, dnsmessage.RCode) {
 	var addrs []netip.Addr
 	if name == "localhost" {
 		addrs = []netip.Addr{loopback4, loopback6}
+	} else if cached, ok := p.names.lastAnswer(name); ok {
+		addrs = cached
 	} else {
 		var err error
 		if addrs, err = p.resolve(ctx, name); err != nil {
 			return nil, dnsmessage.RCodeServerFailure
 		}
+		p.names.setAnswer(name, addrs)
 	}
 	var ok []netip.Addr
 	why := ""

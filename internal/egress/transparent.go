@@ -178,6 +178,30 @@ type nameAddrs struct {
 type nameEntry struct {
 	seen     map[netip.Addr]time.Time
 	resolved time.Time // the last lookup started
+
+	// The resolver's last lookup of the name, reused for dnsTTL.
+	answer   []netip.Addr
+	answered time.Time
+}
+
+// lastAnswer returns the caller's lookup of name made for a DNS answer
+// less than dnsTTL seconds ago.
+func (n *nameAddrs) lastAnswer(name string) ([]netip.Addr, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	e := n.entry(name)
+	if e.answered.IsZero() || time.Since(e.answered) >= dnsTTL*time.Second {
+		return nil, false
+	}
+	return slices.Clone(e.answer), true
+}
+
+// setAnswer records the caller's lookup of name for lastAnswer.
+func (n *nameAddrs) setAnswer(name string, addrs []netip.Addr) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	e := n.entry(name)
+	e.answer, e.answered = slices.Clone(addrs[:min(len(addrs), maxAddrsPerName)]), time.Now()
 }
 
 // record notes addrs for name, now.

@@ -272,3 +272,35 @@ func equalStrings(a, b []string) bool {
 	}
 	return true
 }
+
+// TestDNSLookupsBounded: however many queries the program sends for an
+// allowed name, the caller looks it up at most once per dnsTTL.
+func TestDNSLookupsBounded(t *testing.T) {
+	f := newFakeNet(t)
+	port := f.Host("api.test", lineEcho(t))
+	var lookups int
+	var mu sync.Mutex
+	a, _ := NewAllowlist([]Rule{{Host: "api.test", Port: port}})
+	p, err := New(Options{Allow: a, Dial: f.Dial, Resolve: func(ctx context.Context, h string) ([]netip.Addr, error) {
+		mu.Lock()
+		lookups++
+		mu.Unlock()
+		return f.Resolve(ctx, h)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	q := dnsQuery(t, "api.test.", dnsmessage.TypeA)
+	for range 100 {
+		var m dnsmessage.Message
+		if err := m.Unpack(p.answerDNS(context.Background(), q)); err != nil || len(m.Answers) != 1 {
+			t.Fatalf("answer: %+v %v", m, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if lookups != 1 {
+		t.Errorf("%d lookups for 100 queries within %d s, want 1", lookups, dnsTTL)
+	}
+}
