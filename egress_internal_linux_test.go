@@ -106,6 +106,20 @@ func TestEgressPlanAsData(t *testing.T) {
 		})
 	}
 
+	t.Run("inbound reported", func(t *testing.T) {
+		tavail(true)
+		_, p := plan(t, Config{AllowedTCPConnect: []string{"example.com:443"}, AllowedTCPBind: []uint16{8080}})
+		found := false
+		for _, f := range p.Features {
+			if f.Feature == FeatureTCPBind && f.Scope == ScopeCommand && strings.Contains(f.Detail, "not from the caller's loopback") && strings.Contains(f.Detail, "8080") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no tcp_bind entry saying that port 8080 is not reachable from the caller: %+v", p.Features)
+		}
+	})
+
 	t.Run("describe", func(t *testing.T) {
 		// PlanFor's plan: the WrapCommand/Run entry first, which
 		// Describe (written for a program started with Run) reads.

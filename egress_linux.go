@@ -57,6 +57,7 @@ type egressPlan struct {
 	// not (the proxy alone then serves the program).
 	transparent []uint16
 	tnote       string
+	bind        []uint16 // the Config's bind ports (inbound: see inbound)
 	// Otherwise why not, and the remedy (hosts fall back to port rules).
 	reason, hint string
 }
@@ -105,6 +106,7 @@ func egressPlanFor(rc *resolvedConfig) egressPlan {
 		e.port++
 	}
 	e.transparent, e.tnote = transparentPorts(rc)
+	e.bind = rc.bind
 	return e
 }
 
@@ -151,6 +153,9 @@ func (e egressPlan) addTo(plan *Plan) {
 		i = len(plan.Features)
 	}
 	plan.Features = slices.Insert(plan.Features, i, f)
+	if in, ok := e.inbound(); ok && plan.Available {
+		plan.Features = append(plan.Features, in)
+	}
 	plan.Egress = e.out()
 	plan.Network = append(plan.Network, e.networkLines()...)
 }

@@ -155,6 +155,26 @@ func withResolvConf(rc *resolvedConfig) (string, error) {
 	return dir, nil
 }
 
+// inbound is tcp_bind's entry for WrapCommand and Run when the program
+// runs in the egress layer's namespace with ports it may bind: they are
+// that namespace's, reachable from inside it only. Issue 28 asks for them
+// to be reachable from the caller's loopback (through sockets the child
+// half would make in the namespace, or setns as root); that is not built,
+// and the plan says so.
+func (e egressPlan) inbound() (Enforcement, bool) {
+	if !e.on || len(e.bind) == 0 {
+		return Enforcement{}, false
+	}
+	ports := make([]string, len(e.bind))
+	for i, p := range e.bind {
+		ports[i] = strconv.Itoa(int(p))
+	}
+	return Enforcement{Feature: FeatureTCPBind, Scope: ScopeCommand, Enforced: true,
+		Detail: "WrapCommand/Run: the program listens inside its own network namespace: ports " + strings.Join(ports, ", ") +
+			" are reachable only from inside it, not from the caller's loopback (inbound forwarding is not provided)",
+		Hint: "to serve the caller (a dev server for a browser), give port-only entries (\"*:PORT\"), which keep the host's network, or confine the program with ApplySelf"}, true
+}
+
 // transparentDetail is tcp_connect_host's detail with the transparent path.
 func (e egressPlan) transparentDetail() string {
 	ports := make([]string, len(e.transparent))
