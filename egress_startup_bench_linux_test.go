@@ -1,0 +1,44 @@
+//go:build linux
+
+package sandbox_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/openparallax/sandbox"
+)
+
+// BenchmarkRunEgressStartup is Run of /bin/true with one connect entry:
+// port-only (no namespace); the namespace and the proxy alone; a host entry
+// where the transparent path is in force (its routes and sockets, the
+// caller's relay and resolver, the mount layer for resolv.conf), each a
+// sub-benchmark, so that the start-up cost of each mode reads as a
+// difference.
+func BenchmarkRunEgressStartup(b *testing.B) {
+	requireSandboxB(b)
+	for _, c := range []struct {
+		name, entry string
+		bind        []uint16
+		mode        string
+	}{
+		{"port-only", "*:443", nil, ""},
+		// A destination port the program may also bind keeps the proxy
+		// alone: the namespace without the transparent path.
+		{"proxy-only", "localhost:8080", []uint16{8080}, sandbox.EgressProxy},
+		{"transparent", "api.example.test:443", nil, sandbox.EgressTransparent},
+	} {
+		cfg := sandbox.Config{AllowedTCPConnect: []string{c.entry}, AllowedTCPBind: c.bind}
+		if p, _ := sandbox.PlanFor(cfg); c.mode != "" && (p.Egress == nil || p.Egress.Mode != c.mode) {
+			b.Skipf("%s: mode %+v here", c.name, p.Egress)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				res, err := sandbox.Run(context.Background(), cfg, "/bin/true", nil, sandbox.RunOptions{})
+				if err != nil || res.ExitCode != 0 {
+					b.Fatal(err, res)
+				}
+			}
+		})
+	}
+}
