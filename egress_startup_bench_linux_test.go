@@ -21,14 +21,18 @@ func BenchmarkRunEgressStartup(b *testing.B) {
 		name, entry string
 		bind        []uint16
 		mode        string
+		shm         bool
 	}{
-		{"port-only", "*:443", nil, ""},
+		{"port-only", "*:443", nil, "", false},
+		// The mount layer alone (a private /dev/shm asks for it): the
+		// part of the transparent path's cost that binds resolv.conf.
+		{"port-only+mount-layer", "*:443", nil, "", true},
 		// A destination port the program may also bind keeps the proxy
 		// alone: the namespace without the transparent path.
-		{"proxy-only", "localhost:8080", []uint16{8080}, sandbox.EgressProxy},
-		{"transparent", "api.example.test:443", nil, sandbox.EgressTransparent},
+		{"proxy-only", "localhost:8080", []uint16{8080}, sandbox.EgressProxy, false},
+		{"transparent", "api.example.test:443", nil, sandbox.EgressTransparent, false},
 	} {
-		cfg := sandbox.Config{AllowedTCPConnect: []string{c.entry}, AllowedTCPBind: c.bind}
+		cfg := sandbox.Config{AllowedTCPConnect: []string{c.entry}, AllowedTCPBind: c.bind, AllowSharedMemory: c.shm}
 		if p, _ := sandbox.PlanFor(cfg); c.mode != "" && (p.Egress == nil || p.Egress.Mode != c.mode) {
 			b.Skipf("%s: mode %+v here", c.name, p.Egress)
 		}
