@@ -351,3 +351,53 @@ func TestProxyHeadFloodBounded(t *testing.T) {
 			large, busy, len(under), DefaultMaxBufferedBytes)
 	}
 }
+
+// TestProxyPipelined: requests sent back to back in one write, the first
+// with a body longer than the read buffer, are each served in order: the
+// replay of one head keeps the bytes of the next.
+func TestProxyPipelined(t *testing.T) {
+	f := newFakeNet(t)
+	s, _ := echoServer(t)
+	port := f.Host("echo.example.test", s.Listener.Addr().String())
+	_, paddr := startProxy(t, f, Rule{"echo.example.test", port})
+	c, err := net.Dial("tcp", paddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	body := strings.Repeat("b", 6000)
+	var reqs bytes.Buffer
+	for i := range 3 {
+		fmt.Fprintf(&reqs, "POST http://echo.example.test:%d/%d HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", port, i, len(body), body)
+	}
+	go c.Write(reqs.Bytes())
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	br := bufio.NewReader(c)
+	for i := range 3 {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("response %d: %v", i, err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := fmt.Sprintf("POST echo.example.test:%d /%d %s", port, i, body); string(got) != want {
+			t.Errorf("response %d: %.60q..., want %.60q...", i, got, want)
+		}
+	}
+}
+
+// TestReadRequestKeepsReplay: a head read whole while the replay still
+// holds bytes past it (a pipelined request that the read buffer had not
+// taken yet) loses none of them.
+func TestReadRequestKeepsReplay(t *testing.T) {
+	p := &Proxy{maxHead: DefaultMaxHeaderBytes, maxFields: DefaultMaxHeaderFields}
+	rp := &replay{r: strings.NewReader(""),
+		head: []byte("GET http://a.example.test/first HTTP/1.1\r\nHost: a\r\n\r\nGET http://b.example.test/second HTTP/1.1\r\nHost: b\r\n\r\n")}
+	br := bufio.NewReaderSize(rp, 16) // takes the replay 16 bytes at a time
+	for _, want := range []string{"/first", "/second"} {
+		req, err := p.readRequest(br, rp)
+		if err != nil || req.URL.Path != want {
+			t.Fatalf("readRequest: %v %v, want %s", req, err, want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/textproto"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -89,8 +90,9 @@ func (p *Proxy) readRequest(br *bufio.Reader, rp *replay) (*http.Request, error)
 			return nil, errTooManyFields
 		}
 	}
-	rest, _ := br.Peek(br.Buffered())
-	rp.head = append(head, rest...)
+	// Replay: the head, what br holds past it, and what rp still held
+	// that br had not taken yet (a pipelined request's bytes).
+	rp.head = slices.Concat(head, peekBuffered(br), rp.head)
 	br.Reset(rp)
 	return http.ReadRequest(br)
 }
