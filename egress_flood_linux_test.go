@@ -24,8 +24,9 @@ func init() {
 	// egress-flood TARGET N:BYTES:FIELD...: for each wave, N connections to
 	// the proxy (HTTP_PROXY), each sending a request head for TARGET of
 	// about BYTES bytes of header fields with FIELD-byte values that never
-	// ends; "flooded" once every write has returned, then hold every
-	// connection until stdin ends.
+	// ends; every wave but the last waits for the proxy to end its
+	// connections; "flooded" once every write has returned, then hold
+	// every connection until stdin ends.
 	childHelpers["egress-flood"] = func(args []string) int {
 		proxy := strings.TrimPrefix(os.Getenv("HTTP_PROXY"), "http://")
 		var conns []net.Conn
@@ -48,6 +49,15 @@ func init() {
 				go func() { defer wg.Done(); c.Write(head) }() // a refused head is cut short
 			}
 			wg.Wait()
+			if w != args[len(args)-1] {
+				// Before the next wave, every connection of this one is
+				// answered and closed by the proxy (or the test fails on
+				// the count of refusals).
+				for _, c := range conns[len(conns)-n:] {
+					c.SetReadDeadline(time.Now().Add(10 * time.Second))
+					io.Copy(io.Discard, c)
+				}
+			}
 		}
 		fmt.Println("flooded")
 		io.Copy(io.Discard, os.Stdin)

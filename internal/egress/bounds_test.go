@@ -326,11 +326,15 @@ func TestProxyHeadFloodBounded(t *testing.T) {
 		}
 	}
 	flood(32, big)
+	waitDenials(t, p, 32) // before the next wave takes the budget
 	flood(64, under)
 	time.Sleep(200 * time.Millisecond) // let the proxy read what was sent
 	during := heap()
+	runtime.KeepAlive(big) // live in both measurements: the flood's own buffers are not the proxy's
+	runtime.KeepAlive(under)
 	grew := int64(during) - int64(before)
-	t.Logf("proxy heap: %d KiB before, %d KiB during the flood (%+d KiB)", before>>10, during>>10, grew>>10)
+	t.Logf("proxy heap: %d KiB before, %d KiB during the flood (%+d KiB), %d KiB of request heads held",
+		before>>10, during>>10, grew>>10, p.budget.InUse()>>10)
 	if grew > 8<<20 {
 		t.Errorf("the flood grew the caller's heap by %d KiB, want at most 8 MiB", grew>>10)
 	}
