@@ -53,6 +53,15 @@ type DeniedRequest struct {
 // program off the network (nothing else breaks). As a safety net, a proxy
 // whose *exec.Cmd becomes unreachable is closed when the garbage collector
 // reclaims the command; do not rely on that for timing.
+//
+// The proxy runs in the caller, outside the program's memory and CPU
+// limits, so it bounds what the program's requests may cost: 32 KiB and
+// 100 header fields per request head, 10 s to send one, 128 connections at
+// once (16 more are accepted only to be refused), 1 MiB of request heads
+// held for the sandbox; a request past a bound is answered with an error
+// (HTTP 431, 408, 503; SOCKS5 general failure) and listed with its reason
+// (see [DeniedRequest].Reason). With the bounds, a program flooding its
+// proxy costs the caller a few MiB of heap.
 type Egress struct {
 	addr  string
 	impl  egressImpl

@@ -17,12 +17,13 @@ import (
 	"time"
 )
 
-// The default bounds (see [Options]). With them a sandbox costs its
-// caller at most about MaxConns x 16 KiB (a goroutine, a 4 KiB read
-// buffer, two descriptors) plus twice MaxBufferedBytes (the raw heads, and
-// their parsed form), about 6 MiB, however hostile the requests; measured
-// by TestProxyHeadFloodBounded and the sandbox package's
-// TestEgressHeaderFlood.
+// The default bounds (see [Options]). With them the requests of a sandbox
+// cost its caller about (MaxConns + RefusingConns) x 16 KiB (a goroutine,
+// a 4 KiB read buffer; two descriptors each) plus a small multiple of
+// MaxBufferedBytes (the heads as read, with their buffers' slack, and the
+// parsed form of those complete), a few MiB however hostile the requests:
+// TestProxyHeadFloodBounded and the sandbox package's TestEgressHeaderFlood
+// measure +1.5 MiB of heap with the whole budget held.
 const (
 	// DefaultMaxConns: 128 connections, several times what package
 	// managers open at once (npm 15 sockets, pip 10).
