@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"runtime"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,9 +16,27 @@ import (
 // Dir is a directory pinned by its descriptor: every operation resolves
 // beneath it (see the package doc). Close it when done; a Dir is not safe
 // for concurrent Close and use.
+//
+// A Dir that is dropped without Close has its descriptor closed when the
+// garbage collector finds it unreachable (as an *os.File does): a caller
+// that never finishes its work leaks nothing for long.
 type Dir struct {
-	fd   int
+	h    *handle
 	path string // for messages only; never opened again
+}
+
+// handle holds the descriptor apart from the Dir, so that the Dir's
+// cleanup can close it.
+type handle struct{ fd int }
+
+func newDir(fd int, p string) *Dir {
+	d := &Dir{h: &handle{fd: fd}, path: p}
+	runtime.AddCleanup(d, func(h *handle) {
+		if h.fd >= 0 {
+			unix.Close(h.fd)
+		}
+	}, d.h)
+	return d
 }
 
 // dirFlags open a directory to pin: never a link, never a special file's
@@ -40,7 +59,7 @@ func Pin(p string) (*Dir, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "pin", Path: p, Err: classify(err)}
 	}
-	return &Dir{fd: fd, path: p}, nil
+	return newDir(fd, p), nil
 }
 
 // Path is the path the directory was pinned at (for messages: it is never
@@ -49,11 +68,11 @@ func (d *Dir) Path() string { return d.path }
 
 // Close releases the descriptor. Closing twice is harmless.
 func (d *Dir) Close() error {
-	if d == nil || d.fd < 0 {
+	if d == nil || d.h.fd < 0 {
 		return nil
 	}
-	err := unix.Close(d.fd)
-	d.fd = -1
+	err := unix.Close(d.h.fd)
+	d.h.fd = -1
 	return err
 }
 
@@ -67,7 +86,7 @@ func (d *Dir) OpenDir(rel string) (*Dir, error) {
 	if err != nil {
 		return nil, d.pathErr("opendir", rel, err)
 	}
-	return &Dir{fd: fd, path: path.Join(d.path, rel)}, nil
+	return newDir(fd, path.Join(d.path, rel)), nil
 }
 
 // Lstat describes the entry rel beneath d without following or opening it.
@@ -157,9 +176,6 @@ func (d *Dir) RemoveAll(rel string) error {
 // parent opens the directory that holds rel's last component, beneath d,
 // and returns it with that name. The caller closes the descriptor.
 func (d *Dir) parent(rel string) (int, string, error) {
-	if d == nil || d.fd < 0 {
-		return -1, "", fs.ErrClosed
-	}
 	dirs, name, err := splitLast(rel)
 	if err != nil {
 		return -1, "", err
@@ -170,15 +186,34 @@ func (d *Dir) parent(rel string) (int, string, error) {
 
 // walk opens the directory at components cs beneath d (a new descriptor
 // of d itself for none).
+// Every operation reaches d's descriptor only here, and keeps d alive
+// until the call that uses it returned (its cleanup would close it).
 func (d *Dir) walk(cs []string) (int, error) {
-	if d == nil || d.fd < 0 {
+	if d == nil || d.h.fd < 0 {
 		return -1, fs.ErrClosed
 	}
+	defer runtime.KeepAlive(d)
 	if len(cs) == 0 {
-		fd, err := unix.Openat(d.fd, ".", dirFlags, 0)
+		fd, err := unix.Openat(d.h.fd, ".", dirFlags, 0)
 		return fd, classify(err)
 	}
-	return openDirBeneath(d.fd, cs)
+	return openDirBeneath(d.h.fd, cs)
+}
+
+// Readlink returns the target of the symbolic link rel beneath d, without
+// following it (readlinkat), at most 4096 bytes.
+func (d *Dir) Readlink(rel string) (string, error) {
+	parent, name, err := d.parent(rel)
+	if err != nil {
+		return "", d.pathErr("readlink", rel, err)
+	}
+	defer unix.Close(parent)
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(parent, name, buf)
+	if err != nil {
+		return "", d.pathErr("readlink", rel, err)
+	}
+	return string(buf[:n]), nil
 }
 
 // walkEach opens cs one component at a time, each with

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -205,5 +206,61 @@ func TestClosedDir(t *testing.T) {
 	}
 	if _, err := d.ReadFile("x", 1); !errors.Is(err, fs.ErrClosed) {
 		t.Errorf("ReadFile on a closed Dir: %v", err)
+	}
+}
+
+func TestReadRegularFile(t *testing.T) {
+	root, _ := tree(t)
+	if b, err := ReadRegularFile(filepath.Join(root, "linkfile"), 10); err != nil || string(b) != "secret" {
+		t.Errorf("a link to a regular file is followed: %q, %v", b, err)
+	}
+	for name, want := range map[string]error{"zero": ErrSpecial, "fifo": ErrSpecial, "linkdir": ErrSpecial, "file": ErrTooLarge} {
+		var err error
+		within(t, 5*time.Second, "ReadRegularFile("+name+")", func() { _, err = ReadRegularFile(filepath.Join(root, name), 3) })
+		if !errors.Is(err, want) {
+			t.Errorf("ReadRegularFile(%s): %v, want %v", name, err, want)
+		}
+	}
+}
+
+func TestReadlink(t *testing.T) {
+	root, victim := tree(t)
+	d := pin(t, root)
+	if got, err := d.Readlink("linkdir"); err != nil || got != victim {
+		t.Errorf("Readlink(linkdir) = %q, %v; want %q", got, err, victim)
+	}
+	if _, err := d.Readlink("linkdir/secret"); !errors.Is(err, ErrSymlink) {
+		t.Errorf("Readlink through a link: %v, want ErrSymlink", err)
+	}
+}
+
+// TestDroppedDirIsClosed pins directories and drops them unclosed: the
+// garbage collector must close their descriptors (a command whose caller
+// never finishes it must not hold them forever).
+func TestDroppedDirIsClosed(t *testing.T) {
+	count := func() int {
+		ents, err := os.ReadDir("/dev/fd")
+		if err != nil {
+			t.Skipf("cannot count descriptors: %v", err)
+		}
+		return len(ents)
+	}
+	dir := t.TempDir()
+	before := count()
+	for range 50 {
+		if _, err := Pin(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(); n < before+50 {
+		t.Fatalf("%d descriptors after pinning 50, %d before: cannot observe the cleanup", n, before)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for count() > before+5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d descriptors open, %d before pinning 50 dropped Dirs: not closed", count(), before)
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
 	}
 }

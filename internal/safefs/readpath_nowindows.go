@@ -18,7 +18,13 @@ import (
 // component are followed: p is a path the caller trusts up to its
 // directory (the status file under the workspace it chose).
 func ReadFileNoFollow(p string, max int64) ([]byte, error) {
-	fd, err := unix.Open(p, fileFlags, 0)
+	return readPath(p, fileFlags, max)
+}
+
+// readPath opens p with flags, checks by fstat that it is a regular file,
+// and reads at most max bytes.
+func readPath(p string, flags int, max int64) ([]byte, error) {
+	fd, err := unix.Open(p, flags, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: p, Err: classify(err)}
 	}
@@ -36,4 +42,16 @@ func ReadFileNoFollow(p string, max int64) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: p, Err: err}
 	}
 	return b, nil
+}
+
+// ReadRegularFile reads the regular file at p, following symbolic links in
+// every component as path resolution does, at most max bytes
+// (ErrTooLarge past it): for a caller that must see what another program
+// will see when it opens p (git opening a .git file), and whose use of
+// what it reads cannot change or reveal anything on the host. It opens p
+// with O_NONBLOCK|O_NOCTTY and refuses by fstat whatever is not a regular
+// file (ErrSpecial), so neither a FIFO nor a link to /dev/zero makes it
+// wait or read without end.
+func ReadRegularFile(p string, max int64) ([]byte, error) {
+	return readPath(p, fileFlags&^unix.O_NOFOLLOW, max)
 }

@@ -36,6 +36,13 @@
 //     itself opened beneath the pinned one, never a path. A symbolic link
 //     is removed as a link; its target is never touched.
 //
+// [ReadRegularFile] is the one exception to the first rule, for a caller
+// that must see what git will see when it opens a path (git follows a
+// symlinked .git), and whose use of what it reads only adds protection
+// (read-only mounts in the program's namespace) and can neither change nor
+// reveal anything on the host: it follows links, and still opens only a
+// regular file, without waiting, and reads with a bound.
+//
 // [ReadFileNoFollow] reads one trusted path that lies beneath no pinned
 // directory (the canary's status file): its last component must be a
 // regular file, not a link (O_NOFOLLOW; on Windows

@@ -25,6 +25,7 @@ func (d *Dir) OpenDir(string) (*Dir, error)           { return nil, errors.ErrUn
 func (d *Dir) Lstat(string) (Info, error)             { return Info{}, errors.ErrUnsupported }
 func (d *Dir) ReadFile(string, int64) ([]byte, error) { return nil, errors.ErrUnsupported }
 func (d *Dir) ReadDir(string, int) ([]Entry, error)   { return nil, errors.ErrUnsupported }
+func (d *Dir) Readlink(string) (string, error)        { return "", errors.ErrUnsupported }
 func (d *Dir) Remove(string) error                    { return errors.ErrUnsupported }
 func (d *Dir) RemoveAll(string) error                 { return errors.ErrUnsupported }
 
@@ -37,13 +38,27 @@ func (d *Dir) RemoveAll(string) error                 { return errors.ErrUnsuppo
 // character device ErrSpecial. Opening a pipe's name (\\.\pipe\…) does not
 // wait for a server; reads of a disk file do not block.
 func ReadFileNoFollow(p string, max int64) ([]byte, error) {
+	return readPath(p, windows.FILE_FLAG_OPEN_REPARSE_POINT, max)
+}
+
+// ReadRegularFile reads the file at p, following links and junctions as
+// an ordinary open does, at most max bytes (ErrTooLarge past it), and
+// refuses a handle that is not a plain disk file (ErrSpecial): see the
+// Linux and macOS version for when a caller may follow.
+func ReadRegularFile(p string, max int64) ([]byte, error) {
+	return readPath(p, 0, max)
+}
+
+// readPath opens p with the extra flags, checks the handle and reads at
+// most max bytes.
+func readPath(p string, flags uint32, max int64) ([]byte, error) {
 	u, err := windows.UTF16PtrFromString(p)
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: p, Err: err}
 	}
 	h, err := windows.CreateFile(u, windows.GENERIC_READ,
 		windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE,
-		nil, windows.OPEN_EXISTING, windows.FILE_ATTRIBUTE_NORMAL|windows.FILE_FLAG_OPEN_REPARSE_POINT, 0)
+		nil, windows.OPEN_EXISTING, windows.FILE_ATTRIBUTE_NORMAL|flags, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: p, Err: err}
 	}
