@@ -51,18 +51,6 @@ func gitRepo(t *testing.T) string {
 	return ws
 }
 
-// deadline runs f and fails t if it does not return within d.
-func deadline(t *testing.T, d time.Duration, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(d):
-		t.Fatalf("%s did not return within %s", what, d)
-	}
-}
-
 // unblockFIFO opens a FIFO for writing and closes it, so that a reader
 // left blocked in open (the code this test catches) returns: the test
 // binary then goes on with the next test.
