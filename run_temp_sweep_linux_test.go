@@ -73,7 +73,75 @@ func checkSweep(t *testing.T) {
 	victimFile := filepath.Join(victim, "keep")
 	os.WriteFile(victimFile, []byte("keep"), 0o644)
 
-	// The caller that is killed mid-run.
+	left := killedCallerTemp(t, out, victim)
+
+	keep := plantKept(t, left, victim)
+
+	res, err := sandbox.Run(context.Background(), sandbox.Config{}, "/bin/sh", []string{"-c", "true"}, sandbox.RunOptions{})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("the next Run: %v, exit %d, %s", err, res.ExitCode, res.Stderr)
+	}
+	if _, err := os.Lstat(left); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the killed caller's %s is still there after the next Run: %v", left, err)
+	}
+	if b, err := os.ReadFile(victimFile); err != nil || string(b) != "keep" {
+		t.Errorf("the victim the link pointed at changed: %q, %v", b, err)
+	}
+	for _, k := range keep {
+		if _, err := os.Lstat(k); err != nil {
+			t.Errorf("%s was removed: %v", k, err)
+		}
+	}
+}
+
+// plantKept makes, beside the killed caller's directory left, what the
+// sweep must keep, and returns it: a live caller's directory (this
+// process's, and another live process's), one of a dead caller owned by
+// someone else, a link named for a dead caller.
+func plantKept(t *testing.T, left, victim string) []string {
+	t.Helper()
+	tmp := filepath.Dir(left)
+	ns, pid, start := ownerOf(t, os.Getpid())
+	live := filepath.Join(tmp, fmt.Sprintf("sandbox-run-%d-%d-%d-1", ns, pid, start))
+	killedName := filepath.Base(left)
+	parts := strings.Split(strings.TrimPrefix(killedName, "sandbox-run-"), "-")
+	if len(parts) != 4 {
+		t.Fatalf("the killed caller's directory %s is not named for its caller", killedName)
+	}
+	deadPrefix := filepath.Join(tmp, "sandbox-run-"+parts[0]+"-"+parts[1]+"-"+parts[2]+"-")
+	link := deadPrefix + "9"
+	// And another live process's, not only the sweeper's own.
+	other := exec.Command("/bin/sleep", "30")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Process.Kill(); other.Wait() })
+	_, opid, ostart := ownerOf(t, other.Process.Pid)
+	otherLive := filepath.Join(tmp, fmt.Sprintf("sandbox-run-%d-%d-%d-2", ns, opid, ostart))
+	keep := []string{live, otherLive, link}
+	os.Mkdir(live, 0o700)
+	os.Mkdir(otherLive, 0o700)
+	os.Symlink(victim, link)
+	if os.Geteuid() == 0 {
+		foreign := deadPrefix + "8"
+		os.Mkdir(foreign, 0o700)
+		os.Chown(foreign, 65534, 65534)
+		keep = append(keep, foreign)
+	}
+	t.Cleanup(func() {
+		for _, k := range keep {
+			os.RemoveAll(k)
+		}
+	})
+
+	return keep
+}
+
+// killedCallerTemp starts a caller that runs a program under Run, waits
+// until the program reported its TMPDIR (having shaped it), kills the
+// caller, and returns the Run temporary directory it left.
+func killedCallerTemp(t *testing.T, out, victim string) string {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -102,49 +170,7 @@ func checkSweep(t *testing.T) {
 		t.Fatalf("the killed caller's %s is not there to sweep: %v", left, err)
 	}
 
-	// What must be kept: a live caller's directory (this process's), one
-	// of a dead caller owned by someone else, a link named for a dead
-	// caller.
-	tmp := filepath.Dir(left)
-	ns, pid, start := ownerOf(t, os.Getpid())
-	live := filepath.Join(tmp, fmt.Sprintf("sandbox-run-%d-%d-%d-1", ns, pid, start))
-	killedName := filepath.Base(left)
-	parts := strings.Split(strings.TrimPrefix(killedName, "sandbox-run-"), "-")
-	if len(parts) != 4 {
-		t.Fatalf("the killed caller's directory %s is not named for its caller", killedName)
-	}
-	deadPrefix := filepath.Join(tmp, "sandbox-run-"+parts[0]+"-"+parts[1]+"-"+parts[2]+"-")
-	link := deadPrefix + "9"
-	keep := []string{live, link}
-	os.Mkdir(live, 0o700)
-	os.Symlink(victim, link)
-	if os.Geteuid() == 0 {
-		foreign := deadPrefix + "8"
-		os.Mkdir(foreign, 0o700)
-		os.Chown(foreign, 65534, 65534)
-		keep = append(keep, foreign)
-	}
-	t.Cleanup(func() {
-		for _, k := range keep {
-			os.RemoveAll(k)
-		}
-	})
-
-	res, err := sandbox.Run(context.Background(), sandbox.Config{}, "/bin/sh", []string{"-c", "true"}, sandbox.RunOptions{})
-	if err != nil || res.ExitCode != 0 {
-		t.Fatalf("the next Run: %v, exit %d, %s", err, res.ExitCode, res.Stderr)
-	}
-	if _, err := os.Lstat(left); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("the killed caller's %s is still there after the next Run: %v", left, err)
-	}
-	if b, err := os.ReadFile(victimFile); err != nil || string(b) != "keep" {
-		t.Errorf("the victim the link pointed at changed: %q, %v", b, err)
-	}
-	for _, k := range keep {
-		if _, err := os.Lstat(k); err != nil {
-			t.Errorf("%s was removed: %v", k, err)
-		}
-	}
+	return left
 }
 
 // ownerOf returns the PID namespace, PID and start time of process pid.
