@@ -34,7 +34,7 @@ func TestGitEndNotFinishedClosesPins(t *testing.T) {
 		return len(ents)
 	}
 	cfg := Config{AllowedWritePaths: []string{ws}, AllowProcessSpawn: true, AllowedExecPaths: []string{"/bin"}}
-	wrapOne := func() {
+	wrapOne := func() *exec.Cmd {
 		cmd := exec.Command("/bin/true")
 		cmd.Dir = ws
 		if err := New().WrapCommand(cmd, cfg); err != nil {
@@ -43,6 +43,7 @@ func TestGitEndNotFinishedClosesPins(t *testing.T) {
 		if _, ok := gitEnds.Load(weak.Make(cmd)); !ok {
 			t.Fatal("WrapCommand registered no git checks for a protected repository")
 		}
+		return cmd
 	}
 	wrapOne() // the first pays for what stays (probes, caches)
 	for range 5 {
@@ -50,12 +51,15 @@ func TestGitEndNotFinishedClosesPins(t *testing.T) {
 	}
 	time.Sleep(50 * time.Millisecond)
 	before := count()
+	var held []*exec.Cmd // alive until counted
 	for range 20 {
-		wrapOne()
+		held = append(held, wrapOne())
 	}
 	if n := count(); n < before+20 {
 		t.Fatalf("%d descriptors after 20 WrapCommands, %d before: the pins cannot be observed", n, before)
 	}
+	runtime.KeepAlive(held)
+	held = nil
 	deadline := time.Now().Add(10 * time.Second)
 	for count() > before+2 {
 		if time.Now().After(deadline) {
