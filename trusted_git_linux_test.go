@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -68,38 +69,70 @@ func gitCfg(ws string) sandbox.Config {
 	return sandbox.Config{AllowedWritePaths: []string{ws}, AllowProcessSpawn: true, AllowedExecPaths: []string{"/usr/bin", "/bin"}}
 }
 
+// gitOutcome is what the caller found after a command.
+type gitOutcome struct {
+	created, removed []string
+	findings         []sandbox.Finding
+}
+
 // gitRunIn runs script with sh in ws, confined to ws, by Run (finish false)
-// or WrapCommand and FinishCommand, and returns what the caller found.
-func gitRunIn(t *testing.T, ws, script string, finish bool) (created []string, removed []string, findings []sandbox.Finding) {
+// or WrapCommand and FinishCommand, and returns what the caller found. A
+// run that does not return within 30 seconds fails t.
+func gitRunIn(t *testing.T, ws, script string, finish bool) gitOutcome {
 	t.Helper()
 	return gitRunAt(t, ws, ws, script, finish)
 }
 
 // gitRunAt is gitRunIn with the write path apart from the working
-// directory.
-func gitRunAt(t *testing.T, write, ws, script string, finish bool) (created []string, removed []string, findings []sandbox.Finding) {
+// directory. The run goes on in a goroutine that never touches t: one left
+// blocked past the deadline (the code these tests catch) cannot fail a
+// test that has completed.
+func gitRunAt(t *testing.T, write, ws, script string, finish bool) gitOutcome {
 	t.Helper()
+	const limit = 30 * time.Second
 	sh := need(t, "/bin/sh", "dash")
+	type result struct {
+		o   gitOutcome
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		o, err := gitRun(sh, write, ws, script, finish)
+		ch <- result{o, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		return r.o
+	case <-time.After(limit):
+		t.Fatalf("%s of %q did not return within %s", pick(finish, "WrapCommand, the command and FinishCommand", "Run"), script, limit)
+	}
+	return gitOutcome{}
+}
+
+func gitRun(sh, write, ws, script string, finish bool) (gitOutcome, error) {
 	if !finish {
 		res, err := sandbox.Run(context.Background(), gitCfg(write), sh, []string{"-c", script}, sandbox.RunOptions{Dir: ws, Env: gitEnv})
 		if err != nil || res.ExitCode != 0 {
-			t.Fatalf("%v: exit %d, stderr %s", err, res.ExitCode, res.Stderr)
+			return gitOutcome{}, fmt.Errorf("Run %q: %v: exit %d, stderr %s", script, err, res.ExitCode, res.Stderr)
 		}
-		return res.GitCreated, res.Removed, res.Findings
+		return gitOutcome{res.GitCreated, res.Removed, res.Findings}, nil
 	}
 	cmd := exec.Command(sh, "-c", script)
 	cmd.Dir, cmd.Env = ws, gitEnv
 	if err := sandbox.New().WrapCommand(cmd, gitCfg(write)); err != nil {
-		t.Fatal(err)
+		return gitOutcome{}, err
 	}
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v %s", script, err, out)
+		return gitOutcome{}, fmt.Errorf("%s: %v %s", script, err, out)
 	}
 	r, err := sandbox.FinishCommand(cmd)
 	if err != nil {
-		t.Fatalf("FinishCommand: %v", err)
+		return gitOutcome{}, fmt.Errorf("FinishCommand: %w", err)
 	}
-	return r.GitCreated, r.Removed, r.Findings
+	return gitOutcome{r.GitCreated, r.Removed, r.Findings}, nil
 }
 
 // TestGitIndexFIFO: the program replaces .git/index by a FIFO. Before,
@@ -125,10 +158,7 @@ func checkGitIndexFIFO(t *testing.T) {
 			ws := gitRepo(t)
 			index := filepath.Join(ws, ".git", "index")
 			t.Cleanup(func() { unblockFIFO(index) })
-			var findings []sandbox.Finding
-			deadline(t, 30*time.Second, pick(finish, "FinishCommand", "Run"), func() {
-				_, _, findings = gitRunIn(t, ws, "rm .git/index && mkfifo .git/index", finish)
-			})
+			findings := gitRunIn(t, ws, "rm .git/index && mkfifo .git/index", finish).findings
 			if !hasFinding(findings, sandbox.FindingSpecialFile, index) {
 				t.Errorf("findings %+v, want %s for %s", findings, sandbox.FindingSpecialFile, index)
 			}
@@ -143,10 +173,7 @@ func TestGitIndexDevZero(t *testing.T) {
 	requireNamespaces(t)
 	ws := gitRepo(t)
 	index := filepath.Join(ws, ".git", "index")
-	var findings []sandbox.Finding
-	deadline(t, 30*time.Second, "Run", func() {
-		_, _, findings = gitRunIn(t, ws, "rm .git/index && ln -s /dev/zero .git/index", false)
-	})
+	findings := gitRunIn(t, ws, "rm .git/index && ln -s /dev/zero .git/index", false).findings
 	if !hasFinding(findings, sandbox.FindingSymlink, index) {
 		t.Errorf("findings %+v, want %s for %s", findings, sandbox.FindingSymlink, index)
 	}
@@ -201,11 +228,8 @@ func checkGitRepointedLink(t *testing.T) {
 			if err := os.WriteFile(victimFile, []byte("../main\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			var removed []string
-			var findings []sandbox.Finding
-			deadline(t, 30*time.Second, pick(finish, "FinishCommand", "Run"), func() {
-				_, removed, findings = gitRunAt(t, base, ws, "rm .git && ln -s "+victim+" .git", finish)
-			})
+			o := gitRunAt(t, base, ws, "rm .git && ln -s "+victim+" .git", finish)
+			removed, findings := o.removed, o.findings
 			if _, err := os.Lstat(victimFile); err != nil {
 				t.Errorf("the victim's commondir, outside every grant, is gone (%v); Removed %q", err, removed)
 			}
@@ -237,7 +261,7 @@ func TestGitPlantedCommonDirThroughLink(t *testing.T) {
 	if err := os.Symlink(gitdir, filepath.Join(ws, ".git")); err != nil {
 		t.Fatal(err)
 	}
-	_, removed, _ := gitRunAt(t, base, ws, "echo ../evil > .git/commondir", false)
+	removed := gitRunAt(t, base, ws, "echo ../evil > .git/commondir", false).removed
 	want := filepath.Join(gitdir, "commondir")
 	if !slices.Equal(removed, []string{want}) {
 		t.Errorf("Removed %q, want [%s]", removed, want)
@@ -259,13 +283,11 @@ func TestWrapAfterGitFIFO(t *testing.T) {
 	}
 	dotgit := filepath.Join(ws, ".git")
 	t.Cleanup(func() { unblockFIFO(dotgit) })
-	created, _, _ := gitRunIn(t, ws, "mkfifo .git", false)
+	created := gitRunIn(t, ws, "mkfifo .git", false).created
 	if !slices.Equal(created, []string{dotgit}) {
 		t.Errorf("GitCreated %q, want [%s]", created, dotgit)
 	}
-	deadline(t, 30*time.Second, "the next WrapCommand and its program", func() {
-		gitRunIn(t, ws, "true", true)
-	})
+	gitRunIn(t, ws, "true", true) // fails t past its deadline
 }
 
 // TestSpawnAfterModulesLinks: a program fills .git/modules of a protected
@@ -277,9 +299,7 @@ func TestSpawnAfterModulesLinks(t *testing.T) {
 	ws := gitRepo(t)
 	gitRunIn(t, ws, `mkdir -p .git/modules && cd .git/modules && for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do ln -s . l$i; done`, false)
 	start := time.Now()
-	deadline(t, 30*time.Second, "the next Run", func() {
-		gitRunIn(t, ws, "true", false)
-	})
+	gitRunIn(t, ws, "true", false) // fails t past its deadline
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("the next Run took %s: the modules walk is not bounded", d)
 	}
