@@ -143,7 +143,7 @@ func (rp repoPin) relinked() []Finding {
 func (p *gitPins) enteredRepos() (out []string, found []Finding, err error) {
 	for _, rp := range p.repos {
 		index := filepath.Join(rp.gitdir.Path(), "index")
-		links, err := gitlinks(rp.gitdir, rp.hashLen)
+		links, err := gitlinks(rp.gitdir, rp.hashLen, maxGitIndex)
 		if f, ok := findingOf(index, err, "the submodules and embedded repositories git enters from "+filepath.Dir(rp.dotgit)+" were not checked"); ok {
 			found = append(found, f)
 			continue
@@ -215,10 +215,10 @@ func canonical(path string) string {
 }
 
 // gitlinks lists the gitlink paths of gitdir's index (and of its shared
-// index, for a split one), each read at most maxGitIndex bytes: none when
-// it has no index.
-func gitlinks(gitdir *safefs.Dir, hashLen int) ([]string, error) {
-	b, err := gitdir.ReadFile("index", maxGitIndex)
+// index, for a split one), each read at most max bytes (maxGitIndex):
+// none when it has no index.
+func gitlinks(gitdir *safefs.Dir, hashLen int, max int64) ([]string, error) {
+	b, err := gitdir.ReadFile("index", max)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -229,7 +229,7 @@ func gitlinks(gitdir *safefs.Dir, hashLen int) ([]string, error) {
 	if err != nil || shared == "" {
 		return paths, err
 	}
-	b, err = gitdir.ReadFile(shared, maxGitIndex)
+	b, err = gitdir.ReadFile(shared, max)
 	if err != nil {
 		return paths, err
 	}
