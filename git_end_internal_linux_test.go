@@ -74,8 +74,9 @@ func TestGitEndNotFinishedClosesPins(t *testing.T) {
 
 // TestGitIndexBound: an index past the bound is not read, and the caller
 // turns that into a bound_exceeded finding saying what was not checked; a
-// link or a FIFO as the index into theirs; a component that is no
-// directory into nothing (git does not enter such a path either).
+// link as the index into symlink_not_followed (a FIFO's special_file is
+// TestGitIndexFIFO's); a component that is no directory into nothing
+// (git does not enter such a path either).
 func TestGitIndexBound(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "index"), make([]byte, 100), 0o644); err != nil {
