@@ -11,8 +11,10 @@ import (
 // DeniedRequest is one network request the egress layer of a sandbox
 // refused (see [Egress]): a host and port not on Config.AllowedTCPConnect,
 // an allowed name that resolved only to the caller's own or internal
-// addresses (DNS rebinding), a request the proxy could not read; on the
-// transparent path (EgressTransparent) also a direct connection to an
+// addresses (DNS rebinding), a request the proxy could not read, or one
+// past the proxy's bounds (the caller serves the proxy, outside the
+// program's limits, so a program's requests may cost it only so much); on
+// the transparent path (EgressTransparent) also a direct connection to an
 // allowed port at an address no entry names (reset), and a DNS lookup of a
 // name not on the list (NXDOMAIN). A connection to a port not on the list
 // is refused by Landlock in the kernel and never reaches the caller: it is
@@ -29,9 +31,17 @@ type DeniedRequest struct {
 	// Host is the host as requested (lower case, canonical), "" when
 	// unreadable. It comes from the confined program: print it as text,
 	// never interpret it (control characters are replaced by '?').
-	Host   string `json:"host"`
-	Port   uint16 `json:"port"`
-	Reason string `json:"reason"` // "not-allowed", "non-public-address", "malformed-request", "unsupported"
+	Host string `json:"host"`
+	Port uint16 `json:"port"`
+	// Reason is "not-allowed", "non-public-address" (an allowed name
+	// resolved only to loopback, private, link-local... addresses or to
+	// the caller's own interfaces), "malformed-request", "unsupported",
+	// or one of the proxy's bounds on what the program may cost the
+	// caller: "request-too-large" (a request head over 32 KiB or 100
+	// header fields), "request-timeout" (a head not complete within
+	// 10 s), "proxy-busy" (128 connections open already, or 1 MiB of
+	// request heads held for the sandbox; the request may succeed later).
+	Reason string `json:"reason"`
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -52,6 +62,15 @@ type DeniedRequest struct {
 // program off the network (nothing else breaks). As a safety net, a proxy
 // whose *exec.Cmd becomes unreachable is closed when the garbage collector
 // reclaims the command; do not rely on that for timing.
+//
+// The proxy runs in the caller, outside the program's memory and CPU
+// limits, so it bounds what the program's requests may cost: 32 KiB and
+// 100 header fields per request head, 10 s to send one, 128 connections at
+// once (16 more are accepted only to be refused), 1 MiB of request heads
+// held for the sandbox; a request past a bound is answered with an error
+// (HTTP 431, 408, 503; SOCKS5 general failure) and listed with its reason
+// (see [DeniedRequest].Reason). With the bounds, a program flooding its
+// proxy costs the caller a few MiB of heap.
 type Egress struct {
 	addr  string
 	impl  egressImpl

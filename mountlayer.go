@@ -5,7 +5,6 @@ package sandbox
 // (mountlayer_linux.go).
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -84,7 +83,7 @@ func mountLayerFeatures(rc *resolvedConfig, l *mountLayer, available bool) []Enf
 	gitPaths := map[string]bool{}
 	if l != nil {
 		for _, g := range l.git {
-			protect, _ := mountns.GitProtected(filepath.Dir(g), mountns.HostLookup, os.ReadFile, mountns.HostReadDir)
+			protect, _ := mountns.GitProtected(filepath.Dir(g), mountns.HostLookup, mountns.HostReadFile, mountns.HostReadDir)
 			for _, p := range protect {
 				gitPaths[p] = true
 			}

@@ -100,7 +100,7 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 	if !cfg.NoGitProtection && len(writes) > 0 {
 		repos, l.gitSpots = gitLook(writes, resolvedCwd())
 		for _, repo := range repos {
-			protect, pin := mountns.GitProtected(repo, mountns.HostLookup, os.ReadFile, mountns.HostReadDir)
+			protect, pin := mountns.GitProtected(repo, mountns.HostLookup, mountns.HostReadFile, mountns.HostReadDir)
 			if len(pin) == 0 {
 				continue
 			}

@@ -508,6 +508,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 			opts.git.protected = pol.Layer.gitDirs
 		}
 		opts.git.spots = pol.Layer.gitSpots
+		opts.git.pin() // before the program can change what the paths name
 	}
 
 	argv := cmd.Args

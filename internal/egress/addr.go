@@ -81,6 +81,22 @@ func Class(a netip.Addr) string {
 	return ""
 }
 
+// embedded4 returns the IPv4 address an IPv6 address carries to its
+// destination (IPv4-mapped, NAT64 64:ff9b::/96, 6to4 2002::/16), if any.
+func embedded4(a netip.Addr) (netip.Addr, bool) {
+	if !a.Is6() {
+		return netip.Addr{}, false
+	}
+	b := a.As16()
+	switch {
+	case mapped4.Contains(a), nat64.Contains(a):
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case sixTo4.Contains(a):
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	}
+	return netip.Addr{}, false
+}
+
 // Public reports whether a is an address a DNS name on the allowlist may be
 // connected to: not loopback, unspecified, private (RFC 1918, ULA), shared
 // (CGNAT), link-local, multicast or reserved.

@@ -3,6 +3,7 @@ package egress
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
 	"strings"
@@ -186,6 +187,53 @@ func (a *Allowlist) AddrAllowed(addr netip.Addr, port uint16) (ok bool, why stri
 		return false, fmt.Sprintf("%s is a %s address no rule names", addr, class)
 	}
 	return true, ""
+}
+
+// AddrAllowedHere is [Allowlist.AddrAllowed] that also refuses every
+// address in own, the addresses of the caller's own network interfaces
+// (see [LocalAddrs]), unless an IP literal rule names exactly that address
+// and port. A public address of the caller's reaches whatever the caller
+// serves on all interfaces (0.0.0.0), which an allowed name resolving to it
+// must not. An IPv4 address carried in IPv6 (IPv4-mapped, NAT64
+// 64:ff9b::/96, 6to4) is checked as the IPv4 address too.
+//
+// Not covered: other machines of the caller's network that have public
+// addresses, and an address the caller acquires between the list and the
+// connection.
+func (a *Allowlist) AddrAllowedHere(addr netip.Addr, port uint16, own []netip.Addr) (ok bool, why string) {
+	if ok, why := a.AddrAllowed(addr, port); !ok {
+		return false, why
+	}
+	addr = addr.Unmap()
+	if a.addrs[netip.AddrPortFrom(addr, port)] {
+		return true, ""
+	}
+	inner, carried := embedded4(addr)
+	for _, o := range own {
+		o = o.Unmap()
+		if o.WithZone("") == addr || carried && o == inner {
+			return false, fmt.Sprintf("%s is an address of the caller's own interfaces, which no rule names", addr)
+		}
+	}
+	return true, ""
+}
+
+// LocalAddrs returns the addresses of the caller's network interfaces
+// (net.InterfaceAddrs, in the caller's network namespace), without zones.
+func LocalAddrs() ([]netip.Addr, error) {
+	as, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, fmt.Errorf("egress: listing the caller's interface addresses: %w", err)
+	}
+	out := make([]netip.Addr, 0, len(as))
+	for _, a := range as {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok {
+				out = append(out, ip.Unmap())
+			}
+		}
+	}
+	return out, nil
 }
 
 // canonicalHost returns the canonical form of a requested or configured

@@ -222,3 +222,36 @@ func TestClass(t *testing.T) {
 		t.Error("the zero Addr is public")
 	}
 }
+
+// TestAddrAllowedHere: an address of the caller's own interfaces is
+// refused to a name even when it is public, also carried in IPv6, unless
+// an IP literal rule names it on that port.
+func TestAddrAllowedHere(t *testing.T) {
+	a, err := NewAllowlist([]Rule{{"api.example.test", 443}, {"203.0.113.9", 443}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := []netip.Addr{netip.MustParseAddr("203.0.113.7"), netip.MustParseAddr("203.0.113.9"),
+		netip.MustParseAddr("2001:db8::7"), netip.MustParseAddr("fe80::1%eth0")}
+	for _, c := range []struct {
+		addr string
+		port uint16
+		ok   bool
+	}{
+		{"203.0.113.8", 443, true},         // public, not ours
+		{"203.0.113.7", 443, false},        // ours
+		{"::ffff:203.0.113.7", 443, false}, // ours, IPv4-mapped
+		{"64:ff9b::cb00:7107", 443, false}, // ours, through NAT64
+		{"2002:cb00:7107::1", 443, false},  // ours, through 6to4
+		{"2001:db8::7", 443, false},        // ours, IPv6
+		{"2001:db8::8", 443, true},
+		{"203.0.113.9", 443, true},   // ours, but an IP literal rule names it
+		{"203.0.113.9", 8443, false}, // the rule names another port
+		{"127.0.0.1", 443, false},    // non-public, as before
+	} {
+		got, why := a.AddrAllowedHere(netip.MustParseAddr(c.addr), c.port, own)
+		if got != c.ok || (!got && why == "") {
+			t.Errorf("AddrAllowedHere(%s, %d) = %v (%q), want %v", c.addr, c.port, got, why, c.ok)
+		}
+	}
+}

@@ -93,16 +93,29 @@ func (p *Proxy) answerDNS(ctx context.Context, q []byte) []byte {
 // answer.
 func (p *Proxy) dnsAddrs(ctx context.Context, name string, ports []uint16) ([]netip.Addr, dnsmessage.RCode) {
 	var addrs []netip.Addr
+	check := p.allow.AddrAllowed
 	if name == "localhost" {
 		addrs = []netip.Addr{loopback4, loopback6}
-	} else if cached, ok := p.names.lastAnswer(name); ok {
-		addrs = cached
 	} else {
-		var err error
-		if addrs, err = p.resolve(ctx, name); err != nil {
-			return nil, dnsmessage.RCodeServerFailure
+		if cached, ok := p.names.lastAnswer(name); ok {
+			addrs = cached
+		} else {
+			var err error
+			if addrs, err = p.resolve(ctx, name); err != nil {
+				return nil, dnsmessage.RCodeServerFailure
+			}
+			p.names.setAnswer(name, addrs)
 		}
-		p.names.setAnswer(name, addrs)
+		// As the proxy does: a name's answer never includes the
+		// caller's own interface addresses, and without their list no
+		// answer passes.
+		own, err := p.local()
+		if err != nil {
+			p.deny(Denial{Protocol: "dns", Host: name, Reason: ReasonNonPublic,
+				Detail: "cannot tell " + name + "'s addresses from the caller's own: " + err.Error()})
+			return nil, dnsmessage.RCodeRefused
+		}
+		check = func(a netip.Addr, port uint16) (bool, string) { return p.allow.AddrAllowedHere(a, port, own) }
 	}
 	var ok []netip.Addr
 	why := ""
@@ -110,7 +123,7 @@ func (p *Proxy) dnsAddrs(ctx context.Context, name string, ports []uint16) ([]ne
 		a = a.Unmap()
 		allowed := false
 		for _, port := range ports {
-			if y, w := p.allow.AddrAllowed(a, port); y {
+			if y, w := check(a, port); y {
 				allowed = true
 			} else if why == "" {
 				why = w

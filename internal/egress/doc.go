@@ -32,8 +32,9 @@
 // "localhost"). The proxy then resolves an allowed name itself, in the
 // caller's network, keeps only the addresses [Allowlist.AddrAllowed] allows
 // (a name never reaches a loopback, private, CGNAT, link-local or
-// unspecified address unless a rule names that address or localhost: no
-// DNS rebinding to the caller's own or internal services), connects to the
+// unspecified address, nor any address of the caller's own interfaces,
+// unless a rule names that address or localhost: no DNS rebinding to the
+// caller's own or internal services), connects to the
 // checked address (never to the name again), and relays both ways with
 // half-close.
 //
@@ -54,12 +55,43 @@
 // variables is served by the transparent path where it is in force, and
 // otherwise cannot connect anywhere, which is safe but may surprise.
 //
-// Resource bounds, since the program inside is hostile: at most
-// Options.MaxConns connections at once (the caller pays two descriptors for
-// each), a handshake timeout for requests, at most Options.MaxDenials
-// refusals kept. [Proxy.Close] stops the listeners, ends every connection
-// and relay, and returns when every goroutine it started has returned
-// (tested by counting goroutines and socket descriptors).
+// # Resource bounds
+//
+// The program inside is hostile, and what the proxy spends is the
+// caller's: outside the program's memory and CPU limits. So every request
+// head (HTTP request line and header fields, SOCKS5 greeting and request)
+// is read whole, as bytes, before net/http parses it, under these bounds
+// (the defaults; [Options] sets others):
+//
+//   - MaxHeaderBytes, 32 KiB per head, and MaxHeaderFields, 100 header
+//     lines: past either, HTTP 431 and [ReasonTooLarge]. (net/http's own
+//     1 MiB, parsed as it arrives, let a head of tiny fields that never
+//     ends hold ~14 MiB of the caller's heap per connection.)
+//   - HandshakeTimeout, 10 s for a whole head: a head begun and not ended
+//     gets HTTP 408 and [ReasonTimeout]; a connection that sent nothing is
+//     closed unrecorded.
+//   - MaxConns, 128 connections served at once (relays included; each
+//     costs two descriptors): up to [RefusingConns] more are accepted only
+//     to be refused, HTTP 503 or SOCKS5 general failure with [ReasonBusy];
+//     past those the proxy stops accepting until one ends.
+//   - MaxBufferedBytes, 1 MiB of heads held at once for the whole sandbox
+//     ([Budget]): a head that would need more gets HTTP 503 or SOCKS5
+//     general failure, [ReasonBusy].
+//   - MaxDenials, 1000 refusals kept.
+//
+// Together: a sandbox costs its caller a few MiB at most, however it
+// floods (TestProxyHeadFloodBounded; the sandbox package's
+// TestEgressHeaderFlood measures it from a program under a 64 MiB limit).
+// Not bounded: the CPU a program makes the caller spend by connecting,
+// being refused and connecting again (each costs the program a connect
+// too), and the bytes of an allowed relay or response, which pass through
+// fixed buffers or the kernel (splice). Responses from an allowed
+// destination are read with net/http's own limits: the destination is one
+// the Config trusts.
+//
+// [Proxy.Close] stops the listeners, ends every connection and relay, and
+// returns when every goroutine it started has returned (tested by counting
+// goroutines and socket descriptors).
 //
 // # Which programs use the proxy
 //

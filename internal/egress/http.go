@@ -3,14 +3,12 @@ package egress
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"net/textproto"
-	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,34 +16,89 @@ import (
 
 // serveHTTP serves HTTP proxy requests on c: a CONNECT turns the connection
 // into a relay; absolute-URI requests are forwarded one by one, keeping the
-// client connection alive between them when both sides allow it.
-func (p *Proxy) serveHTTP(c net.Conn, br *bufio.Reader, lr *io.LimitedReader) {
-	for {
-		c.SetReadDeadline(time.Now().Add(p.handshake))
-		lr.N = maxHeader
-		req, err := http.ReadRequest(br)
+// client connection alive between them when both sides allow it. With busy
+// set (the connection came past MaxConns) the first request is read only to
+// be refused with 503.
+//
+// Each request's head is read under the bounds (see [Options]); its bytes
+// stay charged to the sandbox's budget until it is answered, or until a
+// CONNECT becomes a relay.
+func (p *Proxy) serveHTTP(c net.Conn, br *bufio.Reader, rp *replay, m *meter, busy *Denial) {
+	for first := true; ; first = false {
+		if !first {
+			c.SetReadDeadline(time.Now().Add(p.handshake))
+			m.startHead(p.maxHead)
+		}
+		req, err := p.readRequest(br, rp)
 		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) {
-				return // the client went away or idled out between requests
-			}
-			p.deny(Denial{Protocol: "http", Reason: ReasonMalformed, Detail: "unreadable HTTP request: " + err.Error()})
-			writeRefusal(c, http.StatusBadRequest, ReasonMalformed, "unreadable HTTP request")
+			p.refuseHead(c, "http", m, err, nil)
 			return
 		}
-		lr.N = math.MaxInt64
+		m.endHead()
 		c.SetReadDeadline(time.Time{})
-		if req.Method == http.MethodConnect {
-			p.serveConnect(c, br, req)
+		if busy != nil {
+			busy.Protocol, busy.Host = "http", req.Host
+			if req.Method == http.MethodConnect {
+				busy.Protocol = "connect"
+			}
+			p.deny(*busy)
+			writeRefusal(c, http.StatusServiceUnavailable, busy.Reason, busy.Detail)
 			return
 		}
-		if !p.forward(c, req) {
+		if req.Method == http.MethodConnect {
+			m.release()
+			p.serveConnect(c, br, rp, req)
+			return
+		}
+		keep := p.forward(c, req)
+		m.release()
+		if !keep {
 			return
 		}
 	}
 }
 
+// readRequest reads one request head whole, as bytes, before parsing it:
+// a head that never ends (the flood of tiny header lines that costs
+// net/http's parser over ten times its size in maps and strings) costs the
+// caller its bytes only, under MaxHeaderBytes and the budget, and a head of
+// more than MaxHeaderFields lines is refused before it is parsed. The
+// complete head is then replayed into http.ReadRequest through rp, followed
+// by what br had read beyond it (a body, a pipelined request).
+func (p *Proxy) readRequest(br *bufio.Reader, rp *replay) (*http.Request, error) {
+	var head []byte
+	lines, partial := 0, false
+	for {
+		line, err := br.ReadSlice('\n')
+		if int64(len(head)+len(line)) > p.maxHead {
+			return nil, errHeadTooLarge
+		}
+		head = append(head, line...)
+		if err == bufio.ErrBufferFull {
+			partial = true // a line longer than br's buffer: its rest follows
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		end := !partial && (len(line) == 1 || len(line) == 2 && line[0] == '\r')
+		partial = false
+		if end {
+			break // the empty line that ends the head (or an empty request line, which ReadRequest refuses)
+		}
+		if lines++; lines > p.maxFields+1 { // the request line and the fields
+			return nil, errTooManyFields
+		}
+	}
+	// Replay: the head, what br holds past it, and what rp still held
+	// that br had not taken yet (a pipelined request's bytes).
+	rp.head = slices.Concat(head, peekBuffered(br), rp.head)
+	br.Reset(rp)
+	return http.ReadRequest(br)
+}
+
 // serveConnect answers "CONNECT host:port": 200 and a relay when allowed.
-func (p *Proxy) serveConnect(c net.Conn, br *bufio.Reader, req *http.Request) {
+func (p *Proxy) serveConnect(c net.Conn, br *bufio.Reader, rp *replay, req *http.Request) {
 	host, port, err := splitHostPort(req.RequestURI)
 	if err != nil {
 		p.deny(Denial{Protocol: "connect", Reason: ReasonMalformed, Detail: fmt.Sprintf("CONNECT %q: %v", req.RequestURI, err)})
@@ -66,13 +119,14 @@ func (p *Proxy) serveConnect(c net.Conn, br *bufio.Reader, req *http.Request) {
 		return
 	}
 	// A client may send its first bytes (a TLS ClientHello) without
-	// waiting for the 200; they are in br already.
-	if n := br.Buffered(); n > 0 {
-		b, _ := br.Peek(n)
+	// waiting for the 200; they are read already: in br, and what br has
+	// not yet taken of the replayed head's tail, in rp.
+	for _, b := range [][]byte{peekBuffered(br), rp.head} {
 		if _, err := u.Write(b); err != nil {
 			return
 		}
 	}
+	rp.head = nil
 	relay(c, u)
 }
 
@@ -196,6 +250,12 @@ func writeFixedLength(c net.Conn, resp *http.Response, ubr *bufio.Reader, u net.
 	rest := resp.ContentLength - int64(len(buffered))
 	n, err := io.Copy(c, io.LimitReader(u, rest))
 	return err == nil && n == rest
+}
+
+// peekBuffered returns what br holds, without consuming it.
+func peekBuffered(br *bufio.Reader) []byte {
+	b, _ := br.Peek(br.Buffered())
+	return b
 }
 
 func isChunked(te []string) bool { return len(te) > 0 && te[0] == "chunked" }

@@ -266,36 +266,3 @@ func TestManyProxies(t *testing.T) {
 	cw.Wait()
 	settle(t, goroutines, fds)
 }
-
-func TestHandshakeTimeoutAndMaxConns(t *testing.T) {
-	f := newFakeNet(t)
-	s, _ := echoServer(t)
-	port := f.Host("echo.example.test", s.Listener.Addr().String())
-	a, _ := NewAllowlist([]Rule{{"echo.example.test", port}})
-	p, _ := New(Options{Allow: a, Resolve: f.Resolve, Dial: f.Dial, MaxConns: 1, HandshakeTimeout: 300 * time.Millisecond})
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	go p.Serve(l)
-	defer p.Close()
-
-	idle, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer idle.Close()
-	time.Sleep(50 * time.Millisecond)
-	// The only slot is taken by the idle connection: a second one is not
-	// served until the first has timed out.
-	start := time.Now()
-	resp, err := proxyClient(l.Addr().String()).Get(fmt.Sprintf("http://echo.example.test:%d/", port))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if waited := time.Since(start); waited < 200*time.Millisecond || resp.StatusCode != 200 {
-		t.Errorf("second connection served after %v with %d; want it to wait for the idle one's timeout", waited, resp.StatusCode)
-	}
-	idle.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if _, err := idle.Read(make([]byte, 1)); err != io.EOF {
-		t.Errorf("idle connection: %v, want EOF after the handshake timeout", err)
-	}
-}

@@ -8,11 +8,8 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
-	"unicode/utf8"
 )
 
 // Options configure a [Proxy].
@@ -30,6 +27,12 @@ type Options struct {
 	// never the name, so the answer it checked is the one it uses.
 	Dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
 
+	// LocalAddrs lists the addresses of the caller's own network
+	// interfaces, asked again for every name the proxy resolves (they
+	// change). Nil: [LocalAddrs]. Tests set it to add an address without
+	// touching the machine's interfaces. See [Allowlist.AddrAllowedHere].
+	LocalAddrs func() ([]netip.Addr, error)
+
 	// OnDeny, if set, is called with every refusal as it happens, from the
 	// goroutine serving the refused connection (it must not block long).
 	OnDeny func(Denial)
@@ -39,15 +42,42 @@ type Options struct {
 	// 1000.
 	MaxDenials int
 
-	// MaxConns bounds the connections served at once from inside the
-	// sandbox (each costs the caller up to two descriptors); when reached,
-	// the proxy stops accepting until one ends. Default 256.
+	// The bounds on what the sandbox may cost the caller; zero means the
+	// default. See "Resource bounds" in the package doc.
+
+	// MaxConns bounds the connections served at once. Past it, up to
+	// [RefusingConns] more are accepted only to be refused ([ReasonBusy]:
+	// HTTP 503, SOCKS5 general failure); past those, the proxy stops
+	// accepting until a connection ends, and the rest wait in the
+	// listener's backlog, in the kernel. Default [DefaultMaxConns].
 	MaxConns int
 
-	// HandshakeTimeout bounds how long a connection may take to send its
-	// request (and, on a kept-alive HTTP connection, the next one). Relays
-	// and responses have no timeout. Default 30 s.
+	// HandshakeTimeout bounds how long a connection may take to send a
+	// whole request head: from its start, or from the end of the previous
+	// request on a kept-alive HTTP connection. A head begun and not ended
+	// in time is refused ([ReasonTimeout], HTTP 408); a connection that
+	// sent nothing is closed without a record. Relays and responses have
+	// no timeout. Default [DefaultHandshakeTimeout].
 	HandshakeTimeout time.Duration
+
+	// MaxHeaderBytes bounds one request head: the HTTP request line and
+	// header fields with their line ends, or the SOCKS5 greeting and
+	// request. A longer head is refused ([ReasonTooLarge], HTTP 431).
+	// Default [DefaultMaxHeaderBytes].
+	MaxHeaderBytes int
+
+	// MaxHeaderFields bounds the header lines of one HTTP request: the
+	// parsed form of many tiny fields costs far more memory than their
+	// bytes. More are refused ([ReasonTooLarge], HTTP 431). Default
+	// [DefaultMaxHeaderFields].
+	MaxHeaderFields int
+
+	// MaxBufferedBytes bounds the request-head bytes the proxy holds for
+	// all connections of the sandbox together: read from a connection and
+	// kept until that request has been answered or turned into a relay. A
+	// request that would need more is refused ([ReasonBusy], HTTP 503,
+	// SOCKS5 general failure). Default [DefaultMaxBufferedBytes].
+	MaxBufferedBytes int64
 }
 
 // Proxy serves HTTP proxy requests (CONNECT and absolute-URI requests) and
@@ -57,8 +87,13 @@ type Proxy struct {
 	allow     *Allowlist
 	resolve   func(ctx context.Context, host string) ([]netip.Addr, error)
 	dial      func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
+	local     func() ([]netip.Addr, error)
 	handshake time.Duration
-	sem       chan struct{}
+	maxHead   int64
+	maxFields int
+	budget    *Budget
+	sem       chan struct{} // a slot per connection served
+	refusing  chan struct{} // a slot per connection accepted to be refused
 	denials   denials
 	names     nameAddrs // the transparent path's (transparent.go)
 
@@ -70,6 +105,14 @@ type Proxy struct {
 	listeners map[net.Listener]struct{}
 	conns     map[net.Conn]struct{}
 	wg        sync.WaitGroup
+}
+
+// orDefault is v, or def when v is zero or negative.
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // ErrClosed is returned by Serve once the proxy is closed.
@@ -84,21 +127,17 @@ func New(o Options) (*Proxy, error) {
 		allow:     o.Allow,
 		resolve:   o.Resolve,
 		dial:      o.Dial,
-		handshake: o.HandshakeTimeout,
+		local:     o.LocalAddrs,
+		handshake: orDefault(o.HandshakeTimeout, DefaultHandshakeTimeout),
+		maxHead:   int64(orDefault(o.MaxHeaderBytes, DefaultMaxHeaderBytes)),
+		maxFields: orDefault(o.MaxHeaderFields, DefaultMaxHeaderFields),
+		budget:    NewBudget(orDefault(o.MaxBufferedBytes, DefaultMaxBufferedBytes)),
+		sem:       make(chan struct{}, orDefault(o.MaxConns, DefaultMaxConns)),
+		refusing:  make(chan struct{}, RefusingConns),
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[net.Conn]struct{}{},
 	}
-	p.denials.max, p.denials.notify = o.MaxDenials, o.OnDeny
-	if p.denials.max <= 0 {
-		p.denials.max = 1000
-	}
-	if o.MaxConns <= 0 {
-		o.MaxConns = 256
-	}
-	p.sem = make(chan struct{}, o.MaxConns)
-	if p.handshake <= 0 {
-		p.handshake = 30 * time.Second
-	}
+	p.denials.max, p.denials.notify = orDefault(o.MaxDenials, 1000), o.OnDeny
 	if p.resolve == nil {
 		p.resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
@@ -110,44 +149,11 @@ func New(o Options) (*Proxy, error) {
 			return d.DialContext(ctx, "tcp", a.String())
 		}
 	}
+	if p.local == nil {
+		p.local = LocalAddrs
+	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	return p, nil
-}
-
-// Denied returns the refusals recorded so far, oldest first.
-func (p *Proxy) Denied() []Denial {
-	p.denials.mu.Lock()
-	defer p.denials.mu.Unlock()
-	return append([]Denial(nil), p.denials.list...)
-}
-
-// Dropped returns how many refusals were not kept by Denied because
-// MaxDenials was reached.
-func (p *Proxy) Dropped() int {
-	p.denials.mu.Lock()
-	defer p.denials.mu.Unlock()
-	return p.denials.dropped
-}
-
-func (p *Proxy) deny(d Denial) {
-	d.Time = time.Now()
-	d.Host, d.Detail = printable(d.Host, 255), printable(d.Detail, 1024)
-	p.denials.add(d)
-}
-
-// printable makes text from a confined program safe to log or print on a
-// terminal (sandbox run --explain): control characters and invalid UTF-8
-// become '?', and the text is cut at max bytes.
-func printable(s string, max int) string {
-	if len(s) > max {
-		s = s[:max]
-	}
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError {
-			return '?'
-		}
-		return r
-	}, strings.ToValidUTF8(s, "?"))
 }
 
 // Serve accepts connections on l and serves each until it ends or the
@@ -174,14 +180,13 @@ func (p *Proxy) Serve(l net.Listener) error {
 
 	backoff := 5 * time.Millisecond
 	for {
-		select {
-		case p.sem <- struct{}{}:
-		case <-p.ctx.Done():
+		slot, ok := p.acquire()
+		if !ok {
 			return ErrClosed
 		}
 		c, err := l.Accept()
 		if err != nil {
-			<-p.sem
+			<-slot
 			if p.ctx.Err() != nil {
 				return ErrClosed
 			}
@@ -199,24 +204,21 @@ func (p *Proxy) Serve(l net.Listener) error {
 			continue
 		}
 		backoff = 5 * time.Millisecond
+		slot = p.upgrade(slot)
 		if !p.track(c) {
-			<-p.sem
+			<-slot
 			return ErrClosed
 		}
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
-			defer func() { <-p.sem }()
 			defer p.untrack(c)
-			p.serveConn(c)
+			// The slot is free before the client sees its connection
+			// end (untrack closes it), so that its next one finds it free.
+			defer func() { <-slot }()
+			p.serveConn(c, slot == p.sem)
 		}()
 	}
-}
-
-func retryAccept(err error) bool {
-	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
-		errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM) ||
-		errors.Is(err, syscall.ECONNABORTED)
 }
 
 // track registers c so that Close closes it. It closes c and returns false
@@ -266,36 +268,49 @@ func (p *Proxy) Close() error {
 	return nil
 }
 
-// serveConn tells SOCKS5 (first byte 5) from HTTP and serves c.
-func (p *Proxy) serveConn(c net.Conn) {
+// serveConn tells SOCKS5 (first byte 5) from HTTP and serves c, or, when
+// it was accepted past MaxConns (admitted false), reads its request only
+// to refuse it with ReasonBusy. A connection of a transparent listener
+// (transparent.go) is served there.
+//
+// Reading is layered: c, then the meter (the per-request head bound and
+// the sandbox's byte budget), then a replay of a head already read (see
+// readRequest), then one 4 KiB bufio.Reader for the life of c.
+func (p *Proxy) serveConn(c net.Conn, admitted bool) {
 	if tc, ok := c.(transparentConn); ok {
-		p.serveTransparent(tc)
+		p.serveTransparent(tc, admitted)
 		return
 	}
 	c.SetReadDeadline(time.Now().Add(p.handshake))
-	lr := &io.LimitedReader{R: c, N: maxHeader}
-	br := bufio.NewReader(lr)
+	m := &meter{r: c, budget: p.budget}
+	defer m.release()
+	m.startHead(p.maxHead)
+	rp := &replay{r: m}
+	br := bufio.NewReader(rp)
 	first, err := br.Peek(1)
 	if err != nil {
+		p.refuseHead(c, "", m, err, nil)
 		return
+	}
+	var busy *Denial
+	if !admitted {
+		busy = &Denial{Reason: ReasonBusy,
+			Detail: fmt.Sprintf("%d connections of this sandbox are open already (the proxy's limit)", cap(p.sem))}
 	}
 	switch first[0] {
 	case 5:
-		p.serveSOCKS(c, br)
+		p.serveSOCKS(c, br, m, busy)
 	case 4:
 		p.deny(Denial{Protocol: "socks4", Reason: ReasonUnsupported, Detail: "SOCKS4 is not served; use SOCKS5 or HTTP"})
 		c.Write([]byte{0, 0x5b, 0, 0, 0, 0, 0, 0}) // SOCKS4 "request rejected"
 	default:
-		p.serveHTTP(c, br, lr)
+		p.serveHTTP(c, br, rp, m, busy)
 	}
 }
 
-// maxHeader bounds what a request may send before its body: an HTTP
-// request line and headers, or a SOCKS5 greeting and request.
-const maxHeader = 1 << 20
-
 // dialChecked checks host:port against the allowlist, resolves an allowed
-// name, drops every address the allowlist does not allow, and connects to
+// name, drops every address the allowlist does not allow (for a name, also
+// the caller's own: [Allowlist.AddrAllowedHere]), and connects to
 // the first remaining address that answers. A refusal is recorded and
 // returned as a Denial; a failure to resolve or connect is an error (the
 // destination's answer, not the sandbox's).
@@ -309,7 +324,8 @@ func (p *Proxy) dialChecked(ctx context.Context, proto, host string, port uint16
 		p.deny(d)
 		return nil, &d, nil
 	}
-	addrs := m.Addrs
+	addrs := m.Addrs // pinned by the rule: an IP literal or localhost
+	check := p.allow.AddrAllowed
 	if addrs == nil {
 		var err error
 		addrs, err = p.resolve(ctx, m.Host)
@@ -319,11 +335,21 @@ func (p *Proxy) dialChecked(ctx context.Context, proto, host string, port uint16
 		if len(addrs) == 0 {
 			return nil, nil, &net.DNSError{Err: "no addresses", Name: m.Host, IsNotFound: true}
 		}
+		// A name's answer must not lead to the caller's own interfaces
+		// either. Fail closed: without the list, no answer passes.
+		own, err := p.local()
+		if err != nil {
+			d := Denial{Protocol: proto, Host: m.Host, Port: port, Reason: ReasonNonPublic,
+				Detail: fmt.Sprintf("cannot tell %s's addresses from the caller's own: %v", m.Host, err)}
+			p.deny(d)
+			return nil, &d, nil
+		}
+		check = func(a netip.Addr, port uint16) (bool, string) { return p.allow.AddrAllowedHere(a, port, own) }
 	}
 	var ok []netip.Addr
 	why := ""
 	for _, a := range addrs {
-		if allowed, w := p.allow.AddrAllowed(a, port); allowed {
+		if allowed, w := check(a, port); allowed {
 			ok = append(ok, a.Unmap())
 		} else if why == "" {
 			why = w

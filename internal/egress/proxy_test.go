@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
@@ -431,5 +433,60 @@ func TestHTTPFixedLengthBody(t *testing.T) {
 	got, err := io.ReadAll(resp.Body)
 	if err == nil || len(got) >= 100 {
 		t.Errorf("a short body came through as %d bytes, err %v: want fewer than 100 and an error", len(got), err)
+	}
+}
+
+// TestProxyRefusesOwnAddress: an allowed name that resolves to an address
+// of the caller's own interfaces (injected: the test adds none to the
+// machine) is refused before anything is dialled, as is every name when
+// the interface list cannot be read; an IP literal rule for that address
+// is served.
+func TestProxyRefusesOwnAddress(t *testing.T) {
+	f := newFakeNet(t)
+	s, _ := echoServer(t)
+	port := f.Host("api.example.test", s.Listener.Addr().String())
+	own, _ := f.Resolve(context.Background(), "api.example.test") // the fake public address stands for one of ours
+	ownErr := error(nil)
+	local := func() ([]netip.Addr, error) { return own, ownErr }
+	a, _ := NewAllowlist([]Rule{{"api.example.test", port}, {"lit.example.test", port}})
+	p, _ := New(Options{Allow: a, Resolve: f.Resolve, Dial: f.Dial, LocalAddrs: local})
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	go p.Serve(l)
+	defer p.Close()
+	get := func(host string) (int, string) {
+		resp, err := proxyClient(l.Addr().String()).Get(fmt.Sprintf("http://%s:%d/", host, port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get(DeniedHeader)
+	}
+	if st, why := get("api.example.test"); st != 403 || why != ReasonNonPublic || f.Dials() != 0 {
+		t.Errorf("name resolving to the caller's own address: %d %q after %d dials, want 403 %q and none", st, why, f.Dials(), ReasonNonPublic)
+	}
+	if d := p.Denied(); len(d) != 1 || !strings.Contains(d[0].Detail, "own interfaces") {
+		t.Errorf("recorded %+v, want one refusal naming the caller's own interfaces", d)
+	}
+	ownErr, own = errors.New("netlink refused"), nil
+	f.Host("lit.example.test", s.Listener.Addr().String())
+	if st, why := get("lit.example.test"); st != 403 || why != ReasonNonPublic || f.Dials() != 0 {
+		t.Errorf("interface list unreadable: %d %q after %d dials, want 403 %q and none", st, why, f.Dials(), ReasonNonPublic)
+	}
+
+	// An IP literal rule names the address: served.
+	lit, _ := f.Resolve(context.Background(), "api.example.test")
+	own, ownErr = lit, nil
+	a2, _ := NewAllowlist([]Rule{{lit[0].String(), port}})
+	p2, _ := New(Options{Allow: a2, Resolve: f.Resolve, Dial: f.Dial, LocalAddrs: local})
+	l2, _ := net.Listen("tcp", "127.0.0.1:0")
+	go p2.Serve(l2)
+	defer p2.Close()
+	resp, err := proxyClient(l2.Addr().String()).Get(fmt.Sprintf("http://%s:%d/", lit[0], port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("IP literal rule for the caller's own address: %d, want 200", resp.StatusCode)
 	}
 }

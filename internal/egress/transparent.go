@@ -73,11 +73,18 @@ func (l transparentListener) Accept() (net.Conn, error) {
 
 type transparentConn struct{ net.Conn }
 
-// serveTransparent decides and relays one connection.
-func (p *Proxy) serveTransparent(tc transparentConn) {
+// serveTransparent decides and relays one connection; one accepted past
+// MaxConns (admitted false) is reset and reported (ReasonBusy).
+func (p *Proxy) serveTransparent(tc transparentConn, admitted bool) {
 	c := tc.Conn
 	dst, ok := addrPortOf(c.LocalAddr())
 	if !ok {
+		return
+	}
+	if !admitted {
+		p.deny(Denial{Protocol: "tcp", Host: dst.Addr().String(), Port: dst.Port(), Reason: ReasonBusy,
+			Detail: fmt.Sprintf("%d connections of this sandbox are open already (the proxy's limit)", cap(p.sem))})
+		reset(c)
 		return
 	}
 	ctx, cancel := context.WithTimeout(p.ctx, p.handshake)

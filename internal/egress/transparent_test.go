@@ -304,3 +304,65 @@ func TestDNSLookupsBounded(t *testing.T) {
 		t.Errorf("%d lookups for 100 queries within %d s, want 1", lookups, dnsTTL)
 	}
 }
+
+// TestDNSRefusesCallersOwnAddresses: an allowed name that resolves to one
+// of the caller's own (public) interface addresses gets no answer, as the
+// proxy refuses to connect there; and when the caller cannot list its
+// addresses, no answer passes (fail closed).
+func TestDNSRefusesCallersOwnAddresses(t *testing.T) {
+	f := newFakeNet(t)
+	f.Alias("own.test", "198.51.100.77")
+	a, _ := NewAllowlist([]Rule{{Host: "own.test", Port: 443}})
+	for _, c := range []struct {
+		name  string
+		local func() ([]netip.Addr, error)
+	}{
+		{"own address", func() ([]netip.Addr, error) { return []netip.Addr{netip.MustParseAddr("198.51.100.77")}, nil }},
+		{"no list", func() ([]netip.Addr, error) { return nil, context.DeadlineExceeded }},
+	} {
+		p, err := New(Options{Allow: a, Resolve: f.Resolve, Dial: f.Dial, LocalAddrs: c.local})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m dnsmessage.Message
+		if err := m.Unpack(p.answerDNS(context.Background(), dnsQuery(t, "own.test.", dnsmessage.TypeA))); err != nil {
+			t.Fatal(err)
+		}
+		d := p.Denied()
+		if m.RCode != dnsmessage.RCodeRefused || len(m.Answers) != 0 || len(d) != 1 || d[0].Reason != ReasonNonPublic {
+			t.Errorf("%s: rcode %v, answers %v, denials %+v; want REFUSED, none, one non-public-address", c.name, m.RCode, m.Answers, d)
+		}
+		p.Close()
+	}
+}
+
+// TestTransparentBusy: a connection past MaxConns is reset and reported
+// as proxy-busy, and never dialled.
+func TestTransparentBusy(t *testing.T) {
+	f := newFakeNet(t)
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	port := f.Host("api.test", serveTCP(t, func(c net.Conn) { <-hold }))
+	a, _ := NewAllowlist([]Rule{{Host: "203.0.113.1", Port: port}})
+	p, err := New(Options{Allow: a, Resolve: f.Resolve, Dial: f.Dial, MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	l := newPipeListener()
+	go p.ServeTransparent(l)
+	dst := "203.0.113.1:" + strconv.Itoa(int(port))
+	first := l.connect(t, dst) // relayed, held open by the server
+	deadline := time.Now().Add(5 * time.Second)
+	for f.Dials() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := exchange(l.connect(t, dst)); got != "" {
+		t.Errorf("a connection past MaxConns: %q", got)
+	}
+	d := p.Denied()
+	if f.Dials() != 1 || len(d) != 1 || d[0].Reason != ReasonBusy || d[0].Protocol != "tcp" {
+		t.Errorf("dials %d, denials %+v; want 1 dial and one tcp %s", f.Dials(), d, ReasonBusy)
+	}
+	first.Close()
+}

@@ -459,3 +459,20 @@ func TestBitsLink(t *testing.T) {
 		}
 	}
 }
+
+// TestPidfsIoctls: the pidfs ioctls (type 0xFF, numbers 1-11) are refused
+// whatever their direction and size bits (PIDFD_GET_INFO's size grows with
+// its struct) and whatever the upper 32 bits; type 0xFF with a number past
+// the block, and the neighbouring types, are not.
+func TestPidfsIoctls(t *testing.T) {
+	requireAMD64(t)
+	const (
+		getInfoV0 = 0xc040ff0b // _IOWR(0xFF, 11, struct pidfd_info), PIDFD_INFO_SIZE_VER0 (64 bytes)
+		getInfoV1 = 0xc048ff0b // the same, 72 bytes
+		getPidNS  = 0xff05     // PIDFD_GET_PID_NAMESPACE: _IO(0xFF, 5)
+	)
+	denied := []uint64{getInfoV0, getInfoV1, 0x8040ff0b, 0x4040ff0b, 0xff0b, getPidNS,
+		0xff01, 0xff02, 0xff03, 0xff04, 0xff06, 0xff07, 0xff08, 0xff09, 0xff0a, 0xff00, 0xff0f}
+	allowed := []uint64{0xff10, 0xc040ff1b, 0xfe0b, 0xc040fe0b, 0x1ff0b &^ 0xff00 /* type 0 */, tFSIOCGETVERSION}
+	checkIoctls(t, denied, allowed)
+}

@@ -229,7 +229,26 @@ var maskedIoctls = []masked{
 	{mask: 0xffffff00, val: 0x5600}, // VT_*: virtual terminal switching and setup
 	{mask: 0xffffffe0, val: 0x89e0}, // SIOCPROTOPRIVATE, SIOCDEVPRIVATE: protocol and driver private (tunnels, SLIP, bonding...)
 	{mask: 0xffffff01, val: 0x8b00}, // SIOCSIW*: wireless extensions, setters (even numbers of 0x8b00-0x8bff)
+	pidfsIoctls,
 }
+
+// pidfsIoctls are the ioctls of pidfs (linux/pidfd.h, type 0xFF) on a
+// pidfd: PIDFD_GET_*_NAMESPACE (numbers 1-10, Linux 6.11) hand out a
+// descriptor of another process's namespace, and PIDFD_GET_INFO (11,
+// Linux 6.13) its ppid, every uid and gid, and cgroup. pidfd_open needs no
+// permission over the process, so without a PID namespace (ApplySelf, and
+// WrapCommand, whose program keeps the host's PIDs) these would describe
+// every process on the host. Matched on type and number only, whatever the
+// direction and size bits: PIDFD_GET_INFO's size is its struct's, which
+// grows with each version, and the kernel accepts any (pidfs_ioctl_valid
+// checks type and number). The whole block of numbers 0x00-0x0f is refused,
+// so that the ioctls pidfs adds next are too (a driver's own ioctl with
+// type 0xFF and such a number, if one exists, is refused as well). What
+// stays:
+// pidfd_open itself, waiting on a pidfd, and /proc/<pid>/status, which
+// says the same of a process whose /proc entry is visible (see the
+// README's "stays visible").
+var pidfsIoctls = masked{mask: 0x0000fff0, val: 0xff00}
 
 // System call argument positions (the same on amd64 and arm64).
 const (
@@ -471,8 +490,9 @@ func filterSpecs(p Policy) []filterSpec {
 					"(TIOCSTI, TIOCLINUX, TIOCSCTTY, TIOCSPGRP, TIOCNOTTY, TIOCVHANGUP, TIOCCONS, TIOCSETD, TIOCEXCL, TIOCSWINSZ, "+
 					"TIOCSLCKTRMIOS, TIOCSSERIAL, TIOCSRS485, TIOCSISO7816, TIOCSERCONFIG, KD*, VT_*), a network device request (SIOCS*, SIOCADD*/SIOCDEL* "+
 					"routes, ARP, multicast, bridges, bonding, SIOCETHTOOL, SIOCWANDEV, the private ranges, wireless setters) "+
-					"or a filesystem-wide or file flag request (FIFREEZE, FITHAW, FS_IOC_SHUTDOWN, FS_IOC_SETFSLABEL, "+
-					"FS_IOC_SETFSUUID, FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR, FS_IOC_SETVERSION), whatever the descriptor",
+					"a filesystem-wide or file flag request (FIFREEZE, FITHAW, FS_IOC_SHUTDOWN, FS_IOC_SETFSLABEL, "+
+					"FS_IOC_SETFSUUID, FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR, FS_IOC_SETVERSION), "+
+					"or a pidfs request (type 0xFF, numbers 0x00-0x0f: PIDFD_GET_INFO, PIDFD_GET_*_NAMESPACE), whatever the descriptor",
 				slices.Concat(ttyIoctls, netdevIoctls, fsIoctls), maskedIoctls),
 		}},
 		{name: "ioctl-modem-lines", errno: errnoENOTTY, errnoName: "ENOTTY", rules: []rule{

@@ -99,6 +99,11 @@ func TestLoadValidates(t *testing.T) {
 // The enforcement test installs the filters in a child: the same test
 // binary re-executed with -test.run selecting only this test and envChild
 // naming the policy. The test process itself is never confined.
+// pidfdGetInfo is PIDFD_GET_INFO, _IOWR(0xFF, 11, struct pidfd_info) with
+// the struct's first version (64 bytes), as linux/pidfd.h spells it
+// (golang.org/x/sys/unix does not have it yet).
+const pidfdGetInfo = 0xc040ff0b
+
 const envChild = "SANDBOX_SECCOMP_TEST_CHILD"
 
 const childOK = "seccomp-child-checks-complete"
@@ -203,6 +208,23 @@ func enforcementChild(t *testing.T, mode string) {
 		sealWant = errnoOf(err)
 	} else {
 		unix.Close(fd)
+	}
+	// PIDFD_GET_INFO (Linux 6.13) on the parent, without the filter: 0
+	// where the kernel has it, ENOTTY before; never EPERM, so that the
+	// filter's EPERM below is the filter's.
+	parentFD, err := unix.PidfdOpen(os.Getppid(), 0)
+	if err != nil {
+		t.Fatalf("pidfd_open(parent): %v", err)
+	}
+	var pidfdInfo [128]byte
+	pidfdIoctl := func(req uint64) syscall.Errno {
+		_, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(parentFD), uintptr(req), uintptr(unsafe.Pointer(&pidfdInfo[0])))
+		return e
+	}
+	if e := pidfdIoctl(pidfdGetInfo); e == unix.EPERM {
+		t.Errorf("PIDFD_GET_INFO without the filter: EPERM; the check below could not tell the filter's refusal")
+	} else {
+		t.Logf("PIDFD_GET_INFO on the parent without the filter: errno %d (%v)", int(e), e)
 	}
 	if err := Load(filter); err != nil {
 		t.Fatalf("Load: %v", err)
@@ -331,6 +353,20 @@ func enforcementChild(t *testing.T, mode string) {
 	check("ioctl(TIOCSTI|high bits)", ioctl(0xffffffff_00000000|unix.TIOCSTI), unix.EPERM)
 	check("ioctl(TIOCLINUX)", ioctl(unix.TIOCLINUX), unix.EPERM)
 	check("ioctl(TCGETS)", ioctl(unix.TCGETS), unix.ENOTTY)
+
+	// pidfs ioctls on a pidfd of the parent (outside this process), on the
+	// 32 bits the kernel reads; an unrelated ioctl still answers.
+	check("ioctl(pidfd, PIDFD_GET_INFO)", pidfdIoctl(pidfdGetInfo), unix.EPERM)
+	check("ioctl(pidfd, PIDFD_GET_INFO|high bits)", pidfdIoctl(0xffffffff_00000000|pidfdGetInfo), unix.EPERM)
+	check("ioctl(pidfd, PIDFD_GET_INFO, 72-byte struct)", pidfdIoctl(pidfdGetInfo+8<<16), unix.EPERM)
+	check("ioctl(pidfd, PIDFD_GET_PID_NAMESPACE)", pidfdIoctl(0xff05), unix.EPERM)
+	check("ioctl(pidfd, PIDFD_GET_USER_NAMESPACE)", pidfdIoctl(0xff09), unix.EPERM)
+	var pp [2]int
+	if err := unix.Pipe2(pp[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	_, err = unix.IoctlGetInt(pp[0], unix.TIOCINQ) // FIONREAD
+	check("ioctl(pipe, FIONREAD)", errnoOf(err), 0)
 
 	// Namespaces, clone3, personality, and a few unconditional denials, with
 	// arguments that would merely fail without the filter.
