@@ -106,17 +106,34 @@ func TestEgressPlanAsData(t *testing.T) {
 		})
 	}
 
-	t.Run("inbound reported", func(t *testing.T) {
+	t.Run("inbound", func(t *testing.T) {
 		tavail(true)
-		_, p := plan(t, Config{AllowedTCPConnect: []string{"example.com:443"}, AllowedTCPBind: []uint16{8080}})
-		found := false
-		for _, f := range p.Features {
-			if f.Feature == FeatureTCPBind && f.Scope == ScopeCommand && strings.Contains(f.Detail, "not from the caller's loopback") && strings.Contains(f.Detail, "8080") {
-				found = true
+		for _, c := range []struct {
+			bind  []uint16
+			root  bool
+			ports []uint16
+			why   string
+		}{
+			{[]uint16{8080, 0}, true, []uint16{8080}, "port 0"},
+			{[]uint16{8080}, false, nil, "non-root caller cannot enter"},
+			{nil, true, nil, ""},
+		} {
+			ports, why := inboundPorts(c.bind, c.root)
+			if !slices.Equal(ports, c.ports) || !strings.Contains(why, c.why) || (c.why == "") != (why == "") {
+				t.Errorf("inboundPorts(%v, root %v): %v %q; want %v and %q", c.bind, c.root, ports, why, c.ports, c.why)
 			}
 		}
+		e, p := plan(t, Config{AllowedTCPConnect: []string{"example.com:443"}, AllowedTCPBind: []uint16{8080}})
+		want := "not from the caller's loopback"
+		if len(e.inbound) > 0 {
+			want = "the caller listens on 127.0.0.1 at ports 8080"
+		}
+		found := false
+		for _, f := range p.Features {
+			found = found || f.Feature == FeatureTCPBind && f.Scope == ScopeCommand && strings.Contains(f.Detail, want)
+		}
 		if !found {
-			t.Errorf("no tcp_bind entry saying that port 8080 is not reachable from the caller: %+v", p.Features)
+			t.Errorf("no tcp_bind entry for WrapCommand/Run saying %q: %+v", want, p.Features)
 		}
 	})
 

@@ -57,7 +57,11 @@ type egressPlan struct {
 	// not (the proxy alone then serves the program).
 	transparent []uint16
 	tnote       string
-	bind        []uint16 // the Config's bind ports (inbound: see inbound)
+	bind        []uint16 // the Config's bind ports
+	// inbound: the bind ports the caller serves on its own loopback
+	// (inboundPorts); inNote why the rest are not.
+	inbound []uint16
+	inNote  string
 	// Otherwise why not, and the remedy (hosts fall back to port rules).
 	reason, hint string
 }
@@ -107,6 +111,7 @@ func egressPlanFor(rc *resolvedConfig) egressPlan {
 	}
 	e.transparent, e.tnote = transparentPorts(rc)
 	e.bind = rc.bind
+	e.inbound, e.inNote = inboundPorts(rc.bind, os.Geteuid() == 0)
 	return e
 }
 
@@ -153,7 +158,7 @@ func (e egressPlan) addTo(plan *Plan) {
 		i = len(plan.Features)
 	}
 	plan.Features = slices.Insert(plan.Features, i, f)
-	if in, ok := e.inbound(); ok && plan.Available {
+	if in, ok := e.inboundFeature(); ok && plan.Available {
 		plan.Features = append(plan.Features, in)
 	}
 	plan.Egress = e.out()
@@ -196,6 +201,9 @@ type egressProc struct {
 	// resolvDir holds the generated resolv.conf (the transparent path):
 	// removed at close.
 	resolvDir string
+	// inbound are the caller's listeners for the program's ports
+	// (egressPlan.inbound, in order): closed at close.
+	inbound []net.Listener
 }
 
 // startEgress makes the proxy of plan e and the handoff channel; the
@@ -212,6 +220,12 @@ func startEgress(e egressPlan) (*egressProc, error) {
 		return nil, err
 	}
 	g := &egressProc{addr: e.addr().String(), proxy: p, parentEnd: parentEnd, childEnd: childEnd, done: make(chan struct{})}
+	if g.inbound, err = listenInbound(e.inbound); err != nil {
+		p.Close()
+		parentEnd.Close()
+		childEnd.Close()
+		return nil, err
+	}
 	go func() {
 		defer close(g.done)
 		// No timeout: the wait ends when the child sends, when it dies
@@ -222,13 +236,14 @@ func startEgress(e egressPlan) (*egressProc, error) {
 		// and the program never started.
 		h, err := egress.ReceiveSockets(parentEnd, 1<<62, e.transparent)
 		if err != nil {
+			closeAll(g.inbound)
 			return
 		}
 		// The caller's copy of the child's end stays open until Run
 		// closes it after Start, or until close: under WrapCommand,
 		// cmd.Start may still be reading it here (the child runs
 		// before Start returns).
-		serveHandoff(p, h) // returns at close, and closes every socket
+		serveHandoff(p, h, g.inbound, e.inbound) // returns at close, and closes every socket
 	}()
 	return g, nil
 }
@@ -271,6 +286,7 @@ func (g *egressProc) close() error {
 	g.proxy.Close() // a Serve that began after the first Close returned at once; wait for it anyway
 	g.closeChildEnd()
 	g.parentEnd.Close()
+	closeAll(g.inbound)
 	if g.resolvDir != "" {
 		os.RemoveAll(g.resolvDir)
 	}

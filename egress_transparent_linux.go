@@ -105,9 +105,20 @@ func (e egressPlan) withTransparent(pol *linuxPolicy) {
 }
 
 // serveHandoff serves what the child half handed over until p is closed,
-// and closes every socket of h.
-func serveHandoff(p *egress.Proxy, h *egress.Handoff) {
+// and the caller's inbound listeners (for ports, in the namespace of h's
+// sockets), and closes every socket of h and every listener.
+func serveHandoff(p *egress.Proxy, h *egress.Handoff, inbound []net.Listener, ports []uint16) {
 	var wg sync.WaitGroup
+	if len(inbound) > 0 {
+		if ns, err := egress.NamespaceOf(h.Proxy); err != nil {
+			closeAll(inbound) // connections to them are refused from now on
+		} else {
+			defer ns.Close()
+			for i, l := range inbound {
+				wg.Go(func() { p.ServeInbound(l, ns, ports[i]) })
+			}
+		}
+	}
 	for _, l := range h.Transparent {
 		wg.Go(func() { p.ServeTransparent(l) })
 	}
@@ -155,24 +166,79 @@ func withResolvConf(rc *resolvedConfig) (string, error) {
 	return dir, nil
 }
 
-// inbound is tcp_bind's entry for WrapCommand and Run when the program
+// inboundPorts returns the bind ports the caller makes reachable from its
+// own loopback (root only: the caller enters the program's network
+// namespace with setns to make each connection's socket there), and why
+// the others are not.
+func inboundPorts(bind []uint16, root bool) (ports []uint16, why string) {
+	if len(bind) == 0 {
+		return nil, ""
+	}
+	if !root {
+		return nil, "a non-root caller cannot enter the program's network namespace (setns), and sockets made for it by the child half are not provided"
+	}
+	for _, p := range bind {
+		if p == 0 {
+			why = "port 0 (a port the system picks) cannot be known in advance"
+			continue
+		}
+		ports = append(ports, p)
+	}
+	return ports, why
+}
+
+// listenInbound listens on 127.0.0.1 at each port, for the program's
+// listeners of the same port: all or none.
+func listenInbound(ports []uint16) ([]net.Listener, error) {
+	var ls []net.Listener
+	for _, port := range ports {
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port))))
+		if err != nil {
+			closeAll(ls)
+			return nil, fmt.Errorf("inbound port %d on the caller's loopback (AllowedTCPBind under the egress namespace): %w", port, err)
+		}
+		ls = append(ls, l)
+	}
+	return ls, nil
+}
+
+func closeAll(ls []net.Listener) {
+	for _, l := range ls {
+		l.Close()
+	}
+}
+
+// inboundFeature is tcp_bind's entry for WrapCommand and Run when the program
 // runs in the egress layer's namespace with ports it may bind: they are
-// that namespace's, reachable from inside it only. Issue 28 asks for them
-// to be reachable from the caller's loopback (through sockets the child
-// half would make in the namespace, or setns as root); that is not built,
-// and the plan says so.
-func (e egressPlan) inbound() (Enforcement, bool) {
+// that namespace's; those inboundPorts names are also reachable from the
+// caller's loopback.
+func (e egressPlan) inboundFeature() (Enforcement, bool) {
 	if !e.on || len(e.bind) == 0 {
 		return Enforcement{}, false
 	}
-	ports := make([]string, len(e.bind))
-	for i, p := range e.bind {
-		ports[i] = strconv.Itoa(int(p))
+	list := func(ps []uint16) string {
+		s := make([]string, len(ps))
+		for i, p := range ps {
+			s[i] = strconv.Itoa(int(p))
+		}
+		return strings.Join(s, ", ")
 	}
-	return Enforcement{Feature: FeatureTCPBind, Scope: ScopeCommand, Enforced: true,
-		Detail: "WrapCommand/Run: the program listens inside its own network namespace: ports " + strings.Join(ports, ", ") +
-			" are reachable only from inside it, not from the caller's loopback (inbound forwarding is not provided)",
-		Hint: "to serve the caller (a dev server for a browser), give port-only entries (\"*:PORT\"), which keep the host's network, or confine the program with ApplySelf"}, true
+	f := Enforcement{Feature: FeatureTCPBind, Scope: ScopeCommand, Enforced: true}
+	if len(e.inbound) > 0 {
+		f.Detail = "WrapCommand/Run: the program listens inside its own network namespace; the caller listens on 127.0.0.1 at ports " +
+			list(e.inbound) + " and relays each connection to the program's port (whoever can reach the caller's loopback reaches it)"
+	}
+	if e.inNote != "" {
+		if f.Detail != "" {
+			f.Detail += "; "
+		} else {
+			f.Detail = "WrapCommand/Run: the program listens inside its own network namespace: "
+		}
+		f.Detail += "ports " + list(slices.DeleteFunc(slices.Clone(e.bind), func(p uint16) bool { return slices.Contains(e.inbound, p) })) +
+			" are reachable only from inside it, not from the caller's loopback (" + e.inNote + ")"
+		f.Hint = "to serve the caller (a dev server for a browser) from those, give port-only entries (\"*:PORT\"), which keep the host's network, or start the program as root"
+	}
+	return f, true
 }
 
 // transparentDetail is tcp_connect_host's detail with the transparent path.
