@@ -45,13 +45,15 @@ type DeniedRequest struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// Egress is the network egress proxy of one sandboxed command: when
+// Egress is the network egress of one sandboxed command: when
 // Config.AllowedTCPConnect names hosts (DNS names, localhost, IP literals;
 // not "*"), WrapCommand and Run on Linux start the program in a network
-// namespace of its own that has nothing but a loopback interface, and a
-// proxy that the caller serves, outside the sandbox, checks every request
-// the program makes against the allowlist (see PlanFor's tcp_connect_host
-// and [Plan].Egress, and the README's "Network egress by host name").
+// namespace of its own that has nothing but a loopback interface, and the
+// caller, outside the sandbox, checks every connection the program makes
+// against the allowlist: direct connections and DNS lookups on the
+// transparent path (EgressTransparent), requests to its proxy (see
+// PlanFor's tcp_connect_host and [Plan].Egress, docs/egress.md, and the
+// README's "Network egress by host name").
 //
 // Run manages its proxy itself and returns the refused requests in
 // RunResult.DeniedRequests. A caller of WrapCommand gets the proxy with
