@@ -48,7 +48,7 @@ func layerMissing(l *mountLayer) string {
 	case l == nil:
 		return "the mount-namespace layer was not looked at for this plan"
 	case len(l.needs) == 0:
-		return "the mount-namespace layer is not used, as nothing in the Config needs it (deny_write_paths, deny_read_paths, mounts, a git repository in a write path, allow_shared_memory or strict would)"
+		return "the mount-namespace layer is not used"
 	case l.err != nil:
 		return "the mount-namespace layer cannot be planned: " + l.err.Error()
 	case !l.ns.ok:
