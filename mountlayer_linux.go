@@ -172,9 +172,18 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 		}
 	}
 	if r := resolvedCwd(); r != "" {
-		// Only kept visible (see mountns.Spec.Read): Landlock decides
-		// whether the target may use it.
-		keep(r)
+		// A working directory a grant covers is kept visible (see
+		// mountns.Spec.Read). One no grant covers is kept as a name only
+		// (mountns.Spec.Opaque): the private /tmp's own grant would
+		// otherwise let the target read it.
+		granted := slices.ContainsFunc(append(append(slices.Clone(rc.read), rc.write...), rc.exec...), func(g ResolvedPath) bool {
+			return isUnder(r, g.Resolved)
+		})
+		if granted {
+			keep(r)
+		} else if strings.HasPrefix(r, "/tmp/") || strings.HasPrefix(r, "/dev/shm/") {
+			spec.Opaque = append(spec.Opaque, r)
+		}
 	}
 	for _, m := range rc.mounts {
 		exec := slices.ContainsFunc(execs, func(e ResolvedPath) bool { return isUnder(e.Resolved, m.At) || isUnder(m.At, e.Resolved) })

@@ -430,3 +430,39 @@ func main() {
 	}
 	return prog
 }
+
+// TestRunUngrantedCwdInTmp: a working directory under /tmp that no grant
+// covers exists in the private /tmp as a name only: its files are not
+// there (ENOENT: the private /tmp's own read-write grant would otherwise
+// reach them), listing it fails with EACCES and creating in it with
+// EROFS. As root, and as nobody in its own workspace.
+func TestRunUngrantedCwdInTmp(t *testing.T) {
+	requireNamespaces(t)
+	checkUngrantedCwd(t, nsWorkspace(t))
+}
+
+func TestRunUngrantedCwdInTmpAsNobody(t *testing.T) {
+	requireSandbox(t)
+	ws, ok := nobodyWorkspace(t)
+	if !ok {
+		return
+	}
+	requireNamespaces(t)
+	checkUngrantedCwd(t, ws)
+}
+
+func checkUngrantedCwd(t *testing.T, ws string) {
+	t.Helper()
+	if !strings.HasPrefix(ws, "/tmp/") {
+		t.Skipf("the workspace %s is not under /tmp (TMPDIR)", ws)
+	}
+	cwd := filepath.Join(ws, "deep")
+	// The deny-write path asks for the layer on code where a plain Config
+	// did not use it (there the files were readable through the private
+	// /tmp's grant).
+	got := fsops(t, sandbox.Config{DenyWritePaths: []string{"/nonexistent-probe"}}, cwd, "read:"+filepath.Join(cwd, "er", "file"), "read:er/file", "ls:"+cwd, "write:"+filepath.Join(cwd, "new"))
+	wantOp(t, got, "read:"+filepath.Join(cwd, "er", "file"), syscall.ENOENT)
+	wantOp(t, got, "read:er/file", syscall.ENOENT)
+	wantOp(t, got, "ls:"+cwd, syscall.EACCES)
+	wantOp(t, got, "write:"+filepath.Join(cwd, "new"), syscall.EROFS)
+}

@@ -96,6 +96,15 @@ type Spec struct {
 	// read-only (unless a write path covers it, which is attached after
 	// it), nosuid, nodev, and noexec unless Exec covers it.
 	Read []string
+	// Opaque are directories that must exist in a private /tmp or
+	// /dev/shm without showing anything of the host's: the working
+	// directory where no grant covers it. Each is an empty, read-only
+	// tmpfs of mode 0111 there (it can be entered, not listed or written;
+	// the private dir's own grant would otherwise let the sandbox read
+	// the host's directory). One with a Read or write path, a Mount's
+	// target or another Opaque path beneath it, or inside a Read or write
+	// path, is kept visible as a Read path instead (Build: opaque).
+	Opaque []string
 	// Exec are the paths on the exec allowlist (files or directories, and
 	// the executables that must stay executable): a Read path kept
 	// visible in a private /tmp or /dev/shm that lies inside one is not
@@ -308,6 +317,7 @@ func allPaths(s Spec) []string {
 	}
 	out = append(out, s.Read...)
 	out = append(out, s.Exec...)
+	out = append(out, s.Opaque...)
 	out = append(out, s.DenyWrite...)
 	out = append(out, s.DenyRead...)
 	out = append(out, s.Pin...)
@@ -345,6 +355,24 @@ func (b *builder) clone(p, why string) int {
 	b.slots++
 	b.op(Op{Kind: OpClone, Path: p, Slot: slot, Why: why})
 	return slot
+}
+
+// opaqueDirs splits the Opaque paths into those that can be made empty
+// (see Spec.Opaque) and those kept visible as Read paths instead.
+func opaqueDirs(s Spec) (opaque, visible []string) {
+	inside := append(slices.Clone(s.Read), writePaths(s)...)
+	for _, m := range s.Mounts {
+		inside = append(inside, m.Target)
+	}
+	for _, o := range s.Opaque {
+		if slices.ContainsFunc(inside, func(p string) bool { return under(p, o) || under(o, p) }) ||
+			slices.ContainsFunc(s.Opaque, func(p string) bool { return p != o && under(p, o) }) {
+			visible = append(visible, o)
+		} else {
+			opaque = append(opaque, o)
+		}
+	}
+	return opaque, visible
 }
 
 // cloneResolved is clone of a path the caller resolved (a write path, a
@@ -463,19 +491,22 @@ func (b *builder) build() {
 	}
 	// Read paths beneath a private tmp dir must stay visible there too.
 	type kept struct {
-		path string
-		slot int
-		file bool
+		path   string
+		slot   int
+		file   bool
+		opaque bool
 	}
 	var keep []kept
-	reads := slices.Clone(s.Read)
+	opaque, visible := opaqueDirs(s)
+	reads := append(append(slices.Clone(s.Read), visible...), opaque...)
 	// Outermost first: a kept directory attached after a path kept inside
 	// it would cover that path's own attributes.
 	sort.SliceStable(reads, func(i, j int) bool { return depth(reads[i]) < depth(reads[j]) })
 	for _, r := range reads {
 		for _, d := range tmpDirs {
 			if r != d && under(r, d) && !slices.ContainsFunc(keep, func(k kept) bool { return k.path == r }) {
-				keep = append(keep, kept{r, b.cloneResolved(r, "read path inside private "+d), s.Lookup(r) == File})
+				keep = append(keep, kept{r, b.cloneResolved(r, "read path inside private "+d), s.Lookup(r) == File,
+					slices.Contains(opaque, r)})
 			}
 		}
 	}
@@ -489,6 +520,12 @@ func (b *builder) build() {
 		b.plan.Tmp = append(b.plan.Tmp, d)
 	}
 	for _, k := range keep {
+		if k.opaque {
+			b.attach(Op{Path: k.path, Slot: k.slot, Create: b.inTmpfs(k.path), Why: "directory kept as a name only: its mount point"})
+			b.op(Op{Kind: OpTmpfs, Path: k.path, Mode: 0o111, Set: AttrRdonly | AttrNosuid | AttrNodev | AttrNoexec,
+				Why: "directory kept as a name only: an empty, read-only tmpfs of mode 0111 (it can be entered, not listed)"})
+			continue
+		}
 		b.attach(Op{Path: k.path, Slot: k.slot, Create: b.inTmpfs(k.path), File: k.file, Why: "read path kept visible"})
 		// The clone was taken before step 3: it has the host's flags, so
 		// it gets the ones it would have outside the private dir.

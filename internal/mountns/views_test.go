@@ -258,3 +258,34 @@ func TestHostAliases(t *testing.T) {
 		t.Errorf("HostAliases from the alias:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestBuildOpaqueDirs: a working directory no grant covers, under the
+// private /tmp, is an empty read-only tmpfs of mode 0111 over a mount
+// point made in the plan's tmpfs (nothing of the host's shows, and the
+// private /tmp's grant reaches nothing); with a kept path beneath it, it
+// is kept visible instead (the kept path needs its parent).
+func TestBuildOpaqueDirs(t *testing.T) {
+	fs := newFS()
+	fs.kinds["/tmp/cwd"] = Dir
+	fs.kinds["/tmp/app"] = Dir
+	fs.kinds["/tmp/app/bin"] = File
+	s := fs.spec()
+	s.PrivateTmp = true
+	s.Opaque = []string{"/tmp/cwd", "/tmp/app"}
+	s.Read = []string{"/tmp/app/bin"}
+	p, err := Build(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Join(p.Lines(), "\n")
+	a, m := opIndex(t, p, OpAttach, "/tmp/cwd"), opIndex(t, p, OpTmpfs, "/tmp/cwd")
+	if o := p.Ops[m]; m != a+1 || !p.Ops[a].Create || o.Mode != 0o111 || o.Set&AttrRdonly == 0 {
+		t.Errorf("/tmp/cwd: attach %+v, tmpfs %+v:\n%s", p.Ops[a], o, lines)
+	}
+	if slices.ContainsFunc(p.Ops, func(o Op) bool { return o.Kind == OpTmpfs && o.Path == "/tmp/app" }) {
+		t.Errorf("/tmp/app, with a kept path beneath it, was made empty:\n%s", lines)
+	}
+	if ops := setAttrs(p, "/tmp/app"); len(ops) != 1 || ops[0].Set&AttrRdonly == 0 {
+		t.Errorf("/tmp/app is not kept visible, read-only:\n%s", lines)
+	}
+}
