@@ -61,11 +61,13 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/openparallax/sandbox/internal/mountns"
 )
@@ -223,6 +225,7 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 	}
 	slices.SortStableFunc(spec.Pin, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
 	spec.Aliases = hostAliases(spec)
+	l.hardLinked = hardLinked(append(slices.Clone(rc.denyWrite), rc.denyRead...))
 
 	l.spec = spec
 	l.plan, l.err = mountns.Build(spec)
@@ -250,6 +253,21 @@ func hostAliases(spec mountns.Spec) []mountns.Alias {
 		return nil
 	}
 	return mountns.HostAliases(string(mi), paths)
+}
+
+// hardLinked returns those of paths that are files with more than one
+// name (a link count above one): each other name is the same file,
+// which no mount of this name protects or hides. They are reported, not
+// looked for (that would mean walking every grant).
+func hardLinked(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		var st syscall.Stat_t
+		if syscall.Stat(p, &st) == nil && st.Mode&syscall.S_IFMT != syscall.S_IFDIR && st.Nlink > 1 {
+			out = append(out, fmt.Sprintf("%s (%d names)", p, st.Nlink))
+		}
+	}
+	return out
 }
 
 // layerNeeds lists what in rc asks for the layer (see the file's doc);

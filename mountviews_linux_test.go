@@ -466,3 +466,29 @@ func checkUngrantedCwd(t *testing.T, ws string) {
 	wantOp(t, got, "ls:"+cwd, syscall.EACCES)
 	wantOp(t, got, "write:"+filepath.Join(cwd, "new"), syscall.EROFS)
 }
+
+// TestPlanReportsHardLinkedDenyPath: a DenyReadPaths file with another
+// name (a hard link) is reported by the plan: no mount of one name
+// reaches the other, and the library does not look for it.
+func TestPlanReportsHardLinkedDenyPath(t *testing.T) {
+	requireNamespaces(t)
+	dir := hostDir(t)
+	key := filepath.Join(dir, "key")
+	os.WriteFile(key, []byte("k\n"), 0o644)
+	if err := os.Link(key, filepath.Join(dir, "other-name")); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	plan, err := sandbox.PlanFor(sandbox.Config{AllowedReadPaths: []string{dir}, DenyReadPaths: []string{key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range plan.Features {
+		if f.Feature == sandbox.FeatureDenyRead && f.Scope == sandbox.ScopeCommand {
+			if !strings.Contains(f.Detail, "NOT through their other names: "+key+" (2 names)") {
+				t.Errorf("the deny_read entry does not report the hard link: %s", f.Detail)
+			}
+			return
+		}
+	}
+	t.Errorf("no deny_read entry for WrapCommand/Run: %+v", plan.Features)
+}
