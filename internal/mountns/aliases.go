@@ -57,10 +57,10 @@ func unescapeMountinfo(s string) string {
 // shows them: a bind mount of the path's subtree, or of a directory that
 // holds it, elsewhere. Each Alias names the host tree (Path: the path
 // itself, or the part of it that is mounted elsewhere) and where it is
-// seen too (At). A path's own mount is the last one in mountinfo whose
-// mount point holds it (later mounts stack on earlier ones); mounts that
-// are hidden under another mount are listed too (the sandbox cannot reach
-// them, and protecting what is not there costs nothing but a gap). Hard
+// seen too (At). A path's own mount is the deepest, and of those the
+// last, in mountinfo whose mount point holds it (later mounts stack on
+// earlier ones); an alias is listed only where its mount is the one its
+// path shows (a mount hidden under another is not reachable there). Hard
 // links are not aliases and are not found.
 func HostAliases(mountinfo string, paths []string) []Alias {
 	entries := parseMountinfo(mountinfo)
@@ -74,12 +74,7 @@ func HostAliases(mountinfo string, paths []string) []Alias {
 		out = append(out, a)
 	}
 	for _, p := range paths {
-		own := -1
-		for i, e := range entries {
-			if under(p, e.point) && (own < 0 || depth(e.point) >= depth(entries[own].point)) {
-				own = i
-			}
-		}
+		own := ownEntry(entries, p)
 		if own < 0 {
 			continue
 		}
@@ -99,10 +94,24 @@ func HostAliases(mountinfo string, paths []string) []Alias {
 			default:
 				continue
 			}
-			if a.At != a.Path && !under(a.At, a.Path) && !under(a.Path, a.At) {
+			// Only where that mount is what the path shows (not one
+			// mounted over since, where the alias is not there at all).
+			if a.At != a.Path && !under(a.At, a.Path) && !under(a.Path, a.At) && ownEntry(entries, a.At) == i {
 				add(a)
 			}
 		}
 	}
 	return out
+}
+
+// ownEntry is the index of the mount that path p shows: the deepest mount
+// point holding it, the last of equals; -1 if none.
+func ownEntry(entries []mountEntry, p string) int {
+	own := -1
+	for i, e := range entries {
+		if under(p, e.point) && (own < 0 || depth(e.point) >= depth(entries[own].point)) {
+			own = i
+		}
+	}
+	return own
 }

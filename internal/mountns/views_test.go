@@ -230,7 +230,8 @@ func TestBuildViews(t *testing.T) {
 
 // TestHostAliases: bind mounts of the same filesystem seen in mountinfo,
 // as data: a subtree mounted twice, a mount of a directory inside a
-// path, another filesystem (not an alias), an escaped mount point.
+// path, another filesystem (not an alias), an escaped mount point, and
+// a bind mount hidden under a later mount (not an alias: not reachable).
 func TestHostAliases(t *testing.T) {
 	const mi = `27 1 254:0 / / rw,relatime - ext4 /dev/vda rw
 40 27 254:0 /home/u/ws /srv/ws rw - ext4 /dev/vda rw
@@ -238,6 +239,8 @@ func TestHostAliases(t *testing.T) {
 42 27 254:1 /home/u/ws /other rw - ext4 /dev/vdb rw
 43 27 254:0 /home/u /mnt/my\040home rw - ext4 /dev/vda rw
 44 27 0:23 / /dev/shm rw - tmpfs tmpfs rw
+45 27 254:0 /home/u /hidden rw - ext4 /dev/vda rw
+46 27 0:50 / /hidden rw - tmpfs tmpfs rw
 `
 	got := HostAliases(mi, []string{"/home/u/ws/.git/hooks", "/home/u/ws/.env", "/dev/shm/x"})
 	want := []Alias{
