@@ -210,7 +210,9 @@ type wrapOptions struct {
 // cmd.Args, cmd.Env, cmd.Dir and cmd.ExtraFiles now. Afterwards only
 // appending to cmd.Args (the arguments reach the target) and the fields
 // the child half passes through untouched (Stdin, Stdout, Stderr,
-// SysProcAttr, Cancel, WaitDelay) may change; but when the mount layer is
+// SysProcAttr, Cancel, WaitDelay) may change (with Strict, a stream set
+// before WrapCommand that is a host file has been replaced by a pipe:
+// see Config.Strict); but when the mount layer is
 // used WrapCommand has set SysProcAttr's clone flags, maps and ambient
 // capabilities: change its other fields, do not replace it (the child
 // would refuse to start). Replacing cmd.Args or
