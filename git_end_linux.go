@@ -37,6 +37,9 @@ type gitEnd struct {
 	// directory is one git enters with hooks and config the program could
 	// write (see enteredRepos).
 	repos, protected []string
+	// depth is what the walk for repositories at any depth found before
+	// the command (see depthFindings), or nil.
+	depth *gitDepthEnd
 }
 
 // check runs once the program's tree is gone (nothing of it can make
@@ -74,6 +77,7 @@ func (e gitEnd) check() (r gitReport, err error) {
 	}
 	entered, err := e.enteredRepos()
 	r.created = append(r.created, entered...)
+	r.findings = append(r.findings, e.depthFindings()...)
 	return r, err
 }
 
@@ -182,7 +186,7 @@ func gitHashLen(gitdir string) int {
 var gitEnds sync.Map
 
 func registerGitEnd(cmd *exec.Cmd, e gitEnd) {
-	if len(e.commonDirs) == 0 && len(e.spots) == 0 && len(e.repos) == 0 {
+	if len(e.commonDirs) == 0 && len(e.spots) == 0 && len(e.repos) == 0 && e.depth == nil {
 		return
 	}
 	key := weak.Make(cmd)

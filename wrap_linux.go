@@ -491,6 +491,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 			opts.git.protected = pol.Layer.gitDirs
 		}
 		opts.git.spots = pol.Layer.gitSpots
+		opts.git.depth = pol.Layer.gitDepth()
 	}
 
 	argv := cmd.Args
