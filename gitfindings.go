@@ -8,6 +8,7 @@ package sandbox
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -110,6 +111,12 @@ func gitNewRepos(start, end gitWalkResult, spots []string) []Finding {
 				Detail: "the program left a .git that is not a file or a directory (a FIFO, a socket or a device): git run there may block opening it; it was not opened"})
 		}
 	}
+	// What the start's walk did not reach either is reported once, as
+	// the start's.
+	end.NotWalked = slices.DeleteFunc(slices.Clone(end.NotWalked), func(d string) bool { return slices.Contains(start.NotWalked, d) })
+	if len(end.NotWalked) == 0 {
+		end.NotWalkedMore = 0
+	}
 	return append(out, gitNotWalkedFindings(end, "after the run")...)
 }
 
@@ -119,7 +126,7 @@ func gitNotWalkedFindings(walk gitWalkResult, when string) []Finding {
 	var out []Finding
 	for i, d := range walk.NotWalked {
 		detail := fmt.Sprintf("the walk for git repositories %s did not walk this directory, or walked it in part (its budget of %d directories and %d entries, or an error): a repository there was neither protected nor reported",
-			when, gitWalkDirs, gitWalkEntries)
+			when, defaultGitWalkBudget.dirs, defaultGitWalkBudget.entries)
 		if i == len(walk.NotWalked)-1 && walk.NotWalkedMore > 0 {
 			detail += fmt.Sprintf("; %d more directories were not walked either", walk.NotWalkedMore)
 		}

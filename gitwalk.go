@@ -114,11 +114,14 @@ func (l *gitListing) add(name string, t gitEntryType) {
 }
 
 // done ends the listing: a bare repository's directories are not walked.
+// The subdirectories are sorted: the walk's order, and so what a budget
+// leaves, does not depend on the order the filesystem lists them in.
 func (l *gitListing) done() {
 	l.bare = l.head && l.obj && l.refs
 	if l.bare {
 		l.subdirs = nil
 	}
+	slices.Sort(l.subdirs)
 }
 
 // gitWalkFS reads directories beneath one root. rel is "." or a
