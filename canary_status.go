@@ -26,11 +26,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"time"
+
+	"github.com/openparallax/sandbox/internal/safefs"
 )
 
 // Status file location, relative to a workspace.
@@ -105,32 +107,36 @@ func WriteCanaryResult(workspace string, r CanaryResult) error {
 // ReadCanaryResult reads the status file under workspace. When the file is
 // missing, unreadable, not JSON, malformed, or inconsistent (a status or
 // verified flag that its probes do not support), it returns Status "unknown"
-// with the reason in Summary. It never panics. It does not check that the
-// result is from the run the caller started: an Engine uses
-// [ReadFreshCanaryResult] for that.
+// with the reason in Summary. It never panics.
+//
+// The workspace is the Agent's to write, so the file is read as the
+// trusted side reads everything there (internal/safefs): a symbolic link
+// at .openparallax or at the file is not followed, a FIFO, device or
+// socket is not read (a FIFO swapped in does not make the Engine wait: it
+// is opened without blocking and refused), and at most 1 MiB is read. Each
+// of these is Status "unknown", saying which. On Windows a reparse point
+// (symbolic link, junction) at either is refused, and the handle must be a
+// plain disk file.
+//
+// It does not check that the result is from the run the caller started: an
+// Engine uses [ReadFreshCanaryResult] for that.
 func ReadCanaryResult(workspace string) CanaryResult {
 	unknown := func(format string, args ...any) CanaryResult {
 		return CanaryResult{Status: CanaryUnknown, Summary: fmt.Sprintf(format, args...)}
 	}
 	path := filepath.Join(workspace, StatusDir, StatusFile)
-	fi, err := os.Lstat(path)
-	if err != nil {
+	data, err := readStatus(workspace)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return unknown("no canary result: %v", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return unknown("canary result %s is not a regular file", path)
-	}
-	f, err := openStatus(path)
-	if err != nil {
-		return unknown("canary result unreadable: %v", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxStatusSize+1))
-	if err != nil {
-		return unknown("canary result unreadable: %v", err)
-	}
-	if len(data) > maxStatusSize {
+	case errors.Is(err, safefs.ErrSymlink):
+		return unknown("canary result %s is, or lies under, a symbolic link: not followed", path)
+	case errors.Is(err, safefs.ErrSpecial):
+		return unknown("canary result %s is not a regular file: not read (%v)", path, err)
+	case errors.Is(err, safefs.ErrTooLarge):
 		return unknown("canary result larger than %d bytes", maxStatusSize)
+	case err != nil:
+		return unknown("canary result unreadable: %v", err)
 	}
 	r, err := decodeCanaryResult(data)
 	if err != nil {

@@ -20,15 +20,15 @@ import (
 // all get read-only hooks and config, under Run and under WrapCommand, as
 // root and as nobody; the rest of each stays writable.
 
-// gitEnv is an environment in which git reads no configuration of the
+// depthGitEnv is an environment in which git reads no configuration of the
 // machine's or the user's.
-var gitEnv = []string{"PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=/nonexistent",
+var depthGitEnv = []string{"PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=/nonexistent",
 	"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"}
 
 func hostGit(t *testing.T, args ...string) {
 	t.Helper()
 	cmd := exec.Command("git", args...)
-	cmd.Env = gitEnv
+	cmd.Env = depthGitEnv
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
@@ -156,7 +156,7 @@ func TestRunGitDepthFindings(t *testing.T) {
 	` + git + ` init -q ` + filepath.Join(repo, "sub", "deeper", "x") + `
 	mkdir -p ` + filepath.Join(repo, ".git", "rebase-merge") + `
 	printf 'pick 0000000 c\nexec touch /tmp/pwned\n' > ` + filepath.Join(repo, ".git", "rebase-merge", "git-rebase-todo")
-	res, err := sandbox.Run(context.Background(), cfg, sh, []string{"-c", script}, sandbox.RunOptions{Dir: repo, Env: gitEnv})
+	res, err := sandbox.Run(context.Background(), cfg, sh, []string{"-c", script}, sandbox.RunOptions{Dir: repo, Env: depthGitEnv})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("%v: exit %d, stderr %s", err, res.ExitCode, res.Stderr)
 	}
@@ -178,7 +178,7 @@ func TestRunGitDepthFindings(t *testing.T) {
 	// The threat is real: the host's git fetch in the bare repository
 	// runs the command the program wrote in its config.
 	cmd := exec.Command(git, "fetch", "-q", "origin")
-	cmd.Dir, cmd.Env = top, gitEnv
+	cmd.Dir, cmd.Env = top, depthGitEnv
 	cmd.Run()
 	if _, err := os.Stat(marker); err != nil {
 		t.Errorf("the host's git fetch in %s did not run the planted core.sshCommand (%v): the threat this test is about is not what it says", top, err)
@@ -253,7 +253,7 @@ func TestGitWalkNoFollow(t *testing.T) {
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("Run: %v %+v", err, res)
 	}
-	if got := findingsOf(res.Findings, sandbox.FindingGitSpecialFile); !slices.Equal(got, []string{filepath.Join(ws, "fifo", ".git")}) {
-		t.Errorf("%s findings %q, want the FIFO", sandbox.FindingGitSpecialFile, got)
+	if got := findingsOf(res.Findings, sandbox.FindingSpecialFile); !slices.Equal(got, []string{filepath.Join(ws, "fifo", ".git")}) {
+		t.Errorf("%s findings %q, want the FIFO", sandbox.FindingSpecialFile, got)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
+
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -15,6 +15,7 @@ import (
 	"weak"
 
 	"github.com/openparallax/sandbox/internal/mountns"
+	"github.com/openparallax/sandbox/internal/safefs"
 )
 
 // gitEnd is what the git checks after a command need from its start (see
@@ -40,45 +41,89 @@ type gitEnd struct {
 	// depth is what the walk for repositories at any depth found before
 	// the command (see depthFindings), or nil.
 	depth *gitDepthEnd
+	// pins are the directories of the above, opened before the program
+	// started (pin), through which check reads and removes.
+	pins *gitPins
 }
 
 // check runs once the program's tree is gone (nothing of it can make
-// either again). It reports each .git that appeared at a spot, leaving it:
-// a repository the program made may be the work it was asked to do;
-// whoever runs git there next should first look at its hooks and config.
-// And it removes each commondir that appeared: git would take hooks and
-// config from the directory it names the next time the user runs git in
-// the repository, outside the sandbox. git itself never makes one in a
-// repository's own git directory (only in a worktree's administrative
-// directory, which is not one of these). The path is the git directory's,
-// which the program could not rename or replace (a mount point in its
-// namespace); the entry is removed whatever it is (file, directory,
-// symbolic link: the link, not its target).
+// either again), and only through the descriptors pin opened before the
+// program started (gitPins): nothing is followed, opened as a special
+// file or read past a bound; what is met instead is a Finding. It reports
+// each .git that appeared at a spot, leaving it: a repository the program
+// made may be the work it was asked to do; whoever runs git there next
+// should first look at its hooks and config. And it removes each
+// commondir that appeared: git would take hooks and config from the
+// directory it names the next time the user runs git in the repository,
+// outside the sandbox. git itself never makes one in a repository's own
+// git directory (only in a worktree's administrative directory, which is
+// not one of these). It is removed by unlinkat beneath the git directory
+// as it was when the program started, whatever the entry is (file,
+// directory, symbolic link: the link, not its target), and never in a
+// directory a .git link points at after the run.
 //
 // Last it reports each repository git enters from a protected one whose
 // hooks and config were not protected (enteredRepos): a submodule or an
 // embedded repository the program added to the index, or one whose .git
-// it pointed elsewhere. It leaves them too.
+// it pointed elsewhere. It leaves them too. It closes the descriptors.
 func (e gitEnd) check() (r gitReport, err error) {
-	for _, d := range e.spots {
-		g := filepath.Join(d, ".git")
-		if _, err := os.Lstat(g); err == nil {
-			r.created = append(r.created, g)
-		}
+	p := e.pins
+	if p == nil {
+		// Not pinned before the spawn (a gitEnd made elsewhere): pin
+		// now, which holds what is there after the run.
+		e.pin()
+		p = e.pins
 	}
-	for _, c := range e.commonDirs {
-		if _, err := os.Lstat(c); err != nil {
+	defer p.close()
+	r.findings = append(r.findings, p.findings...)
+	for _, s := range p.spots {
+		if s.dir == nil {
 			continue
 		}
-		if err := os.RemoveAll(c); err != nil {
-			return r, fmt.Errorf("removing %s, which the program created (a later git run would take hooks and config from where it points): %w", c, err)
+		if _, err := s.dir.Lstat(".git"); err == nil {
+			r.created = append(r.created, filepath.Join(s.path, ".git"))
 		}
-		r.removed = append(r.removed, c)
 	}
-	entered, err := e.enteredRepos()
+	for _, c := range p.commonDirs {
+		if _, err := c.dir.Lstat("commondir"); err != nil {
+			continue
+		}
+		path := filepath.Join(c.dir.Path(), "commondir")
+		if err := c.dir.RemoveAll("commondir"); err != nil {
+			return r, fmt.Errorf("removing %s, which the program created (a later git run would take hooks and config from where it points): %w", path, err)
+		}
+		r.removed = append(r.removed, path)
+	}
+	for _, rp := range p.repos {
+		r.findings = append(r.findings, rp.relinked()...)
+	}
+	entered, found, err := p.enteredRepos()
 	r.created = append(r.created, entered...)
 	r.findings = append(r.findings, e.depthFindings()...)
+	r.findings = append(r.findings, found...)
 	return r, err
+}
+
+// relinked is a finding when .git was a symbolic link at the start and
+// points elsewhere now, or is no link any more: git follows it, to a
+// directory whose hooks and config were not the ones protected. Nothing
+// was read or removed through it.
+func (rp repoPin) relinked() []Finding {
+	if rp.link == "" {
+		return nil
+	}
+	now, err := rp.ws.Readlink(".git")
+	if err == nil && now == rp.link {
+		return nil
+	}
+	what := "is no symbolic link any more"
+	if err == nil {
+		what = "points at " + now
+	}
+	return []Finding{{Kind: FindingSymlink, Path: rp.dotgit,
+		Detail: "was a symbolic link to " + rp.link + " when the program started and " + what + " after it: git follows it, " +
+			"so the hooks and config git uses there are not the ones the sandbox protected; the checks after the run used the git directory of the start, " +
+			"and nothing was read or removed through the link"}}
 }
 
 // enteredRepos returns, for each protected repository, the .git of each
@@ -87,48 +132,79 @@ func (e gitEnd) check() (r gitReport, err error) {
 // protected. git status in the repository runs git status in each such
 // checkout, with that repository's config (core.fsmonitor names a
 // program to run) and, for other commands, its hooks: the program could
-// write both, since the index, which git add needs, stays writable. An
-// index that cannot be read (git would refuse it as well) is an error.
-func (e gitEnd) enteredRepos() ([]string, error) {
-	protected := map[string]bool{}
-	for _, d := range e.protected {
-		protected[canonical(d)] = true
-	}
-	var out []string
-	for _, dotgit := range e.repos {
-		ws := filepath.Dir(dotgit)
-		gitdir := dotgit
-		if fi, err := os.Stat(dotgit); err == nil && !fi.IsDir() {
-			if gitdir = mountns.GitDirOf(dotgit, os.ReadFile); gitdir == "" {
-				continue // protected only when it named one, and read-only since
-			}
+// write both, since the index, which git add needs, stays writable.
+//
+// The index is read through the git directory pinned at the start, at
+// most maxGitIndex bytes; each checkout's .git through the repository's
+// top, pinned too, never through a link in the gitlink's path (one there
+// is a finding). A .git that is itself a link, or a file naming a git
+// directory, is compared with the protected ones by identity (stat,
+// following as git does; nothing is read there). An index that cannot be
+// read for another reason (git would refuse it as well) is an error.
+func (p *gitPins) enteredRepos() (out []string, found []Finding, err error) {
+	for _, rp := range p.repos {
+		index := filepath.Join(rp.gitdir.Path(), "index")
+		links, err := gitlinks(rp.gitdir, rp.hashLen)
+		if f, ok := findingOf(index, err, "the submodules and embedded repositories git enters from "+filepath.Dir(rp.dotgit)+" were not checked"); ok {
+			found = append(found, f)
+			continue
 		}
-		links, err := gitlinks(gitdir)
 		if err != nil {
-			return out, fmt.Errorf("reading the index of %s (git may enter submodules whose hooks and config the program wrote): %w", ws, err)
+			return out, found, fmt.Errorf("reading the index of %s (git may enter submodules whose hooks and config the program wrote): %w", filepath.Dir(rp.dotgit), err)
 		}
-		for _, p := range links {
-			p = filepath.Clean(filepath.FromSlash(p))
-			if filepath.IsAbs(p) || p == ".." || strings.HasPrefix(p, ".."+string(filepath.Separator)) {
+		for _, l := range links {
+			l = filepath.Clean(filepath.FromSlash(l))
+			if filepath.IsAbs(l) || l == ".." || strings.HasPrefix(l, ".."+string(filepath.Separator)) {
 				continue // git refuses such a path
 			}
-			g := filepath.Join(ws, p, ".git")
-			fi, err := os.Stat(g)
-			if err != nil {
-				continue // not checked out: git does not enter it
-			}
-			dir := g
-			if !fi.IsDir() {
-				if dir = mountns.GitDirOf(g, os.ReadFile); dir == "" {
-					continue // not a gitdir file: git does not enter it
-				}
-			}
-			if !protected[canonical(dir)] {
+			g, f, unprotected := p.enters(rp, l)
+			found = append(found, f...)
+			if unprotected {
 				out = append(out, g)
 			}
 		}
 	}
-	return out, nil
+	return out, found, nil
+}
+
+// enters looks at the .git of gitlink l of rp: whether git enters it with
+// hooks and config the mount layer did not protect.
+func (p *gitPins) enters(rp repoPin, l string) (dotgit string, found []Finding, unprotected bool) {
+	rel := filepath.ToSlash(filepath.Join(l, ".git"))
+	dotgit = filepath.Join(rp.ws.Path(), l, ".git")
+	fi, err := rp.ws.Lstat(rel)
+	if err != nil {
+		if f, ok := findingOf(dotgit, err, "git may enter it; whether its hooks and config were protected was not checked"); ok {
+			found = append(found, f)
+		}
+		return dotgit, found, false // not checked out: git does not enter it
+	}
+	target := dotgit
+	switch {
+	case fi.Mode.IsDir():
+		return dotgit, nil, !p.protected[fileID{fi.Dev, fi.Ino}]
+	case fi.Mode&fs.ModeSymlink != 0:
+	case fi.Mode.IsRegular():
+		b, err := rp.ws.ReadFile(rel, maxGitFile)
+		if f, ok := findingOf(dotgit, err, "git may enter the git directory it names; whether that was protected was not checked"); ok {
+			return dotgit, []Finding{f}, false
+		}
+		if err != nil {
+			return dotgit, nil, false
+		}
+		if target = mountns.GitDirOf(dotgit, bytesOf(b)); target == "" {
+			return dotgit, nil, false // not a gitdir file: git does not enter it
+		}
+	default:
+		f := Finding{Kind: FindingSpecialFile, Path: dotgit, Detail: fi.Mode.Type().String() +
+			": not opened; git opening it to enter the submodule may hang or fail"}
+		return dotgit, []Finding{f}, false
+	}
+	id, ok := statID(target)
+	if !ok {
+		return dotgit, nil, false // names nothing: git does not enter it
+	}
+	return dotgit, nil, !p.protected[id]
 }
 
 // canonical is path with its symbolic links resolved, where it can be.
@@ -140,21 +216,21 @@ func canonical(path string) string {
 }
 
 // gitlinks lists the gitlink paths of gitdir's index (and of its shared
-// index, for a split one): none when it has no index.
-func gitlinks(gitdir string) ([]string, error) {
-	b, err := os.ReadFile(filepath.Join(gitdir, "index"))
+// index, for a split one), each read at most maxGitIndex bytes: none when
+// it has no index.
+func gitlinks(gitdir *safefs.Dir, hashLen int) ([]string, error) {
+	b, err := gitdir.ReadFile("index", maxGitIndex)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	hashLen := gitHashLen(gitdir)
 	paths, shared, err := mountns.GitlinkPaths(b, hashLen)
 	if err != nil || shared == "" {
 		return paths, err
 	}
-	b, err = os.ReadFile(filepath.Join(gitdir, shared))
+	b, err = gitdir.ReadFile(shared, maxGitIndex)
 	if err != nil {
 		return paths, err
 	}
@@ -162,36 +238,25 @@ func gitlinks(gitdir string) ([]string, error) {
 	return append(paths, more...), err
 }
 
-// gitHashLen is the object hash length of the repository of gitdir: 32
-// when its config (the common directory's, for a worktree) sets
-// extensions.objectFormat to sha256, else 20. That config was protected
-// (read-only) while the program ran.
-func gitHashLen(gitdir string) int {
-	common := mountns.CommonDirOf(gitdir, os.ReadFile)
-	if common == "" {
-		common = gitdir
-	}
-	b, _ := os.ReadFile(filepath.Join(common, "config"))
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if strings.EqualFold(strings.ReplaceAll(strings.TrimSpace(line), " ", ""), "objectformat=sha256") {
-			return 32
-		}
-	}
-	return 20
-}
-
 // gitEnds maps a command WrapCommand prepared, weakly (a command its
 // caller forgets is reclaimed, and its entry with it), to its gitEnd until
 // FinishCommand.
 var gitEnds sync.Map
 
+// A command never finished keeps its descriptors (gitPins) only until it
+// is reclaimed: the cleanup that drops its entry closes them.
 func registerGitEnd(cmd *exec.Cmd, e gitEnd) {
 	if len(e.commonDirs) == 0 && len(e.spots) == 0 && len(e.repos) == 0 && e.depth == nil {
+		e.pins.close()
 		return
 	}
 	key := weak.Make(cmd)
 	gitEnds.Store(key, e)
-	runtime.AddCleanup(cmd, func(k weak.Pointer[exec.Cmd]) { gitEnds.Delete(k) }, key)
+	runtime.AddCleanup(cmd, func(k weak.Pointer[exec.Cmd]) {
+		if v, ok := gitEnds.LoadAndDelete(k); ok {
+			v.(gitEnd).pins.close()
+		}
+	}, key)
 }
 
 // finishGit is FinishCommand's git step on Linux.

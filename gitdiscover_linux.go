@@ -3,7 +3,6 @@
 package sandbox
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -62,10 +61,10 @@ func discoverGit(roots, first []string, mounts []Mount) gitFound {
 	for _, d := range sortRepos(append(append(slices.Clone(first), f.walk.Repos...), f.walk.Bare...), first) {
 		c := gitCandidate{dir: d, bare: bare[d] && !slices.Contains(f.walk.Repos, d)}
 		if bare[d] {
-			c.protect, c.pin = mountns.GitBareProtected(d, mountns.HostLookup, os.ReadFile, mountns.HostReadDir)
+			c.protect, c.pin = mountns.GitBareProtected(d, mountns.HostLookup, mountns.HostReadFile, mountns.HostReadDir)
 		}
 		if !c.bare {
-			p, q := mountns.GitProtected(d, mountns.HostLookup, os.ReadFile, mountns.HostReadDir)
+			p, q := mountns.GitProtected(d, mountns.HostLookup, mountns.HostReadFile, mountns.HostReadDir)
 			c.protect, c.pin = append(c.protect, p...), append(c.pin, q...)
 		}
 		c.protect, c.pin = withMountViews(c.protect, mounts), withMountViews(c.pin, mounts)

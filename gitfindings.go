@@ -14,7 +14,9 @@ import (
 
 // Kinds of Finding that git protection reports, on Linux with the
 // protection on (not Config.NoGitProtection). Each one is left in place:
-// it may be the requested work; look at it before running git there.
+// it may be the requested work; look at it before running git there. A
+// .git the walk finds that is a FIFO, a socket or a device is reported
+// as FindingSpecialFile (never opened).
 const (
 	// FindingGitRepository: a repository (a .git directory, a gitdir
 	// file, or a .git link, which git follows) that the program created
@@ -48,10 +50,6 @@ const (
 	// per-spawn budget of protected repositories: its hooks and config
 	// were writable. Path is the repository's directory.
 	FindingGitNotProtected = "git_not_protected"
-	// FindingGitSpecialFile: a .git that is a FIFO, socket or device
-	// (found, never opened): git run there, outside the sandbox, may
-	// block opening it. Path is the .git.
-	FindingGitSpecialFile = "git_special_file"
 )
 
 // gitExecLines returns the lines of a git todo list (rebase -i's
@@ -107,7 +105,7 @@ func gitNewRepos(start, end gitWalkResult, spots []string) []Finding {
 	}
 	for _, g := range end.Odd {
 		if !odd[g] {
-			out = append(out, Finding{Kind: FindingGitSpecialFile, Path: g,
+			out = append(out, Finding{Kind: FindingSpecialFile, Path: g,
 				Detail: "the program left a .git that is not a file or a directory (a FIFO, a socket or a device): git run there may block opening it; it was not opened"})
 		}
 	}

@@ -53,7 +53,7 @@ func (l *mountLayer) gitDepth() *gitDepthEnd {
 			Detail: fmt.Sprintf("a repository past the budget of %d protected repositories (%d mounts) per spawn: its hooks and config were writable while the program ran; look at them before running git there", gitMaxRepos, gitMountBudget)})
 	}
 	for _, g := range l.gitWalk.Odd {
-		d.findings = append(d.findings, Finding{Kind: FindingGitSpecialFile, Path: g,
+		d.findings = append(d.findings, Finding{Kind: FindingSpecialFile, Path: g,
 			Detail: "a .git that is not a file or a directory (a FIFO, a socket or a device) was there at the start: not a repository git can use, and never opened"})
 	}
 	if l.used() {

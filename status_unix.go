@@ -4,13 +4,25 @@ package sandbox
 
 import (
 	"os"
-	"syscall"
+	"path/filepath"
+
+	"github.com/openparallax/sandbox/internal/safefs"
 )
 
-// openStatus opens the status file for reading, refusing a symlink at the
-// final component.
-func openStatus(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+// readStatus reads the status file beneath a descriptor of the workspace
+// (resolved: the caller chose it), never following a link at
+// .openparallax or at the file, never opening a special file, at most
+// maxStatusSize bytes.
+func readStatus(workspace string) ([]byte, error) {
+	if r, err := filepath.EvalSymlinks(workspace); err == nil {
+		workspace = r
+	}
+	d, err := safefs.Pin(workspace)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.ReadFile(StatusDir+"/"+StatusFile, maxStatusSize)
 }
 
 // replaceFile renames src over dst: atomic on POSIX.

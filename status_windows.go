@@ -5,27 +5,36 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/openparallax/sandbox/internal/safefs"
 )
 
-// openStatus opens the status file for reading with FILE_SHARE_DELETE, so
-// that a reader never stops a writer from renaming a new result over it.
-func openStatus(path string) (*os.File, error) {
-	p, err := windows.UTF16PtrFromString(path)
+// readStatus reads the status file with FILE_SHARE_DELETE (a reader never
+// stops a writer from renaming a new result over it), refusing a reparse
+// point (symbolic link, junction) at .openparallax or at the file, and a
+// handle that is not a plain disk file, at most maxStatusSize bytes
+// (safefs.ReadFileNoFollow). The check of .openparallax is a look before
+// the open: a junction swapped in between is followed for that one open,
+// which reads only a plain file, with a bound.
+func readStatus(workspace string) ([]byte, error) {
+	dir := filepath.Join(workspace, StatusDir)
+	fi, err := os.Lstat(dir)
 	if err != nil {
 		return nil, err
 	}
-	h, err := windows.CreateFile(p, windows.GENERIC_READ,
-		windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE,
-		nil, windows.OPEN_EXISTING, windows.FILE_ATTRIBUTE_NORMAL|windows.FILE_FLAG_OPEN_REPARSE_POINT, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	switch {
+	case fi.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0:
+		return nil, fmt.Errorf("%s: %w", dir, safefs.ErrSymlink)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("%s: %w", dir, safefs.ErrSpecial)
 	}
-	return os.NewFile(uintptr(h), path), nil
+	return safefs.ReadFileNoFollow(filepath.Join(dir, StatusFile), maxStatusSize)
 }
 
 // replaceFile renames src over dst, both in one directory. It first asks

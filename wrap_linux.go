@@ -492,6 +492,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		}
 		opts.git.spots = pol.Layer.gitSpots
 		opts.git.depth = pol.Layer.gitDepth()
+		opts.git.pin() // before the program can change what the paths name
 	}
 
 	argv := cmd.Args

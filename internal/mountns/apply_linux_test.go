@@ -241,7 +241,7 @@ func checkLayer(t *testing.T, f fixture) {
 		Lookup:     HostLookup,
 		Resolve:    HostResolve,
 	}
-	spec.DenyWrite, spec.Pin = GitProtected(f.ws, HostLookup, os.ReadFile, HostReadDir)
+	spec.DenyWrite, spec.Pin = GitProtected(f.ws, HostLookup, HostReadFile, HostReadDir)
 	plan, err := Build(spec)
 	if err != nil {
 		t.Fatal(err)

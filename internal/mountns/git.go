@@ -40,7 +40,10 @@ import (
 // Everything else in the git directory (objects, refs, the index, HEAD,
 // logs) stays writable, so add, commit, branch, merge and fetch work.
 // lookup and readFile are the host's stat and read, readDir lists the
-// names in a directory.
+// subdirectories of a directory: on the host HostLookup, HostReadFile and
+// HostReadDir, which neither wait on a FIFO nor read without a bound nor
+// walk links in the modules tree (see there for what each follows, and
+// why).
 func GitProtected(ws string, lookup func(string) Kind, readFile func(string) ([]byte, error), readDir func(string) []string) (protect, pin []string) {
 	dotgit := path.Join(ws, ".git")
 	var gitdirs []string
@@ -117,28 +120,41 @@ func gitdirOf(file string, readFile func(string) ([]byte, error)) string {
 }
 
 // Bounds of the walk for submodules' git directories: how deep a
-// submodule's name may nest, and how many git directories the walk may
-// return (each costs two mounts, within the layer's MaxMountSlots).
+// submodule's name may nest, how many git directories the walk may return
+// (each costs two mounts, within the layer's MaxMountSlots), and how many
+// directories it may look at in all (the program could have filled the
+// modules tree before this spawn: the walk's cost stays bounded whatever
+// is there).
 const (
-	maxSubmoduleDepth = 16
-	maxSubmoduleDirs  = 256
+	maxSubmoduleDepth  = 16
+	maxSubmoduleDirs   = 256
+	maxSubmoduleVisits = 4096
 )
 
 // submoduleGitDirs returns the git directories below gitdir/modules: each
 // directory there that holds a HEAD file (a submodule's name may contain
 // slashes, so the walk goes on down where there is none), and those of
-// their own submodules.
+// their own submodules. readDir lists the subdirectories of a directory
+// (HostReadDir: real ones, not links to one). The walk looks at no path
+// twice and at most maxSubmoduleVisits directories: past that, the
+// submodules not reached are not protected, and the sandbox package
+// reports one git enters after the run (GitCreated).
 func submoduleGitDirs(gitdir string, lookup func(string) Kind, readDir func(string) []string) []string {
 	var out []string
 	type dir struct {
 		path  string
 		depth int
 	}
+	visited := map[string]bool{}
 	stack := []dir{{path.Join(gitdir, "modules"), 0}}
-	for len(stack) > 0 && len(out) < maxSubmoduleDirs {
+	for len(stack) > 0 && len(out) < maxSubmoduleDirs && len(visited) < maxSubmoduleVisits {
 		d := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if d.depth > maxSubmoduleDepth || lookup(d.path) != Dir {
+		if d.depth > maxSubmoduleDepth || visited[d.path] {
+			continue
+		}
+		visited[d.path] = true
+		if lookup(d.path) != Dir {
 			continue
 		}
 		if lookup(path.Join(d.path, "HEAD")) == File {

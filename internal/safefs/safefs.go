@@ -22,10 +22,11 @@
 //   - no special file is opened: the last component is looked at first
 //     with fstatat(AT_SYMLINK_NOFOLLOW), which opens nothing; only a
 //     regular file is then opened, with O_NOFOLLOW|O_NONBLOCK|O_NOCTTY, and
-//     the descriptor's fstat must show a regular file with the same device
-//     and inode (a FIFO or device swapped in between is never read, and
-//     O_NONBLOCK keeps even that open from waiting for a writer). A FIFO,
-//     device or socket is [ErrSpecial].
+//     the descriptor's fstat must show a regular file again (a FIFO or
+//     device swapped in between is opened but never read, and O_NONBLOCK
+//     keeps even that open from waiting for a writer; another regular file
+//     renamed over it, as an atomic writer does, is read). A FIFO, device
+//     or socket is [ErrSpecial].
 //   - nothing is read without a bound: [Dir.ReadFile] reads at most max
 //     bytes and answers [ErrTooLarge] past it (a file that grows while read
 //     included); [Dir.ReadDir] lists at most maxEntries names and answers
