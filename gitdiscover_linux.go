@@ -5,7 +5,6 @@ package sandbox
 import (
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/openparallax/sandbox/internal/mountns"
 )
@@ -38,14 +37,15 @@ func gitRoots(rc *resolvedConfig) []string {
 	return roots
 }
 
-// discoverGit walks roots for repositories (gitWalkHost, within
+// discoverGit walks roots (the write paths, and the sources of writable
+// Mounts) for repositories (gitWalkHost, within
 // defaultGitWalkBudget) and chooses those the layer protects
 // (chooseGitRepos): first come the repositories gitLook found (a write
 // path's top, the working directory's) that the walk found too, then the
-// shallower. A repository in a writable Mount's source is protected where
-// it lies and where the Mount shows it (the target's view of each path:
-// the one the program writes through).
-func discoverGit(roots, first []string, mounts []Mount) gitFound {
+// shallower. A repository in a writable Mount's source is protected by its
+// source's paths: the mount layer protects each path at every view of it
+// (where the Mount shows it).
+func discoverGit(roots, first []string) gitFound {
 	f := gitFound{roots: roots}
 	f.walk = gitWalkHost(roots, defaultGitWalkBudget)
 	bare := map[string]bool{}
@@ -67,35 +67,13 @@ func discoverGit(roots, first []string, mounts []Mount) gitFound {
 			p, q := mountns.GitProtected(d, mountns.HostLookup, mountns.HostReadFile, mountns.HostReadDir)
 			c.protect, c.pin = append(c.protect, p...), append(c.pin, q...)
 		}
-		c.protect, c.pin = withMountViews(c.protect, mounts), withMountViews(c.pin, mounts)
 		cands = append(cands, c)
 	}
 	f.gitChosen = chooseGitRepos(cands, roots)
-	view := func(p string) bool { // a Mount's target's view, not a host path
-		return !slices.ContainsFunc(roots, func(r string) bool { return isUnder(p, r) }) &&
-			slices.ContainsFunc(mounts, func(m Mount) bool { return m.Write && isUnder(p, m.At) })
-	}
 	for _, p := range f.protect {
-		if filepath.Base(p) == "hooks" && !view(p) && !slices.Contains(f.gitDirs, filepath.Dir(p)) {
+		if filepath.Base(p) == "hooks" && !slices.Contains(f.gitDirs, filepath.Dir(p)) {
 			f.gitDirs = append(f.gitDirs, filepath.Dir(p))
 		}
 	}
 	return f
-}
-
-// withMountViews adds to paths, for each one inside a writable Mount's
-// source, the same path beneath the Mount's target.
-func withMountViews(paths []string, mounts []Mount) []string {
-	out := slices.Clone(paths)
-	for _, p := range paths {
-		for _, m := range mounts {
-			if m.Write && isUnder(p, m.Path) {
-				v := filepath.Join(m.At, strings.TrimPrefix(p, m.Path))
-				if !slices.Contains(out, v) {
-					out = append(out, v)
-				}
-			}
-		}
-	}
-	return out
 }

@@ -96,11 +96,14 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 	// repositories the default protects, then the Config's own fields.
 	// The plan is built only when the answer is yes: WrapCommand calls
 	// this on every spawn, and most need no layer.
+	// The trees looked at are the write paths and the sources of
+	// writable Mounts: a repository shown through one is as writable as
+	// one in a write path.
 	var gitProtect, gitPin []string
-	if !cfg.NoGitProtection && len(writes) > 0 {
+	if roots := gitRoots(rc); !cfg.NoGitProtection && len(roots) > 0 {
 		var first []string
-		first, l.gitSpots = gitLook(writes, resolvedCwd())
-		f := discoverGit(gitRoots(rc), first, rc.mounts)
+		first, l.gitSpots = gitLook(roots, resolvedCwd())
+		f := discoverGit(roots, first)
 		l.git, l.gitBare, l.gitDirs, l.gitProtect = f.dotgits, f.bare, f.gitDirs, f.protect
 		l.gitWalk, l.gitSkipped, l.gitRoots = f.walk, f.skipped, f.roots
 		gitProtect, gitPin = f.protect, f.pin
