@@ -90,7 +90,7 @@ type Config struct {
 	// attach to and change every segment, queue and semaphore set the user
 	// may access, other programs' included. Under WrapCommand and Run the
 	// field starts the program in new namespaces, with a private IPC
-	// namespace (no mounts unless the Config needs the mount layer), so it
+	// namespace (the mount layer's, used by default), so it
 	// reaches only its own; where namespaces are unavailable (and under
 	// ApplySelf) [PlanFor] reports the host's as not enforced (Strict: an
 	// error). PostgreSQL and some X11 and audio programs need it. POSIX
@@ -205,6 +205,18 @@ type Config struct {
 	// system into an error returned before anything is applied. Without it,
 	// the enforceable parts are applied and the rest is reported by
 	// [PlanFor].
+	//
+	// Strict also keeps host files out of the program's standard
+	// streams: under Run an *os.File as RunOptions.Stdin (Run's outputs
+	// are always its own pipes), and under WrapCommand on Linux a Stdin,
+	// Stdout or Stderr that is a regular file or a named pipe on a
+	// filesystem, is replaced by a pipe the caller's process copies
+	// through. Through the host's descriptor the program
+	// could change that file's mode, times and extended attributes
+	// (fchmod, futimens, fsetxattr), which the mount layer's read-only
+	// view does not reach (the descriptor was opened on the host's
+	// mount). The program reads and writes the same bytes, but cannot
+	// seek them. Without Strict such files are passed as they are.
 	Strict bool `json:"strict,omitempty"`
 }
 

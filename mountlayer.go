@@ -43,6 +43,10 @@ type mountLayer struct {
 	gitWalk              gitWalkResult
 	gitSkipped, gitRoots []string
 	err                  error // Build refused the spec (a bug, or an unclean path)
+	// hardLinked are the protected and hidden files that have other
+	// names (hard links) somewhere: no mount of a name reaches those, so
+	// the plan reports them (see hostAliases).
+	hardLinked []string
 }
 
 // used reports whether WrapCommand and Run start the child half in new
@@ -55,7 +59,7 @@ func layerMissing(l *mountLayer) string {
 	case l == nil:
 		return "the mount-namespace layer was not looked at for this plan"
 	case len(l.needs) == 0:
-		return "the mount-namespace layer is not used, as nothing in the Config needs it (deny_write_paths, deny_read_paths, mounts, a git repository in a write path, allow_shared_memory or strict would)"
+		return "the mount-namespace layer is not used"
 	case l.err != nil:
 		return "the mount-namespace layer cannot be planned: " + l.err.Error()
 	case !l.ns.ok:
@@ -125,15 +129,20 @@ func mountLayerFeatures(rc *resolvedConfig, l *mountLayer, available bool) []Enf
 		}
 		return e
 	}
+	linked := ""
+	if l != nil && len(l.hardLinked) > 0 {
+		linked = "; NOT through their other names: " + strings.Join(l.hardLinked, ", ") + " (hard links elsewhere, which no mount of a name reaches)"
+	}
 	if len(rc.denyWrite) > 0 {
 		out = append(out, command(FeatureDenyWrite, "deny_write_paths", "read-only mounts over "+strings.Join(rc.denyWrite, ", ")+
-			": writes, creates, deletes and truncation fail with EROFS; as mount points they cannot be renamed or removed (EBUSY)", false),
+			": writes, creates, deletes and truncation fail with EROFS; as mount points they cannot be renamed or removed (EBUSY); "+
+			"the same wherever the sandbox sees them (inside a writable Mount of a directory holding them, at the host's bind mounts of them; hard links are not followed)"+linked, false),
 			Enforcement{Feature: FeatureDenyWrite, Scope: ScopeApplySelf, Detail: noSelf, Hint: selfHint})
 	}
 	if len(rc.denyRead) > 0 {
 		out = append(out, command(FeatureDenyRead, "deny_read_paths", "hidden: a directory is an empty read-only tmpfs of mode 000 (listing fails with EACCES "+
 			"for a non-root target; root's dropped capabilities leave it the same), a file is a /dev/null on a nodev mount (opening it fails with EACCES; stat shows a character device): "+
-			strings.Join(rc.denyRead, ", "), false),
+			strings.Join(rc.denyRead, ", ")+"; the same wherever the sandbox sees them (inside a Mount of a directory holding them, at the host's bind mounts of them; hard links are not followed)"+linked, false),
 			Enforcement{Feature: FeatureDenyRead, Scope: ScopeApplySelf, Detail: noSelf, Hint: selfHint})
 	}
 	if len(rc.mounts) > 0 {

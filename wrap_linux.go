@@ -153,19 +153,21 @@ type wrapOptions struct {
 //
 // # Mount layer
 //
-// When cfg needs it (DenyWritePaths, DenyReadPaths, Mounts, a git
-// repository at the top of a write path or around the working directory
-// unless NoGitProtection, AllowSharedMemory, or Strict) and this machine
-// allows it, the child half is started in new mount and IPC namespaces
+// Wherever this machine allows it (for every Config: file metadata
+// outside the write paths is refused by default), the child half is started in new mount and IPC namespaces
 // (and a user namespace mapping only the caller's own uid and gid when
 // the caller is not root): WrapCommand sets cmd.SysProcAttr's
 // clone flags, maps and ambient capabilities for it, and refuses a
 // SysProcAttr that sets its own (Cloneflags, Unshareflags, uid/gid maps,
 // AmbientCaps; Credential when the caller is not root). Before Landlock,
 // the child makes every mount private and read-only, shows the write
-// paths writable (noexec unless on the exec allowlist), keeps protected
-// paths read-only and hidden paths empty, shows Mounts, and gives the
-// target a fresh /tmp and /dev/shm (granted read-write, noexec). The
+// paths writable (noexec unless on the exec allowlist, or
+// AllowExecWritePaths), keeps protected paths read-only and hidden paths
+// empty wherever they are seen (their own path, inside Mounts, at host
+// bind mounts of the same subtree), shows Mounts, and gives the target a
+// fresh /tmp and /dev/shm (granted read-write, noexec; a grant, the
+// working directory or an executable under them stays visible there,
+// read-only, nosuid, nodev and noexec unless on the exec allowlist). The
 // host's mount table is never changed, and no mount point is made on a
 // host filesystem. Replacing cmd.SysProcAttr after WrapCommand drops the
 // namespaces: the child then refuses to start (exit 125) rather than mount
@@ -173,9 +175,8 @@ type wrapOptions struct {
 // steps (Plan.MountLayer), and, where namespaces are refused, why and the
 // remedy. See mountlayer_linux.go.
 //
-// With AllowSysVIPC the child half starts in the same new namespaces,
-// without mounts unless the Config needs the layer, for their private IPC
-// namespace: the program's System V segments, queues and semaphore sets
+// With AllowSysVIPC the child half starts in the same new namespaces
+// (the mount layer's, used by default), for their private IPC namespace: the program's System V segments, queues and semaphore sets
 // are its own, and the host's are out of its reach. Where namespaces are
 // unavailable it uses the host's, and [PlanFor] says so (sysv_ipc, not
 // enforced; Strict: an error).
@@ -274,6 +275,9 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 	rc, err := resolve(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Strict {
+		strictStdio(cmd)
 	}
 	target, resolved, err := wrapTarget(cmd)
 	if err != nil {
