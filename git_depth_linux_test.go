@@ -257,3 +257,28 @@ func TestGitWalkNoFollow(t *testing.T) {
 		t.Errorf("%s findings %q, want the FIFO", sandbox.FindingSpecialFile, got)
 	}
 }
+
+// A repository below the top of a writable Mount's source is protected
+// where the Mount shows it (the path the program writes through): its
+// hooks and config are read-only there, the rest writable.
+func TestRunGitDepthMountSource(t *testing.T) {
+	requireNamespaces(t)
+	need(t, "/usr/bin/git", "git")
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostGit(t, "init", "-q", filepath.Join(src, "proj"))
+	view := filepath.Join(ws, "view")
+	os.Mkdir(view, 0o755)
+	cfg := sandbox.Config{AllowedWritePaths: []string{ws}, Mounts: []sandbox.Mount{{Path: src, At: view, Write: true}}}
+	hook, conf, file := filepath.Join(view, "proj", ".git", "hooks", "pre-commit"), filepath.Join(view, "proj", ".git", "config"), filepath.Join(view, "proj", "file")
+	got := fsops(t, cfg, ws, "write:"+hook, "write:"+conf, "write:"+file)
+	wantOp(t, got, "write:"+hook, syscall.EROFS)
+	wantOp(t, got, "write:"+conf, syscall.EROFS)
+	wantOp(t, got, "write:"+file, 0)
+}
