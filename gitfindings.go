@@ -123,12 +123,18 @@ func gitNewRepos(start, end gitWalkResult, spots []string) []Finding {
 func gitNotWalkedFindings(walk gitWalkResult, when string) []Finding {
 	var out []Finding
 	for i, d := range walk.NotWalked {
-		detail := fmt.Sprintf("the walk for git repositories %s did not walk this directory, or walked it in part (its budget of %d directories and %d entries, or an error): a repository there was neither protected nor reported",
-			when, defaultGitWalkBudget.dirs, defaultGitWalkBudget.entries)
+		detail := fmt.Sprintf("the walk for git repositories %s did not walk this directory, or walked it in part (%s): a repository there was neither protected nor reported",
+			when, gitBudgetWords())
 		if i == len(walk.NotWalked)-1 && walk.NotWalkedMore > 0 {
 			detail += fmt.Sprintf("; %d more directories were not walked either", walk.NotWalkedMore)
 		}
 		out = append(out, Finding{Kind: FindingGitNotWalked, Path: d, Detail: detail})
 	}
 	return out
+}
+
+// gitBudgetWords names the walk's budget, for plan entries and findings.
+func gitBudgetWords() string {
+	b := defaultGitWalkBudget
+	return fmt.Sprintf("its budget of %d directories, %d entries and %v, or an error", b.dirs, b.entries, b.time)
 }

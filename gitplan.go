@@ -50,8 +50,7 @@ func gitProtectEntry(l *mountLayer, e Enforcement) Enforcement {
 	}
 	var gaps []string
 	if !l.gitWalk.complete() {
-		s := "these directories were not walked (the walk's budget of " + fmt.Sprint(defaultGitWalkBudget.dirs) + " directories and " +
-			fmt.Sprint(defaultGitWalkBudget.entries) + " entries, or an error): " + strings.Join(l.gitWalk.NotWalked, ", ")
+		s := "these directories were not walked (" + gitBudgetWords() + "): " + strings.Join(l.gitWalk.NotWalked, ", ")
 		if n := l.gitWalk.NotWalkedMore; n > 0 {
 			s += fmt.Sprintf(" and %d more", n)
 		}

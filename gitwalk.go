@@ -30,8 +30,8 @@ package sandbox
 // queued); it never opens anything but directories (O_DIRECTORY: a FIFO
 // is refused before it is opened); it visits each directory once (a set
 // of device and inode numbers: bind mounts and loops are walked once);
-// and it stops at a budget of directories and entries (gitWalkDirs,
-// gitWalkEntries), walking breadth first, so what it leaves is the
+// and it stops at a budget of directories, entries and time (gitWalkDirs,
+// gitWalkEntries, gitWalkTime), walking breadth first, so what it leaves is the
 // deepest part, and that part is named (gitWalkResult.NotWalked), never
 // silently skipped. A directory the caller may not read
 // (EACCES) is named too (Denied); the program, which runs with the
@@ -54,11 +54,19 @@ const (
 	gitWalkEntries = 1 << 20
 )
 
+// gitWalkTime bounds one walk's time (all its roots): a slow filesystem
+// inside a write path stops it there as the budget does, with what is
+// left named.
+const gitWalkTime = 5 * time.Second
+
 // gitWalkBudget bounds one walk (tests make it small).
-type gitWalkBudget struct{ dirs, entries int }
+type gitWalkBudget struct {
+	dirs, entries int
+	time          time.Duration // 0: no bound
+}
 
 // defaultGitWalkBudget is the budget spawns use.
-var defaultGitWalkBudget = gitWalkBudget{gitWalkDirs, gitWalkEntries}
+var defaultGitWalkBudget = gitWalkBudget{gitWalkDirs, gitWalkEntries, gitWalkTime}
 
 // gitDirStamp is a directory's identity and its last change, as lstat (or
 // fstat of an open descriptor) gives them: times in nanoseconds.
@@ -176,10 +184,29 @@ type gitWalker struct {
 	// cached: the cache held listings when this root's walk began
 	// (else a lstat before each read would be for nothing).
 	cached bool
+	// until is when the walk's time is up (zero: never), late once it is.
+	until time.Time
+	late  bool
 }
 
 func newGitWalker(b gitWalkBudget, cache *gitWalkCache, now func() time.Time) *gitWalker {
-	return &gitWalker{budget: b, cache: cache, now: now, seen: map[gitDirID]bool{}}
+	w := &gitWalker{budget: b, cache: cache, now: now, seen: map[gitDirID]bool{}}
+	if b.time > 0 {
+		w.until = now().Add(b.time)
+	}
+	return w
+}
+
+// spent reports whether the budget is used up (the clock is read every
+// 64 directories).
+func (w *gitWalker) spent() bool {
+	if w.res.Dirs >= w.budget.dirs || w.res.Entries >= w.budget.entries || w.late {
+		return true
+	}
+	if !w.until.IsZero() && w.res.Dirs%64 == 63 && w.now().After(w.until) {
+		w.late = true
+	}
+	return w.late
 }
 
 // notWalked names dir as not walked (or counts it, past the names kept).
@@ -207,7 +234,7 @@ func (w *gitWalker) walk(root string, fs gitWalkFS) {
 	for i := 0; i < len(queue); i++ {
 		rel := queue[i]
 		abs := joinRel(root, rel)
-		if w.res.Dirs >= w.budget.dirs || w.res.Entries >= w.budget.entries {
+		if w.spent() {
 			for _, r := range queue[i:] {
 				w.notWalked(joinRel(root, r))
 			}

@@ -25,10 +25,22 @@ package sandbox
 // stamp then describes another directory, which at worst is one of the
 // same tree walked under a second name (the visited set walks it once),
 // and nothing is opened through it.
+//
+// Why not safefs.Dir.ReadDir, which keeps the same rules: the walk needs
+// the stamp of the very descriptor it lists (for its cache), and reads
+// every entry of 50,000 in a typical workspace, of which it keeps only
+// directories and four names; a listing that allocates a name per entry
+// and a Dir per directory costs the cold walk what find does not.
+// (Folding a stamped, callback listing into safefs would make one
+// implementation of the rule again.) What a single getdents64 cannot be
+// given is a deadline: a network filesystem that hangs inside a write
+// path hangs the walk; the walk's own deadline (gitWalkTime) bounds
+// everything else.
 
 import (
 	"errors"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -72,7 +84,7 @@ func (f *gitHostFS) Gone(err error) bool {
 }
 
 // openat2Missing is set once openat2 answered ENOSYS in this process.
-var openat2Missing bool
+var openat2Missing atomic.Bool
 
 const gitOpenFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
 
@@ -81,13 +93,13 @@ func (f *gitHostFS) open(rel string) (int, error) {
 	if rel == "." {
 		return unix.Openat(f.root, ".", gitOpenFlags, 0)
 	}
-	if !openat2Missing {
+	if !openat2Missing.Load() {
 		fd, err := unix.Openat2(f.root, rel, &unix.OpenHow{Flags: gitOpenFlags,
 			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
 		if !errors.Is(err, unix.ENOSYS) {
 			return fd, err
 		}
-		openat2Missing = true
+		openat2Missing.Store(true)
 	}
 	dir := f.root
 	for i, name := range strings.Split(rel, "/") {

@@ -117,7 +117,7 @@ func TestGitWalkFinds(t *testing.T) {
 		"loop@", "demo/out@", // links, never entered
 		"bare/objects/x/.git/", // inside a bare repository: not walked
 	)
-	w := newGitWalker(gitWalkBudget{100, 1000}, nil, old)
+	w := newGitWalker(gitWalkBudget{dirs: 100, entries: 1000}, nil, old)
 	w.walk("/ws", f)
 	r := w.res
 	if want := []string{"/ws", "/ws/demo", "/ws/linked", "/ws/a/b/c"}; !slices.Equal(r.Repos, want) {
@@ -161,6 +161,22 @@ func TestGitWalkBudget(t *testing.T) {
 	}
 }
 
+// The walk's time: a slow tree (here a clock that moves a second per
+// look) stops at the deadline, and what is left is named.
+func TestGitWalkDeadline(t *testing.T) {
+	var paths []string
+	for i := range 200 {
+		paths = append(paths, "d"+string(rune('a'+i%26))+string(rune('a'+i/26))+"/")
+	}
+	clock := time.Unix(1000, 0)
+	tick := func() time.Time { clock = clock.Add(time.Second); return clock }
+	w := newGitWalker(gitWalkBudget{dirs: 1000, entries: 10000, time: 30 * time.Second}, nil, tick)
+	w.walk("/ws", newFakeWalkFS(paths...))
+	if w.res.complete() || w.res.Dirs >= 201 {
+		t.Errorf("walked %d of 201 directories past a deadline, complete %v", w.res.Dirs, w.res.complete())
+	}
+}
+
 // Each directory once (a bind mount or a second root over the same tree),
 // and denied directories named, not walked.
 func TestGitWalkVisitedAndDenied(t *testing.T) {
@@ -169,7 +185,7 @@ func TestGitWalkVisitedAndDenied(t *testing.T) {
 	f.dirs["b/c"]["again"] = gitEntDir
 	f.stamps["b/c/again"] = f.stamps["."] // the top again, under another name
 	f.denied["b"] = true
-	w := newGitWalker(gitWalkBudget{100, 1000}, nil, old)
+	w := newGitWalker(gitWalkBudget{dirs: 100, entries: 1000}, nil, old)
 	w.walk("/ws", f)
 	w.walk("/ws", f) // a second root over the same tree: nothing twice
 	if want := []string{"/ws/a"}; !slices.Equal(w.res.Repos, want) || w.res.Dirs != 2 {
@@ -179,7 +195,7 @@ func TestGitWalkVisitedAndDenied(t *testing.T) {
 		t.Errorf("Denied %q, complete %v", w.res.Denied, w.res.complete())
 	}
 	delete(f.denied, "b")
-	w = newGitWalker(gitWalkBudget{100, 1000}, nil, old)
+	w = newGitWalker(gitWalkBudget{dirs: 100, entries: 1000}, nil, old)
 	w.walk("/ws", f)
 	if w.res.Dirs != 4 {
 		t.Errorf("%d directories, want 4 (the loop back to the top walked once)", w.res.Dirs)
@@ -193,7 +209,7 @@ func TestGitWalkCache(t *testing.T) {
 	f := newFakeWalkFS("a/b/", "c/")
 	c := newGitWalkCache(100)
 	walk := func(now func() time.Time) gitWalkResult {
-		w := newGitWalker(gitWalkBudget{100, 1000}, c, now)
+		w := newGitWalker(gitWalkBudget{dirs: 100, entries: 1000}, c, now)
 		w.walk("/ws", f)
 		return w.res
 	}
@@ -222,7 +238,7 @@ func TestGitWalkCache(t *testing.T) {
 	}
 	// The cache's bound: past it, it starts again.
 	small := newGitWalkCache(2)
-	w := newGitWalker(gitWalkBudget{100, 1000}, small, old)
+	w := newGitWalker(gitWalkBudget{dirs: 100, entries: 1000}, small, old)
 	w.walk("/ws", f)
 	if n := small.size(); n > 2 {
 		t.Errorf("cache holds %d listings, bound 2", n)
