@@ -226,17 +226,22 @@ func (f *gitHostFS) lstatType(dir int, name string) gitEntryType {
 }
 
 // gitWalkHost walks roots (absolute, resolved) on this host with budget
-// and the process's cache. A root that cannot be opened as a directory
-// (a file, gone, a link) is not walked: a file holds no repository; one
-// the caller may not read is Denied.
+// and the process's cache. A root that is a file or gone holds no
+// repository; one the caller may not read is Denied; one that cannot be
+// opened otherwise (a link now: ELOOP) is named as not walked.
 func gitWalkHost(roots []string, budget gitWalkBudget) gitWalkResult {
 	w := newGitWalker(budget, hostGitCache, time.Now)
 	for _, r := range roots {
 		f, err := openGitHostFS(r)
-		if err != nil {
-			if errors.Is(err, unix.EACCES) {
-				w.res.Denied = append(w.res.Denied, r)
-			}
+		switch {
+		case err == nil:
+		case errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.ENOENT):
+			continue // a file, or gone: no repository there
+		case errors.Is(err, unix.EACCES):
+			w.res.Denied = append(w.res.Denied, r)
+			continue
+		default: // a link now (ELOOP), or another error: not walked, and said
+			w.notWalked(r)
 			continue
 		}
 		w.walk(r, f)
