@@ -251,3 +251,21 @@ func TestSortRepos(t *testing.T) {
 		t.Errorf("sortRepos = %q, want %q", got, want)
 	}
 }
+
+// Repositories past the per-spawn budget make the git_protection entry
+// not enforced, naming them; Strict refuses such a plan.
+func TestGitProtectEntrySkipped(t *testing.T) {
+	l := &mountLayer{git: []string{"/ws/.git"}, gitRoots: []string{"/ws"}, gitSkipped: []string{"/ws/far/away"}}
+	base := Enforcement{Feature: FeatureGitProtect, Scope: ScopeCommand, Enforced: true, Detail: "WrapCommand/Run: " + gitProtectDetail(l)}
+	e := gitProtectEntry(l, base)
+	if e.Enforced || !strings.Contains(e.Detail, "/ws/far/away") || !strings.Contains(e.Detail, "/ws/.git") || e.Hint == "" {
+		t.Errorf("%+v; want not enforced, naming the skipped repository and the protected one, with a remedy", e)
+	}
+	p := Plan{Available: true, Features: []Enforcement{e}}
+	if err := p.strictErrorIn(ScopeCommand); !errors.Is(err, ErrNotEnforced) {
+		t.Errorf("Strict: %v, want ErrNotEnforced", err)
+	}
+	if e := gitProtectEntry(&mountLayer{git: []string{"/ws/.git"}}, base); !e.Enforced {
+		t.Errorf("nothing skipped, everything walked: %+v, want enforced", e)
+	}
+}
