@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -84,13 +83,17 @@ func (e gitEnd) check() (r gitReport, err error) {
 			r.created = append(r.created, filepath.Join(s.path, ".git"))
 		}
 	}
+	var errs []error
 	for _, c := range p.commonDirs {
 		if _, err := c.dir.Lstat("commondir"); err != nil {
 			continue
 		}
 		path := filepath.Join(c.dir.Path(), "commondir")
 		if err := c.dir.RemoveAll("commondir"); err != nil {
-			return r, fmt.Errorf("removing %s, which the program created (a later git run would take hooks and config from where it points): %w", path, err)
+			// Left in place: the caller must know before anyone runs git
+			// there. The other checks still run.
+			errs = append(errs, fmt.Errorf("removing %s, which the program created (a later git run would take hooks and config from where it points): %w", path, err))
+			continue
 		}
 		r.removed = append(r.removed, path)
 	}
@@ -101,7 +104,7 @@ func (e gitEnd) check() (r gitReport, err error) {
 	r.created = append(r.created, entered...)
 	r.findings = append(r.findings, e.depthFindings()...)
 	r.findings = append(r.findings, found...)
-	return r, err
+	return r, errors.Join(append(errs, err)...)
 }
 
 // relinked is a finding when .git was a symbolic link at the start and

@@ -201,7 +201,11 @@ func findingOf(path string, err error, consequence string) (Finding, bool) {
 	default:
 		return Finding{}, false
 	}
-	return Finding{Kind: kind, Path: path, Detail: fmt.Sprintf("%v: not followed, opened or read past its bound; %s", errors.Unwrap(err), consequence)}, true
+	inner := err
+	if pe, ok := err.(*fs.PathError); ok {
+		inner = pe.Err
+	}
+	return Finding{Kind: kind, Path: path, Detail: fmt.Sprintf("%v; %s", inner, consequence)}, true
 }
 
 // close releases every descriptor. Safe to call more than once.

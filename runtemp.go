@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,9 +28,11 @@ type runTempDir struct {
 }
 
 // newRunTempDir creates a fresh directory (mode 0700) in the caller's
-// temporary directory, and a home inside it when env sets no HOME.
+// temporary directory, and a home inside it when env sets no HOME. First
+// it removes those a killed caller left there (sweepRunTemps: Linux).
 func newRunTempDir(env []string) (*runTempDir, error) {
-	dir, err := os.MkdirTemp("", "sandbox-run-")
+	sweepRunTemps()
+	dir, err := os.MkdirTemp("", runTempPattern())
 	if err != nil {
 		return nil, err
 	}
@@ -76,31 +77,19 @@ func (t *runTempDir) environ(env []string) []string {
 	return out
 }
 
-// remove deletes the directory and everything in it. Run calls it only
-// after every process of the run is gone, so nothing inside can change
-// under it. Directories the program made unwritable or unsearchable are
-// made accessible first (os.RemoveAll never follows symlinks).
+// remove deletes the directory and everything in it. Run calls it once
+// the program has exited and its tree is ended; what is left inside is
+// the program's, and is removed without following any link it holds
+// (removeTempTree: beneath a descriptor of the caller's temporary
+// directory, on Linux and macOS).
 func (t *runTempDir) remove() error {
 	// Most runs leave the directory as it was made: three rmdirs, where
-	// os.RemoveAll opens and lists every directory first (a fifth of a
+	// a full removal opens and lists every directory first (a fifth of a
 	// short Run's own time, profiled). rmdir removes only what is empty,
 	// so anything the program left falls through to the full removal.
-	if t.home == "" || os.Remove(t.home) == nil {
-		if os.Remove(t.tmp()) == nil && os.Remove(t.dir) == nil {
-			return nil
-		}
+	quick := []string{"tmp"}
+	if t.home != "" {
+		quick = []string{"home", "tmp"}
 	}
-	err := os.RemoveAll(t.dir)
-	if err == nil {
-		return nil
-	}
-	// WalkDir visits a directory before reading it, so the chmod comes
-	// first.
-	filepath.WalkDir(t.dir, func(path string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() && err == nil {
-			os.Chmod(path, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(t.dir)
+	return removeTempTree(t.dir, quick)
 }
