@@ -136,6 +136,19 @@ func findingsOf(fs []sandbox.Finding, kind string) []string {
 // a rebase todo list with an exec line in a protected repository.
 func TestRunGitDepthFindings(t *testing.T) {
 	requireNamespaces(t)
+	checkGitDepthFindings(t)
+}
+
+func TestRunGitDepthFindingsAsNobody(t *testing.T) {
+	requireSandbox(t)
+	if !asNobody(t) {
+		return
+	}
+	requireNamespaces(t)
+	checkGitDepthFindings(t)
+}
+
+func checkGitDepthFindings(t *testing.T) {
 	git := need(t, "/usr/bin/git", "git")
 	sh := need(t, "/bin/sh", "dash")
 	ws, err := filepath.EvalSymlinks(t.TempDir())
@@ -192,6 +205,19 @@ func TestRunGitDepthFindings(t *testing.T) {
 // that is a FIFO is reported, never opened.
 func TestGitWalkNoFollow(t *testing.T) {
 	requireNamespaces(t)
+	checkGitWalkNoFollow(t)
+}
+
+func TestGitWalkNoFollowAsNobody(t *testing.T) {
+	requireSandbox(t)
+	if !asNobody(t) {
+		return
+	}
+	requireNamespaces(t)
+	checkGitWalkNoFollow(t)
+}
+
+func checkGitWalkNoFollow(t *testing.T) {
 	need(t, "/usr/bin/git", "git")
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

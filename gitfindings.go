@@ -29,8 +29,8 @@ const (
 	// FindingGitBareRepository: an implicit bare repository (HEAD,
 	// objects/, refs/) that the program created, a write path's top
 	// included: git run inside it takes it for a git directory and uses
-	// its config (core.fsmonitor runs a program at git status). Path is
-	// the directory.
+	// its config (core.sshCommand runs a program at git fetch, for one)
+	// and hooks. Path is the directory.
 	FindingGitBareRepository = "git_bare_repository_created"
 	// FindingGitRebaseExec: rebase or cherry-pick state with exec lines
 	// (rebase-merge/git-rebase-todo, sequencer/todo) in the git
@@ -100,7 +100,7 @@ func gitNewRepos(start, end gitWalkResult, spots []string) []Finding {
 	for _, d := range end.Bare {
 		if !bare[d] {
 			out = append(out, Finding{Kind: FindingGitBareRepository, Path: d,
-				Detail: "the program made this directory a bare git repository (HEAD, objects/, refs/): git run inside it uses its config (core.fsmonitor runs a program at git status) and hooks; look at them, or remove it, before running git there"})
+				Detail: "the program made this directory a bare git repository (HEAD, objects/, refs/): git run inside it uses its config (core.sshCommand runs a program at git fetch, for one) and hooks; look at them, or remove it, before running git there"})
 		}
 	}
 	for _, g := range end.Odd {

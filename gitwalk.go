@@ -17,8 +17,8 @@ package sandbox
 //   - an implicit bare repository: a directory holding HEAD (a file or a
 //     symbolic link), objects/ and refs/ (directories), which git takes for
 //     a git directory when run inside it (config, when there, names
-//     programs: core.fsmonitor runs at the next git status there); the
-//     walk does not enter it either.
+//     programs git runs: core.sshCommand at the next git fetch there, for
+//     one); the walk does not enter it either.
 //
 // A .git of any other type (a FIFO, a socket, a device) is no repository
 // git would use; it is reported (gitWalkResult.Odd), never opened.

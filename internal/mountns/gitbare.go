@@ -4,8 +4,8 @@ import "path"
 
 // GitBareProtected is GitProtected for an implicit bare repository: a
 // directory dir that is itself a git directory (HEAD, objects/, refs/),
-// which git uses as one when run inside it, with its config (core.fsmonitor
-// names a program git status runs) and its hooks. protect are dir's hooks
+// which git uses as one when run inside it, with its config (which names
+// programs git runs: core.sshCommand at git fetch, for one) and its hooks. protect are dir's hooks
 // and config, its commondir if it has one (and the common directory's
 // hooks and config), and those of its submodules' git directories, as
 // GitProtected returns them for a .git directory; pin is dir itself (as a
