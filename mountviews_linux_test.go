@@ -492,3 +492,49 @@ func TestPlanReportsHardLinkedDenyPath(t *testing.T) {
 	}
 	t.Errorf("no deny_read entry for WrapCommand/Run: %+v", plan.Features)
 }
+
+// TestRunHostBindAlias: a path the Config protects or hides by its host
+// name holds at the host's bind mount of the same tree too. The test
+// re-runs itself as root in a mount namespace of its own (Go makes its
+// mounts private: nothing reaches this machine's mount table), binds a
+// workspace at a second path there, and grants only that second path:
+// a DenyWritePaths file is EROFS and a DenyReadPaths file EACCES through
+// it, while the rest of it is writable.
+func TestRunHostBindAlias(t *testing.T) {
+	requireNamespaces(t)
+	const env = "SANDBOX_ALIAS_DIR"
+	if dir := os.Getenv(env); dir != "" {
+		ws, alias := filepath.Join(dir, "ws"), filepath.Join(dir, "alias")
+		if err := syscall.Mount(ws, alias, "", syscall.MS_BIND, ""); err != nil {
+			t.Fatalf("bind mount in the test's own namespace: %v", err)
+		}
+		cfg := sandbox.Config{AllowedWritePaths: []string{alias},
+			DenyWritePaths: []string{filepath.Join(ws, "ro", "file")}, DenyReadPaths: []string{filepath.Join(ws, ".env")}}
+		got := fsops(t, cfg, "/", "append:"+filepath.Join(alias, "ro", "file"), "read:"+filepath.Join(alias, ".env"), "write:"+filepath.Join(alias, "new"))
+		wantOp(t, got, "append:"+filepath.Join(alias, "ro", "file"), syscall.EROFS)
+		wantOp(t, got, "read:"+filepath.Join(alias, ".env"), syscall.EACCES)
+		wantOp(t, got, "write:"+filepath.Join(alias, "new"), 0)
+		return
+	}
+	requireRoot(t)
+	dir := hostDir(t)
+	for _, d := range []string{"ws/ro", "alias"} {
+		os.MkdirAll(filepath.Join(dir, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(dir, "ws", "ro", "file"), []byte("ro\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "ws", ".env"), []byte("TOKEN=secret\n"), 0o644)
+	cmd := exec.Command(self(t), "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1", "-test.timeout=120s")
+	cmd.Env = append(os.Environ(), env+"="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	out, err := cmd.CombinedOutput()
+	switch text := string(out); {
+	case strings.Contains(text, "--- SKIP"):
+		t.Skipf("in its own namespace:\n%s", text)
+	case err != nil || !strings.Contains(text, "--- PASS"):
+		t.Fatalf("in its own namespace (%v):\n%s", err, text)
+	}
+	t.Logf("in its own namespace:\n%s", out)
+	if b, _ := os.ReadFile(filepath.Join(dir, "ws", "ro", "file")); string(b) != "ro\n" {
+		t.Errorf("the protected file changed: %q", b)
+	}
+}
