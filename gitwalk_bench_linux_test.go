@@ -8,64 +8,42 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// gitBenchWorkspace is the workspace: 5,000 directories (50 with
-// 99 each below them), 50,000 files (ten in each), and a repository
-// (.git with hooks and config) in every hundredth directory. Made once per
-// test binary; its directories are listed in dirs.
-var gitBench struct {
-	once     sync.Once
-	ws       string
-	dirs     []string
-	repos    int
-	madeLast time.Time
-	err      error
-}
-
-func gitBenchWorkspace(b testing.TB) (string, []string) {
-	gitBench.once.Do(func() {
-		ws, err := os.MkdirTemp("", "sandbox-gitwalk-bench-")
-		if err != nil {
-			gitBench.err = err
-			return
+// gitBenchWorkspace makes the workspace in a directory of b's:
+// 5,000 directories (50 with 99 each below them), 50,000 files (ten in
+// each), and a repository (.git with hooks and config) in every
+// hundredth directory. It returns the workspace, its directories, the
+// number of repositories, and when it was done.
+func gitBenchWorkspace(b testing.TB) (ws string, dirs []string, repos int, made time.Time) {
+	ws = b.TempDir()
+	for i := range 50 {
+		top := filepath.Join(ws, fmt.Sprintf("d%02d", i))
+		dirs = append(dirs, top)
+		for j := range 99 {
+			dirs = append(dirs, filepath.Join(top, fmt.Sprintf("s%02d", j)))
 		}
-		gitBench.ws = ws
-		for i := range 50 {
-			top := filepath.Join(ws, fmt.Sprintf("d%02d", i))
-			gitBench.dirs = append(gitBench.dirs, top)
-			for j := range 99 {
-				gitBench.dirs = append(gitBench.dirs, filepath.Join(top, fmt.Sprintf("s%02d", j)))
-			}
-		}
-		for n, d := range gitBench.dirs {
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				gitBench.err = err
-				return
-			}
-			for k := range 10 {
-				if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("f%d.go", k)), nil, 0o644); err != nil {
-					gitBench.err = err
-					return
-				}
-			}
-			if n%100 == 7 {
-				os.MkdirAll(filepath.Join(d, ".git", "hooks"), 0o755)
-				os.WriteFile(filepath.Join(d, ".git", "config"), nil, 0o644)
-				gitBench.repos++
-			}
-		}
-		gitBench.madeLast = time.Now()
-	})
-	if gitBench.err != nil {
-		b.Fatal(gitBench.err)
 	}
-	return gitBench.ws, gitBench.dirs
+	for n, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for k := range 10 {
+			if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("f%d.go", k)), nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if n%100 == 7 {
+			os.MkdirAll(filepath.Join(d, ".git", "hooks"), 0o755)
+			os.WriteFile(filepath.Join(d, ".git", "config"), nil, 0o644)
+			repos++
+		}
+	}
+	return ws, dirs, repos, time.Now()
 }
 
 // BenchmarkGitWalk measures, in one run and interleaved per iteration, the
@@ -95,17 +73,17 @@ func BenchmarkGitWalk(b *testing.B) {
 	if err != nil {
 		b.Skip("find is not installed: no floor to compare with")
 	}
-	ws, dirs := gitBenchWorkspace(b)
+	ws, dirs, repos, made := gitBenchWorkspace(b)
 	// The cache trusts a listing only of a directory unchanged for
 	// gitTimeGranularity before it was read.
-	if wait := time.Until(gitBench.madeLast.Add(gitTimeGranularity + 100*time.Millisecond)); wait > 0 {
+	if wait := time.Until(made.Add(gitTimeGranularity + 100*time.Millisecond)); wait > 0 {
 		time.Sleep(wait)
 	}
 	warmCache := newGitWalkCache(gitCacheDirs)
 	first := newGitWalker(defaultGitWalkBudget, warmCache, time.Now)
 	walkOnce(b, first, ws)
-	if got := len(first.res.Repos); got != gitBench.repos || !first.res.complete() {
-		b.Fatalf("the walk found %d repositories (complete %v), want %d", got, first.res.complete(), gitBench.repos)
+	if got := len(first.res.Repos); got != repos || !first.res.complete() {
+		b.Fatalf("the walk found %d repositories (complete %v), want %d", got, first.res.complete(), repos)
 	}
 	var tFind, tCold, tLstat, tWarm time.Duration
 	b.ResetTimer()
