@@ -157,8 +157,13 @@ type Config struct {
 
 	// NoGitProtection turns off the default protection of git
 	// repositories in the write paths. By default, under WrapCommand and
-	// Run, a repository whose .git is at the top of a write path, or in
-	// the working directory or one of its parents up to a write path,
+	// Run, every repository in a write path or in a writable Mount's
+	// source when the sandbox starts, at any depth (a .git directory, a
+	// "gitdir:" file or a .git link, and an implicit bare repository:
+	// HEAD, objects/ and refs/), found by a walk that follows no link and
+	// has a budget (32,768 directories, 1,048,576 entries; past it, and
+	// past 64 repositories per spawn, the plan's git_protection entry is
+	// not enforced and names what was left, and Strict refuses),
 	// keeps the git directory's hooks and config read-only (for a
 	// worktree or a "gitdir:" file, those of the real git directory and
 	// its common directory), and its .git can be neither renamed nor
@@ -168,7 +173,11 @@ type Config struct {
 	// so add, commit, branch, merge and fetch work. A repository the
 	// sandboxed program creates itself is not protected (nothing can be
 	// mounted on a path that does not exist without making it on the
-	// host): treat it as the program's code. Nor can a mount keep the
+	// host): treat it as the program's code; [Run] and [FinishCommand]
+	// report each one (GitCreated, or a Finding of kind
+	// FindingGitRepository or FindingGitBareRepository), and exec lines
+	// the program wrote into a protected repository's rebase or
+	// cherry-pick todo list (FindingGitRebaseExec). Nor can a mount keep the
 	// program from creating .git/commondir (the git directory must stay
 	// writable for git to work), which points git at another directory for
 	// hooks and config: [PlanFor] reports that as git_commondir, not

@@ -101,34 +101,19 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 	// repositories the default protects, then the Config's own fields.
 	// The plan is built only when the answer is yes: WrapCommand calls
 	// this on every spawn, and most need no layer.
-	var gitProtect, gitPin, repos []string
-	// A repository shown through a writable Mount is as writable as one
-	// in a write path: its source is looked at too (mountns.Build
-	// protects it where the Mount shows it).
-	looks := slices.Clone(writes)
-	for _, m := range rc.mounts {
-		if m.Write {
-			looks = append(looks, m.Path)
-		}
+	// The trees looked at are the write paths and the sources of
+	// writable Mounts: a repository shown through one is as writable as
+	// one in a write path.
+	var gitProtect, gitPin []string
+	if roots := gitRoots(rc); !cfg.NoGitProtection && len(roots) > 0 {
+		var first []string
+		first, l.gitSpots = gitLook(roots, resolvedCwd())
+		f := discoverGit(roots, first)
+		l.git, l.gitBare, l.gitDirs, l.gitProtect = f.dotgits, f.bare, f.gitDirs, f.protect
+		l.gitWalk, l.gitSkipped, l.gitRoots = f.walk, f.skipped, f.roots
+		gitProtect, gitPin = f.protect, f.pin
 	}
-	if !cfg.NoGitProtection && len(looks) > 0 {
-		repos, l.gitSpots = gitLook(looks, resolvedCwd())
-		for _, repo := range repos {
-			protect, pin := mountns.GitProtected(repo, mountns.HostLookup, mountns.HostReadFile, mountns.HostReadDir)
-			if len(pin) == 0 {
-				continue
-			}
-			l.git = append(l.git, pin...)
-			for _, p := range protect {
-				if filepath.Base(p) == "hooks" {
-					l.gitDirs = append(l.gitDirs, filepath.Dir(p))
-				}
-			}
-			gitProtect = append(gitProtect, protect...)
-			gitPin = append(gitPin, pin...)
-		}
-	}
-	l.needs = layerNeeds(rc, l.git)
+	l.needs = layerNeeds(rc, append(slices.Clone(l.git), l.gitBare...))
 	if len(l.needs) == 0 {
 		return l
 	}
@@ -294,22 +279,10 @@ func layerNeeds(rc *resolvedConfig, git []string) []string {
 	return needs
 }
 
-// gitRepos returns the directories whose .git the default protection
-// covers: the top of each write path, and the working directory or its
-// nearest parent with a .git, as git itself finds it, when that lies in a
-// write path. A repository elsewhere beneath a write path (one the target
-// reaches with git -C) is not looked for: that would mean walking the
-// whole write path at every spawn. List its .git/hooks and .git/config in
-// DenyWritePaths. cwd is the working directory with its symlinks resolved,
-// or "" when unknown.
-func gitRepos(writes []string, cwd string) []string {
-	repos, _ := gitLook(writes, cwd)
-	return repos
-}
-
 // gitLook looks at the same places as git would for a write path's top and
 // for the working directory (cwd, resolved, or ""), once, and returns the
-// repositories there (see gitRepos) and the spots: the directories where
+// repositories there (which discoverGit protects first; the walk finds
+// every other one, at any depth of the write paths) and the spots: the directories where
 // git would find a repository, had they a .git, and that have none now.
 // The spots are each write path's top without one, and every directory
 // from the working directory up to the first that has a .git (or cannot be

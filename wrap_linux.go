@@ -497,6 +497,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 			opts.git.protected = pol.Layer.gitDirs
 		}
 		opts.git.spots = pol.Layer.gitSpots
+		opts.git.depth = pol.Layer.gitDepth()
 		opts.git.pin() // before the program can change what the paths name
 	}
 
