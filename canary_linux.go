@@ -46,7 +46,7 @@ func verifyPlatform(cfg Config) CanaryResult {
 		return NewCanaryResult(ModeLandlock, []ProbeResult{{Name: "config", Status: ProbeFailed, Error: err.Error()}})
 	}
 	k := kernel()
-	_, layer := canaryLayer(rc)
+	layer := canaryLayer(rc)
 	probes := []ProbeResult{
 		probeFileRead(rc),
 		probeFileWrite(rc, layer),

@@ -28,29 +28,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// canaryLayer says whether cfg asks for the mount layer (expected) and
-// whether this process runs under it (present). The layer may be present
-// though cfg does not ask for it: WrapCommand and Run also use it for
-// what the caller adds (the egress layer's generated resolv.conf).
-func canaryLayer(rc *resolvedConfig) (expected, present bool) {
-	var git []string
-	if !rc.cfg.NoGitProtection {
-		// Getwd may answer $PWD, which can name a symlink: gitRepos
-		// wants the directory itself.
-		cwd, _ := os.Getwd()
-		if r, err := filepath.EvalSymlinks(cwd); err == nil {
-			cwd = r
-		}
-		var writes []string
-		for _, w := range rc.write {
-			writes = append(writes, w.Resolved)
-		}
-		git = gitRepos(writes, cwd)
-	}
-	if len(layerNeeds(rc, git)) == 0 {
-		return false, layerPresent()
-	}
-	return true, layerPresent()
+// canaryLayer says whether this process runs under the mount layer. (It
+// no longer says whether the Config asks for the layer: whether git
+// protection does depends on a walk of the write paths for repositories
+// at any depth, which a canary, meant to take milliseconds, should not
+// make; nothing used that answer.)
+func canaryLayer(rc *resolvedConfig) (present bool) {
+	return layerPresent()
 }
 
 // layerPresent reports whether / is a read-only mount of a filesystem

@@ -93,7 +93,7 @@ type Config struct {
 	// attach to and change every segment, queue and semaphore set the user
 	// may access, other programs' included. Under WrapCommand and Run the
 	// field starts the program in new namespaces, with a private IPC
-	// namespace (no mounts unless the Config needs the mount layer), so it
+	// namespace (the mount layer's, used by default), so it
 	// reaches only its own; where namespaces are unavailable (and under
 	// ApplySelf) [PlanFor] reports the host's as not enforced (Strict: an
 	// error). PostgreSQL and some X11 and audio programs need it. POSIX
@@ -160,8 +160,13 @@ type Config struct {
 
 	// NoGitProtection turns off the default protection of git
 	// repositories in the write paths. By default, under WrapCommand and
-	// Run, a repository whose .git is at the top of a write path, or in
-	// the working directory or one of its parents up to a write path,
+	// Run, every repository in a write path or in a writable Mount's
+	// source when the sandbox starts, at any depth (a .git directory, a
+	// "gitdir:" file or a .git link, and an implicit bare repository:
+	// HEAD, objects/ and refs/), found by a walk that follows no link and
+	// has a budget (32,768 directories, 1,048,576 entries; past it, and
+	// past 64 repositories per spawn, the plan's git_protection entry is
+	// not enforced and names what was left, and Strict refuses),
 	// keeps the git directory's hooks and config read-only (for a
 	// worktree or a "gitdir:" file, those of the real git directory and
 	// its common directory), and its .git can be neither renamed nor
@@ -171,7 +176,11 @@ type Config struct {
 	// so add, commit, branch, merge and fetch work. A repository the
 	// sandboxed program creates itself is not protected (nothing can be
 	// mounted on a path that does not exist without making it on the
-	// host): treat it as the program's code. Nor can a mount keep the
+	// host): treat it as the program's code; [Run] and [FinishCommand]
+	// report each one (GitCreated, or a Finding of kind
+	// FindingGitRepository or FindingGitBareRepository), and exec lines
+	// the program wrote into a protected repository's rebase or
+	// cherry-pick todo list (FindingGitRebaseExec). Nor can a mount keep the
 	// program from creating .git/commondir (the git directory must stay
 	// writable for git to work), which points git at another directory for
 	// hooks and config: [PlanFor] reports that as git_commondir, not
@@ -208,6 +217,18 @@ type Config struct {
 	// system into an error returned before anything is applied. Without it,
 	// the enforceable parts are applied and the rest is reported by
 	// [PlanFor].
+	//
+	// Strict also keeps host files out of the program's standard
+	// streams: under Run an *os.File as RunOptions.Stdin (Run's outputs
+	// are always its own pipes), and under WrapCommand on Linux a Stdin,
+	// Stdout or Stderr that is a regular file or a named pipe on a
+	// filesystem, is replaced by a pipe the caller's process copies
+	// through. Through the host's descriptor the program
+	// could change that file's mode, times and extended attributes
+	// (fchmod, futimens, fsetxattr), which the mount layer's read-only
+	// view does not reach (the descriptor was opened on the host's
+	// mount). The program reads and writes the same bytes, but cannot
+	// seek them. Without Strict such files are passed as they are.
 	Strict bool `json:"strict,omitempty"`
 }
 

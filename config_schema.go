@@ -78,7 +78,7 @@ var configFieldDocs = map[string]fieldDoc{
 		description: "Writable inside the sandbox; read-only when false.",
 	},
 	"no_git_protection": {
-		description: "Turn off the default protection of git repositories in the write paths: under WrapCommand and Run a repository at the top of a write path or around the working directory keeps .git/hooks and .git/config read-only, and its .git cannot be renamed or removed (git add, commit, branch, merge and fetch still work). A repository the program creates itself is not protected.",
+		description: "Turn off the default protection of git repositories in the write paths: under WrapCommand and Run every repository in a write path or a writable mount's source, at any depth (bare ones included), keeps its hooks and config read-only, and its .git cannot be renamed or removed (git add, commit, branch, merge and fetch still work). A repository the program creates itself is not protected (it is reported after the run).",
 	},
 	"allow_chown": {
 		description: "Let the program change file owners and write extended attributes by path (chown, lchown, fchownat, setxattr, removexattr and their variants). Off by default: these reach files outside every grant. fchown and fsetxattr on a descriptor the program opened stay allowed.",

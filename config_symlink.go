@@ -13,6 +13,11 @@ import (
 // would follow whatever it names at the next resolution (a secret, say).
 // Such grants are refused, whatever Strict says (fail closed); granting the
 // path the link points to works.
+//
+// Mounts get the same check: a source reached through such a link would
+// show (and, with Write, let the program change) whatever the link names
+// at the next spawn; a target reached through one would put the view, and
+// the grant that follows it, wherever the link points inside the sandbox.
 func (rc *resolvedConfig) checkPlantedSymlinks() error {
 	var dirs []string
 	for _, w := range rc.write {
@@ -32,6 +37,15 @@ func (rc *resolvedConfig) checkPlantedSymlinks() error {
 				return &ConfigError{Field: l.field, Value: rp.Given,
 					Reason: "resolves through the symlink " + link + ", which lies inside the write path " + dir +
 						" where a sandboxed program can replace it; grant the path it points to (" + rp.Resolved + ") instead"}
+			}
+		}
+	}
+	for _, m := range rc.cfg.Mounts {
+		for _, p := range []struct{ what, path string }{{"path", m.Path}, {"at", m.At}} {
+			if link, dir := symlinkWithin(p.path, dirs); link != "" {
+				return &ConfigError{Field: "mounts", Value: p.path,
+					Reason: p.what + ": resolves through the symlink " + link + ", which lies inside the write path " + dir +
+						" where a sandboxed program can replace it; name the path it points to instead"}
 			}
 		}
 	}

@@ -37,6 +37,9 @@ type gitEnd struct {
 	// directory is one git enters with hooks and config the program could
 	// write (see enteredRepos).
 	repos, protected []string
+	// depth is what the walk for repositories at any depth found before
+	// the command (see depthFindings), or nil.
+	depth *gitDepthEnd
 	// pins are the directories of the above, opened before the program
 	// started (pin), through which check reads and removes.
 	pins *gitPins
@@ -99,6 +102,7 @@ func (e gitEnd) check() (r gitReport, err error) {
 	}
 	entered, found, err := p.enteredRepos()
 	r.created = append(r.created, entered...)
+	r.findings = append(r.findings, e.depthFindings()...)
 	r.findings = append(r.findings, found...)
 	return r, errors.Join(append(errs, err)...)
 }
@@ -245,7 +249,7 @@ var gitEnds sync.Map
 // A command never finished keeps its descriptors (gitPins) only until it
 // is reclaimed: the cleanup that drops its entry closes them.
 func registerGitEnd(cmd *exec.Cmd, e gitEnd) {
-	if len(e.commonDirs) == 0 && len(e.spots) == 0 && len(e.repos) == 0 {
+	if len(e.commonDirs) == 0 && len(e.spots) == 0 && len(e.repos) == 0 && e.depth == nil {
 		e.pins.close()
 		return
 	}

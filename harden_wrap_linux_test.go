@@ -243,12 +243,13 @@ func metaHelper(args []string) int {
 
 // TestWrapMetadata: under WrapCommand, chown and xattr writes by path
 // outside the grants are refused unless AllowChown; chmod by path of the
-// user's own file is NOT without the mount layer (reported as not
-// enforced), and is with it (Strict asks for it: EROFS); set-ID modes are
+// user's own file is refused by the mount layer, used by default where
+// namespaces are available (EROFS, and with AllowChown chown and xattrs
+// too), and NOT without it (reported as not enforced); set-ID modes are
 // refused everywhere; SysV IPC is refused unless AllowSysVIPC.
 func TestWrapMetadata(t *testing.T) {
 	requireSandbox(t)
-	dir := t.TempDir()
+	dir := hostDir(t) // not /tmp, which the layer makes private
 	ws := dir + "/ws"
 	outside := dir + "/outside"
 	os.Mkdir(ws, 0o755)
@@ -257,13 +258,21 @@ func TestWrapMetadata(t *testing.T) {
 	if err := unix.Setxattr(outside, "user.sandbox-test", []byte("x"), 0); err != nil {
 		xattr = int(rawsys.Errno(err)) // e.g. EOPNOTSUPP here, unconfined
 	}
+	chmod, chown := 0, 0
+	if xattr == int(syscall.EPERM) {
+		xattr = 0
+	}
+	layer, _ := mountLayerAvailable(t)
+	if layer {
+		chmod, chown, xattr = int(syscall.EROFS), int(syscall.EROFS), int(syscall.EROFS)
+	}
 	for _, tc := range []struct {
 		cfg  sandbox.Config
 		want string
 	}{
-		{sandbox.Config{AllowedWritePaths: []string{ws}}, fmt.Sprintf("chmod 0\nchown 1\nlchown 1\nsetxattr 1\nopen-suid 1\nshmget 1\n")},
+		{sandbox.Config{AllowedWritePaths: []string{ws}}, fmt.Sprintf("chmod %d\nchown 1\nlchown 1\nsetxattr 1\nopen-suid 1\nshmget 1\n", chmod)},
 		{sandbox.Config{AllowedWritePaths: []string{ws}, AllowChown: true, AllowSysVIPC: true},
-			fmt.Sprintf("chmod 0\nchown 0\nlchown 0\nsetxattr %d\nopen-suid 1\nshmget %d\n", map[bool]int{true: 0, false: xattr}[xattr == int(syscall.EPERM)], int(syscall.EINVAL))},
+			fmt.Sprintf("chmod %d\nchown %d\nlchown %d\nsetxattr %d\nopen-suid 1\nshmget %d\n", chmod, chown, chown, xattr, int(syscall.EINVAL))},
 	} {
 		cmd := exec.Command(self(t), helperArg, "meta", outside, ws)
 		cmd.Env = []string{quickExit}
@@ -276,9 +285,17 @@ func TestWrapMetadata(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// chmod outside worked (above): the plan's WrapCommand/Run
-		// entry, its first file_metadata one, says it is not enforced.
-		if f := metadataEntry(plan); f.Scope != sandbox.ScopeCommand || f.Enforced || !strings.Contains(f.Detail, "chmod and utimes by path") {
+		// The plan's WrapCommand/Run entry, its first file_metadata one,
+		// says what happened above: enforced with the layer (not with
+		// AllowChown, which lets chown reach the write paths), and
+		// without it not enforced.
+		f := metadataEntry(plan)
+		switch {
+		case f.Scope != sandbox.ScopeCommand:
+			t.Errorf("the plan's first file_metadata entry is not WrapCommand's: %+v", f)
+		case layer && (f.Enforced == tc.cfg.AllowChown || !strings.Contains(f.Detail, "EROFS")):
+			t.Errorf("with the layer (AllowChown %v), the plan's first file_metadata entry is %+v", tc.cfg.AllowChown, f)
+		case !layer && (f.Enforced || !strings.Contains(f.Detail, "chmod and utimes by path")):
 			t.Errorf("the plan's first file_metadata entry does not say what WrapCommand leaves open: %+v", f)
 		}
 	}
@@ -331,18 +348,16 @@ func metadataEntry(plan sandbox.Plan) sandbox.Enforcement {
 // TestWrapMetadataAsNobody: TestWrapMetadata for an ordinary user, whose
 // own file outside the grants is the target. Unconfined (the control) a
 // change-nothing chown and a user xattr of its own file work, so the EPERM
-// under WrapCommand is seccomp's. chmod by path of that file: without the
-// mount layer it works, and the plan's WrapCommand/Run entry says
-// file_metadata is not enforced; with the layer (in a user namespace) it
-// fails with EROFS, and with Strict the plan says enforced.
+// under WrapCommand is seccomp's. chmod by path of that file fails with
+// EROFS under the default (the layer, in a user namespace) and the plan
+// says enforced; where the layer is unavailable it works, and the plan's
+// WrapCommand/Run entry says not enforced.
 func TestWrapMetadataAsNobody(t *testing.T) {
 	requireSandbox(t)
 	const env = "SANDBOX_META_DIR"
 	if os.Getenv("SANDBOX_NS_NOBODY") != t.Name() {
 		requireRoot(t)
-		// Not under /tmp, which the layer makes private, and no git
-		// repository (the layer would protect it): the layer is used
-		// only where the Config asks for it.
+		// Not under /tmp, which the layer makes private.
 		dir, err := os.MkdirTemp(pick(dirExists("/var/tmp"), "/var/tmp", "/"), "sandbox-meta-nobody-")
 		if err != nil {
 			t.Fatal(err)
@@ -378,19 +393,27 @@ func TestWrapMetadataAsNobody(t *testing.T) {
 		return string(out)
 	}
 	cfg := sandbox.Config{AllowedWritePaths: []string{ws}}
-	if got, want := run(cfg), "chmod 0\nchown 1\nlchown 1\nsetxattr 1\nopen-suid 1\nshmget 1\n"; got != want {
-		t.Errorf("without the mount layer, as uid %d:\n%s\nwant\n%s", os.Geteuid(), got, want)
-	}
 	plan, err := sandbox.PlanFor(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := metadataEntry(plan); f.Scope != sandbox.ScopeCommand || f.Enforced || !strings.Contains(f.Detail, "chmod and utimes by path") {
-		t.Errorf("chmod outside worked, but the plan's WrapCommand/Run file_metadata entry is %+v", f)
-	}
 	if ok, why := mountLayerAvailable(t); !ok {
+		// Without namespaces, the default leaves chmod open and says so.
+		if got, want := run(cfg), "chmod 0\nchown 1\nlchown 1\nsetxattr 1\nopen-suid 1\nshmget 1\n"; got != want {
+			t.Errorf("without the mount layer, as uid %d:\n%s\nwant\n%s", os.Geteuid(), got, want)
+		}
+		if f := metadataEntry(plan); f.Scope != sandbox.ScopeCommand || f.Enforced || !strings.Contains(f.Detail, "chmod and utimes by path") {
+			t.Errorf("chmod outside worked, but the plan's WrapCommand/Run file_metadata entry is %+v", f)
+		}
 		t.Logf("the mount layer is unavailable to nobody here (%s): the EROFS half is not run", why)
 		return
+	}
+	// The default: the layer is used for a plain Config.
+	if got, want := run(cfg), fmt.Sprintf("chmod %d\nchown 1\nlchown 1\nsetxattr 1\nopen-suid 1\nshmget 1\n", int(syscall.EROFS)); got != want {
+		t.Errorf("the default, as uid %d:\n%s\nwant\n%s", os.Geteuid(), got, want)
+	}
+	if f := metadataEntry(plan); f.Scope != sandbox.ScopeCommand || !f.Enforced || !strings.Contains(f.Detail, "EROFS") {
+		t.Errorf("the default: the plan's WrapCommand/Run file_metadata entry is %+v", f)
 	}
 	layered := sandbox.Config{AllowedWritePaths: []string{ws}, DenyWritePaths: []string{filepath.Join(ws, "x")}}
 	if got, want := run(layered), fmt.Sprintf("chmod %d\nchown 1\nlchown 1\nsetxattr 1\nopen-suid 1\nshmget 1\n", int(syscall.EROFS)); got != want {

@@ -45,8 +45,10 @@ func interpFixture(t *testing.T) (ws, script, elfFile, secret string) {
 		t.Skipf("%s is statically linked here: no PT_INTERP to patch", src)
 	}
 	n := int(interp.Filesz) - 1 // without the NUL
-	// A short directory, so that a secret path of exactly n bytes fits.
-	dir, err := os.MkdirTemp("/tmp", "i")
+	// A short directory, so that a secret path of exactly n bytes fits;
+	// not in /tmp, which the mount layer makes private (the secret would
+	// be absent, not refused).
+	dir, err := os.MkdirTemp(pick(dirExists("/var/tmp"), "/var/tmp", "/"), "i")
 	if err != nil {
 		t.Fatal(err)
 	}

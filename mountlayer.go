@@ -5,7 +5,7 @@ package sandbox
 // (mountlayer_linux.go).
 
 import (
-	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/openparallax/sandbox/internal/mountns"
@@ -34,7 +34,19 @@ type mountLayer struct {
 	// write path's top or the working directory (see gitLook): Run and
 	// FinishCommand report one that appears there.
 	gitSpots []string
-	err      error // Build refused the spec (a bug, or an unclean path)
+	// gitBare are the implicit bare repositories protected, gitProtect
+	// every path git protection makes read-only (see discoverGit).
+	gitBare, gitProtect []string
+	// gitWalk is what the walk for repositories found, and what it did
+	// not walk; gitSkipped the repositories past the per-spawn budget
+	// (not protected); gitRoots the trees walked.
+	gitWalk              gitWalkResult
+	gitSkipped, gitRoots []string
+	err                  error // Build refused the spec (a bug, or an unclean path)
+	// hardLinked are the protected and hidden files that have other
+	// names (hard links) somewhere: no mount of a name reaches those, so
+	// the plan reports them (see hostAliases).
+	hardLinked []string
 }
 
 // used reports whether WrapCommand and Run start the child half in new
@@ -47,7 +59,7 @@ func layerMissing(l *mountLayer) string {
 	case l == nil:
 		return "the mount-namespace layer was not looked at for this plan"
 	case len(l.needs) == 0:
-		return "the mount-namespace layer is not used, as nothing in the Config needs it (deny_write_paths, deny_read_paths, mounts, a git repository in a write path, allow_shared_memory or strict would)"
+		return "the mount-namespace layer is not used"
 	case l.err != nil:
 		return "the mount-namespace layer cannot be planned: " + l.err.Error()
 	case !l.ns.ok:
@@ -82,11 +94,8 @@ func mountLayerFeatures(rc *resolvedConfig, l *mountLayer, available bool) []Enf
 	const selfHint = "run the program with WrapCommand or Run"
 	gitPaths := map[string]bool{}
 	if l != nil {
-		for _, g := range l.git {
-			protect, _ := mountns.GitProtected(filepath.Dir(g), mountns.HostLookup, mountns.HostReadFile, mountns.HostReadDir)
-			for _, p := range protect {
-				gitPaths[p] = true
-			}
+		for _, p := range l.gitProtect {
+			gitPaths[p] = true
 		}
 	}
 	gaps := func(field string, git bool) []string {
@@ -120,15 +129,20 @@ func mountLayerFeatures(rc *resolvedConfig, l *mountLayer, available bool) []Enf
 		}
 		return e
 	}
+	linked := ""
+	if l != nil && len(l.hardLinked) > 0 {
+		linked = "; NOT through their other names: " + strings.Join(l.hardLinked, ", ") + " (hard links elsewhere, which no mount of a name reaches)"
+	}
 	if len(rc.denyWrite) > 0 {
 		out = append(out, command(FeatureDenyWrite, "deny_write_paths", "read-only mounts over "+strings.Join(rc.denyWrite, ", ")+
-			": writes, creates, deletes and truncation fail with EROFS; as mount points they cannot be renamed or removed (EBUSY)", false),
+			": writes, creates, deletes and truncation fail with EROFS; as mount points they cannot be renamed or removed (EBUSY); "+
+			"the same wherever the sandbox sees them (inside a writable Mount of a directory holding them, at the host's bind mounts of them; hard links are not followed)"+linked, false),
 			Enforcement{Feature: FeatureDenyWrite, Scope: ScopeApplySelf, Detail: noSelf, Hint: selfHint})
 	}
 	if len(rc.denyRead) > 0 {
 		out = append(out, command(FeatureDenyRead, "deny_read_paths", "hidden: a directory is an empty read-only tmpfs of mode 000 (listing fails with EACCES "+
 			"for a non-root target; root's dropped capabilities leave it the same), a file is a /dev/null on a nodev mount (opening it fails with EACCES; stat shows a character device): "+
-			strings.Join(rc.denyRead, ", "), false),
+			strings.Join(rc.denyRead, ", ")+"; the same wherever the sandbox sees them (inside a Mount of a directory holding them, at the host's bind mounts of them; hard links are not followed)"+linked, false),
 			Enforcement{Feature: FeatureDenyRead, Scope: ScopeApplySelf, Detail: noSelf, Hint: selfHint})
 	}
 	if len(rc.mounts) > 0 {
@@ -142,16 +156,14 @@ func mountLayerFeatures(rc *resolvedConfig, l *mountLayer, available bool) []Enf
 	if l == nil {
 		return out
 	}
-	if len(l.git) > 0 {
-		out = append(out, command(FeatureGitProtect, "deny_write_paths", "hooks and config of "+strings.Join(l.git, ", ")+
-			" are read-only mounts (EROFS), as are those of their submodules' git directories, and .git can be neither renamed nor removed (EBUSY; a .git file naming the git directory is read-only too); "+
-			"the rest of the repository is writable, the index included, so a submodule or embedded repository the program adds (git status enters it, with its config) "+
-			"has hooks and config of the program's: Run lists it in RunResult.GitCreated, FinishCommand in its GitCreated "+
-			"(set no_git_protection to turn this off)", true))
+	if len(l.git)+len(l.gitBare) > 0 || gitWalkGaps(l) {
+		out = append(out, gitProtectEntry(l, command(FeatureGitProtect, "deny_write_paths", gitProtectDetail(l), true)))
+	}
+	if len(l.git)+len(l.gitBare) > 0 {
 		// What no mount can do: keep a new file out of the git
 		// directory, which git must be able to write.
 		out = append(out, Enforcement{Feature: FeatureGitCommonDir, Scope: ScopeCommand,
-			Detail: "WrapCommand/Run: NOT prevented: the program can create commondir in the git directory of " + strings.Join(l.git, ", ") +
+			Detail: "WrapCommand/Run: NOT prevented: the program can create commondir in the git directory of " + strings.Join(append(slices.Clone(l.git), l.gitBare...), ", ") +
 				" (git writes lock files there, so it stays writable, and a mount needs an existing path); git reads it in every repository and " +
 				"takes hooks and config from the directory it names, so a later git run outside the sandbox would run what the program wrote there; " +
 				"Run removes a commondir that appeared once the program's tree is gone and lists it in RunResult.Removed; FinishCommand does the same for WrapCommand's caller",

@@ -5,16 +5,19 @@ package sandbox
 // When WrapCommand and Run use the mount-namespace layer (internal/mountns),
 // and what it is asked to do.
 //
-// The layer is used when it is needed and available. It is needed when the
-// Config asks for something only it enforces: DenyWritePaths,
-// DenyReadPaths or Mounts; a git repository in a write path, whose hooks and
-// config it protects by default (Config.NoGitProtection turns that off);
-// AllowSharedMemory (only a private /dev/shm keeps the host's shared memory
-// out of reach); or Strict, which requires file metadata outside the write
-// paths to be protected (chmod and utimes by path, which Landlock does not
-// mediate), and only the layer's read-only mounts do that under WrapCommand
-// and Run. Otherwise the child half starts in no new namespace (the
-// cheaper spawn), and the plan says file metadata is not enforced.
+// The layer is used wherever it is available, a plain Config included:
+// file metadata outside the write paths (chmod and utimes by path, which
+// Landlock does not mediate) is refused by default, and only the layer's
+// read-only mounts do that under WrapCommand and Run. With it come the
+// rest of its defaults: write paths mounted noexec unless on the exec
+// allowlist (Config.AllowExecWritePaths lifts it), and a private /tmp and
+// /dev/shm (so shared memory works on first contact, Python's
+// multiprocessing semaphores included). The Config adds to it: DenyWritePaths,
+// DenyReadPaths, Mounts, a git repository in a write path (whose hooks and
+// config it protects: Config.NoGitProtection turns that off). The spawn
+// costs more with it (the namespaces and mounts: bench/spawn.sh, BenchmarkSpawnWrapped);
+// where namespaces are unavailable the child half starts in no new
+// namespace and the plan says file metadata is not enforced.
 //
 // When the layer is used the child half (the static helper, or the Go
 // trampoline where that cannot run) is cloned into new mount and IPC
@@ -58,11 +61,13 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/openparallax/sandbox/internal/mountns"
 )
@@ -96,25 +101,19 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 	// repositories the default protects, then the Config's own fields.
 	// The plan is built only when the answer is yes: WrapCommand calls
 	// this on every spawn, and most need no layer.
-	var gitProtect, gitPin, repos []string
-	if !cfg.NoGitProtection && len(writes) > 0 {
-		repos, l.gitSpots = gitLook(writes, resolvedCwd())
-		for _, repo := range repos {
-			protect, pin := mountns.GitProtected(repo, mountns.HostLookup, mountns.HostReadFile, mountns.HostReadDir)
-			if len(pin) == 0 {
-				continue
-			}
-			l.git = append(l.git, pin...)
-			for _, p := range protect {
-				if filepath.Base(p) == "hooks" {
-					l.gitDirs = append(l.gitDirs, filepath.Dir(p))
-				}
-			}
-			gitProtect = append(gitProtect, protect...)
-			gitPin = append(gitPin, pin...)
-		}
+	// The trees looked at are the write paths and the sources of
+	// writable Mounts: a repository shown through one is as writable as
+	// one in a write path.
+	var gitProtect, gitPin []string
+	if roots := gitRoots(rc); !cfg.NoGitProtection && len(roots) > 0 {
+		var first []string
+		first, l.gitSpots = gitLook(roots, resolvedCwd())
+		f := discoverGit(roots, first)
+		l.git, l.gitBare, l.gitDirs, l.gitProtect = f.dotgits, f.bare, f.gitDirs, f.protect
+		l.gitWalk, l.gitSkipped, l.gitRoots = f.walk, f.skipped, f.roots
+		gitProtect, gitPin = f.protect, f.pin
 	}
-	l.needs = layerNeeds(rc, l.git)
+	l.needs = layerNeeds(rc, append(slices.Clone(l.git), l.gitBare...))
 	if len(l.needs) == 0 {
 		return l
 	}
@@ -124,6 +123,9 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 	execs = append(execs, rc.exec...)
 	for _, t := range targets {
 		execs = append(execs, ResolvedPath{Given: t, Resolved: t})
+	}
+	for _, e := range execs {
+		spec.Exec = append(spec.Exec, e.Resolved)
 	}
 	underExec := func(p string) bool {
 		return slices.ContainsFunc(execs, func(e ResolvedPath) bool { return e.IsDir && isUnder(p, e.Resolved) })
@@ -157,9 +159,18 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 		}
 	}
 	if r := resolvedCwd(); r != "" {
-		// Only kept visible (see mountns.Spec.Read): Landlock decides
-		// whether the target may use it.
-		keep(r)
+		// A working directory a grant covers is kept visible (see
+		// mountns.Spec.Read). One no grant covers is kept as a name only
+		// (mountns.Spec.Opaque): the private /tmp's own grant would
+		// otherwise let the target read it.
+		granted := slices.ContainsFunc(append(append(slices.Clone(rc.read), rc.write...), rc.exec...), func(g ResolvedPath) bool {
+			return isUnder(r, g.Resolved)
+		})
+		if granted {
+			keep(r)
+		} else if strings.HasPrefix(r, "/tmp/") || strings.HasPrefix(r, "/dev/shm/") {
+			spec.Opaque = append(spec.Opaque, r)
+		}
 	}
 	for _, m := range rc.mounts {
 		exec := slices.ContainsFunc(execs, func(e ResolvedPath) bool { return isUnder(e.Resolved, m.At) || isUnder(m.At, e.Resolved) })
@@ -201,11 +212,50 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 		}
 	}
 	slices.SortStableFunc(spec.Pin, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
+	spec.Aliases = hostAliases(spec)
+	l.hardLinked = hardLinked(append(slices.Clone(rc.denyWrite), rc.denyRead...))
 
 	l.spec = spec
 	l.plan, l.err = mountns.Build(spec)
 	l.ns = namespaces()
 	return l
+}
+
+// hostAliases returns the host's other mounts (bind mounts in
+// /proc/self/mountinfo) of the trees that hold spec's protected, hidden
+// and pinned paths: mountns.Build enforces each there too, where the
+// sandbox can reach it. Nothing is read when there is nothing to protect.
+// Hard links are not found (no mount of a name reaches them).
+func hostAliases(spec mountns.Spec) []mountns.Alias {
+	var paths []string
+	for _, p := range append(append(slices.Clone(spec.DenyWrite), spec.DenyRead...), spec.Pin...) {
+		if r := mountns.HostResolve(p); r != "" {
+			paths = append(paths, r)
+		}
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	return mountns.HostAliases(string(mi), paths)
+}
+
+// hardLinked returns those of paths that are files with more than one
+// name (a link count above one): each other name is the same file,
+// which no mount of this name protects or hides. They are reported, not
+// looked for (that would mean walking every grant).
+func hardLinked(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		var st syscall.Stat_t
+		if syscall.Stat(p, &st) == nil && st.Mode&syscall.S_IFMT != syscall.S_IFDIR && st.Nlink > 1 {
+			out = append(out, fmt.Sprintf("%s (%d names)", p, st.Nlink))
+		}
+	}
+	return out
 }
 
 // layerNeeds lists what in rc asks for the layer (see the file's doc);
@@ -230,28 +280,15 @@ func layerNeeds(rc *resolvedConfig, git []string) []string {
 	if rc.cfg.AllowSharedMemory {
 		needs = append(needs, "allow_shared_memory (a private /dev/shm)")
 	}
-	if rc.cfg.Strict {
-		needs = append(needs, "strict (file metadata outside the write paths)")
-	}
+	// Last, so that the list says first what the Config itself asks for.
+	needs = append(needs, "file metadata outside the write paths (the default)")
 	return needs
-}
-
-// gitRepos returns the directories whose .git the default protection
-// covers: the top of each write path, and the working directory or its
-// nearest parent with a .git, as git itself finds it, when that lies in a
-// write path. A repository elsewhere beneath a write path (one the target
-// reaches with git -C) is not looked for: that would mean walking the
-// whole write path at every spawn. List its .git/hooks and .git/config in
-// DenyWritePaths. cwd is the working directory with its symlinks resolved,
-// or "" when unknown.
-func gitRepos(writes []string, cwd string) []string {
-	repos, _ := gitLook(writes, cwd)
-	return repos
 }
 
 // gitLook looks at the same places as git would for a write path's top and
 // for the working directory (cwd, resolved, or ""), once, and returns the
-// repositories there (see gitRepos) and the spots: the directories where
+// repositories there (which discoverGit protects first; the walk finds
+// every other one, at any depth of the write paths) and the spots: the directories where
 // git would find a repository, had they a .git, and that have none now.
 // The spots are each write path's top without one, and every directory
 // from the working directory up to the first that has a .git (or cannot be

@@ -64,6 +64,34 @@ func fsopHelper(args []string) int {
 			err = os.Remove(p)
 		case "chmod":
 			err = os.Chmod(p, 0o644)
+		case "utimes": // now, by path
+			err = unix.UtimesNanoAt(unix.AT_FDCWD, p, nil, 0)
+		case "fsetxattr": // through a read-only descriptor
+			var f *os.File
+			if f, err = os.Open(p); err == nil {
+				err = unix.Fsetxattr(int(f.Fd()), "user.sandbox-test", []byte("x"), 0)
+				f.Close()
+			}
+		case "fchmod-fd": // p is a descriptor number: fchmod to the mode it has
+			var fd int
+			fmt.Sscan(p, &fd)
+			var st unix.Stat_t
+			if err = unix.Fstat(fd, &st); err == nil {
+				err = unix.Fchmod(fd, st.Mode&0o7777)
+			}
+		case "isfifo": // p is a descriptor number: EINVAL unless a pipe
+			var fd int
+			fmt.Sscan(p, &fd)
+			var st unix.Stat_t
+			if err = unix.Fstat(fd, &st); err == nil && st.Mode&unix.S_IFMT != unix.S_IFIFO {
+				err = syscall.EINVAL
+			}
+		case "futimens-fd":
+			var fd int
+			fmt.Sscan(p, &fd)
+			if _, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(fd), 0, 0, 0, 0, 0); e != 0 { // futimens(fd, NULL)
+				err = e
+			}
 		case "exec":
 			err = syscall.Exec(p, []string{p}, nil)
 		case "umount":
@@ -109,15 +137,22 @@ func fsops(t *testing.T, cfg sandbox.Config, dir string, ops ...string) map[stri
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("fsop: %v, exit %d\nstdout %s\nstderr %s", err, res.ExitCode, res.Stdout, res.Stderr)
 	}
+	out := parseFsops(t, string(res.Stdout))
+	if len(out) != len(ops) {
+		t.Fatalf("fsop: %d results for %d ops:\n%s", len(out), len(ops), res.Stdout)
+	}
+	return out
+}
+
+// parseFsops reads the fsop helper's "op:path errno" lines.
+func parseFsops(t *testing.T, stdout string) map[string]syscall.Errno {
+	t.Helper()
 	out := map[string]syscall.Errno{}
-	for _, l := range strings.Split(strings.TrimSpace(string(res.Stdout)), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
 		k, v, _ := strings.Cut(l, " ")
 		var n int
 		fmt.Sscan(v, &n)
 		out[k] = syscall.Errno(n)
-	}
-	if len(out) != len(ops) {
-		t.Fatalf("fsop: %d results for %d ops:\n%s", len(out), len(ops), res.Stdout)
 	}
 	return out
 }

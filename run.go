@@ -41,10 +41,14 @@ type RunOptions struct {
 
 	// Stdin is the program's standard input; nil reads from the null
 	// device. An *os.File that is a regular file or a pipe is passed to
-	// the program as it is; any other reader, and any other file (a
+	// the program as it is (not with Config.Strict: see below); any other reader, and any other file (a
 	// terminal or a console above all: the caller's terminal is never
 	// handed to the program), is copied through a pipe, and Run does not
 	// wait for a Read on it that is still blocked when the program ends.
+	// With Config.Strict every *os.File is copied through a pipe as well:
+	// a descriptor of a host file would let the program change the
+	// file's mode, times and extended attributes (fchmod, futimens,
+	// fsetxattr), which the mount layer's read-only view does not reach.
 	Stdin io.Reader
 
 	// Stdout and Stderr, when set, receive the program's standard output
@@ -315,7 +319,7 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 		in, isFile := opts.Stdin.(*os.File)
 		switch {
 		case opts.Stdin == nil:
-		case isFile && passAsIs(in):
+		case isFile && passAsIs(in) && !cfg.Strict:
 			cmd.Stdin = in
 		default:
 			r, w, err := os.Pipe()

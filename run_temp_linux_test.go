@@ -27,6 +27,7 @@ func TestRunTempDir(t *testing.T) {
 	}
 	cfg := sandbox.Config{AllowProcessSpawn: true, AllowedExecPaths: []string{"/usr/bin", "/bin"}}
 	script := `echo "$TMPDIR"; echo "$HOME"; mkdir -p "$TMPDIR/a/b" && echo x > "$TMPDIR/a/b/f" && chmod 0 "$TMPDIR/a" && echo made; touch /tmp/sandbox-run-escape 2>/dev/null && echo wrote-tmp; exec sleep 60`
+	os.Remove("/tmp/sandbox-run-escape")
 	for _, env := range [][]string{
 		{"PATH=/usr/bin:/bin", "TMPDIR=/tmp"},
 		{"PATH=/usr/bin:/bin", "HOME=/nonexistent-home"},
@@ -51,9 +52,15 @@ func TestRunTempDir(t *testing.T) {
 		if home != wantHome {
 			t.Errorf("%v: HOME %q, want %q", env, home, wantHome)
 		}
-		if strings.Contains(string(res.Stdout), "wrote-tmp") {
+		// Where the mount layer is used (the default) /tmp is the
+		// program's own and writable: nothing written there may reach
+		// the host's; without the layer, the write itself is refused.
+		if _, err := os.Lstat("/tmp/sandbox-run-escape"); err == nil {
 			os.Remove("/tmp/sandbox-run-escape")
-			t.Errorf("%v: the program wrote to /tmp", env)
+			t.Errorf("%v: the program wrote to the host's /tmp", env)
+		}
+		if ok, _ := mountLayerAvailable(t); !ok && strings.Contains(string(res.Stdout), "wrote-tmp") {
+			t.Errorf("%v: the program wrote to /tmp without the mount layer", env)
 		}
 		if _, err := os.Stat(filepath.Dir(tmp)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%v: %s left behind: %v", env, filepath.Dir(tmp), err)

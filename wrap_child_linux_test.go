@@ -163,7 +163,7 @@ func TestWrapCapsDropped(t *testing.T) {
 // the child checks it opens the object WrapCommand resolved.
 func TestWrapRuleReplacedBySymlink(t *testing.T) {
 	requireSandbox(t)
-	base := t.TempDir()
+	base := hostDir(t)
 	granted := filepath.Join(base, "granted")
 	secretDir := filepath.Join(base, "secret")
 	for _, d := range []string{granted, secretDir} {

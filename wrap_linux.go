@@ -153,19 +153,21 @@ type wrapOptions struct {
 //
 // # Mount layer
 //
-// When cfg needs it (DenyWritePaths, DenyReadPaths, Mounts, a git
-// repository at the top of a write path or around the working directory
-// unless NoGitProtection, AllowSharedMemory, or Strict) and this machine
-// allows it, the child half is started in new mount and IPC namespaces
+// Wherever this machine allows it (for every Config: file metadata
+// outside the write paths is refused by default), the child half is started in new mount and IPC namespaces
 // (and a user namespace mapping only the caller's own uid and gid when
 // the caller is not root): WrapCommand sets cmd.SysProcAttr's
 // clone flags, maps and ambient capabilities for it, and refuses a
 // SysProcAttr that sets its own (Cloneflags, Unshareflags, uid/gid maps,
 // AmbientCaps; Credential when the caller is not root). Before Landlock,
 // the child makes every mount private and read-only, shows the write
-// paths writable (noexec unless on the exec allowlist), keeps protected
-// paths read-only and hidden paths empty, shows Mounts, and gives the
-// target a fresh /tmp and /dev/shm (granted read-write, noexec). The
+// paths writable (noexec unless on the exec allowlist, or
+// AllowExecWritePaths), keeps protected paths read-only and hidden paths
+// empty wherever they are seen (their own path, inside Mounts, at host
+// bind mounts of the same subtree), shows Mounts, and gives the target a
+// fresh /tmp and /dev/shm (granted read-write, noexec; a grant, the
+// working directory or an executable under them stays visible there,
+// read-only, nosuid, nodev and noexec unless on the exec allowlist). The
 // host's mount table is never changed, and no mount point is made on a
 // host filesystem. Replacing cmd.SysProcAttr after WrapCommand drops the
 // namespaces: the child then refuses to start (exit 125) rather than mount
@@ -173,9 +175,8 @@ type wrapOptions struct {
 // steps (Plan.MountLayer), and, where namespaces are refused, why and the
 // remedy. See mountlayer_linux.go.
 //
-// With AllowSysVIPC the child half starts in the same new namespaces,
-// without mounts unless the Config needs the layer, for their private IPC
-// namespace: the program's System V segments, queues and semaphore sets
+// With AllowSysVIPC the child half starts in the same new namespaces
+// (the mount layer's, used by default), for their private IPC namespace: the program's System V segments, queues and semaphore sets
 // are its own, and the host's are out of its reach. Where namespaces are
 // unavailable it uses the host's, and [PlanFor] says so (sysv_ipc, not
 // enforced; Strict: an error).
@@ -209,7 +210,9 @@ type wrapOptions struct {
 // cmd.Args, cmd.Env, cmd.Dir and cmd.ExtraFiles now. Afterwards only
 // appending to cmd.Args (the arguments reach the target) and the fields
 // the child half passes through untouched (Stdin, Stdout, Stderr,
-// SysProcAttr, Cancel, WaitDelay) may change; but when the mount layer is
+// SysProcAttr, Cancel, WaitDelay) may change (with Strict, a stream set
+// before WrapCommand that is a host file has been replaced by a pipe:
+// see Config.Strict); but when the mount layer is
 // used WrapCommand has set SysProcAttr's clone flags, maps and ambient
 // capabilities: change its other fields, do not replace it (the child
 // would refuse to start). Replacing cmd.Args or
@@ -274,6 +277,9 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 	rc, err := resolve(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Strict {
+		strictStdio(cmd)
 	}
 	target, resolved, err := wrapTarget(cmd)
 	if err != nil {
@@ -508,6 +514,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 			opts.git.protected = pol.Layer.gitDirs
 		}
 		opts.git.spots = pol.Layer.gitSpots
+		opts.git.depth = pol.Layer.gitDepth()
 		opts.git.pin() // before the program can change what the paths name
 	}
 

@@ -402,7 +402,7 @@ func TestRunPlumbing(t *testing.T) {
 // fsFiles makes a workspace with a readable file and a secret outside.
 func fsFiles(t *testing.T) (ws, allowed, secret string) {
 	t.Helper()
-	base := t.TempDir()
+	base := hostDir(t)
 	ws = filepath.Join(base, "ws")
 	if err := os.Mkdir(ws, 0o777); err != nil {
 		t.Fatal(err)
@@ -412,6 +412,22 @@ func fsFiles(t *testing.T) (ws, allowed, secret string) {
 	os.WriteFile(allowed, []byte("allowed content\n"), 0o644)
 	os.WriteFile(secret, []byte("secret content\n"), 0o644)
 	return ws, allowed, secret
+}
+
+// hostDir is a t.TempDir outside /tmp and /dev/shm, which the mount layer
+// (used by default under WrapCommand and Run) replaces with private ones:
+// for a test whose files outside the grants must stay visible to the
+// target, so that what refuses them is Landlock (EACCES), not their
+// absence (ENOENT). It and its parent can be searched by every user.
+func hostDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(pick(dirExists("/var/tmp"), "/var/tmp", "/"), "sandbox-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	return dir
 }
 
 func TestWrapCatOutsideDenied(t *testing.T) {
@@ -442,7 +458,7 @@ func TestWrapCatOutsideDenied(t *testing.T) {
 func TestWrapFileReplacedByDirectory(t *testing.T) {
 	requireSandbox(t)
 	cat := need(t, "/bin/cat", "coreutils")
-	dir := t.TempDir()
+	dir := hostDir(t)
 	granted := filepath.Join(dir, "granted")
 	if err := os.WriteFile(granted, []byte("a file\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -484,7 +500,7 @@ func catDenied(t *testing.T, cmd *exec.Cmd, cat, path, what string) {
 func TestWrapDirectoryReplacedByFile(t *testing.T) {
 	requireSandbox(t)
 	cat := need(t, "/bin/cat", "coreutils")
-	granted := filepath.Join(t.TempDir(), "granted")
+	granted := filepath.Join(hostDir(t), "granted")
 	if err := os.Mkdir(granted, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -505,7 +521,7 @@ func TestWrapDirectoryReplacedByFile(t *testing.T) {
 func TestWrapRuleParentReplacedByFile(t *testing.T) {
 	requireSandbox(t)
 	cat := need(t, "/bin/cat", "coreutils")
-	parent := filepath.Join(t.TempDir(), "parent")
+	parent := filepath.Join(hostDir(t), "parent")
 	if err := os.MkdirAll(filepath.Join(parent, "granted"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -148,13 +148,19 @@ func TestDoctor(t *testing.T) {
 		case m.Enforced && !strings.Contains(out, "Mounts:     available"):
 			t.Errorf("text output lacks the mount layer's line:\n%s", out)
 		}
-		// Its Config needs no mount layer: WrapCommand and Run leave
-		// chmod and utimes of the user's own files outside the grants,
-		// and the report says so, in its own line (exit: degraded).
+		// The mount layer is used by default where it is available:
+		// WrapCommand and Run refuse chmod and utimes of the user's own
+		// files outside the grants there, and leave them where it is
+		// not, and the report says which, in its own line (exit:
+		// degraded only in the second case).
 		i := slices.IndexFunc(rep.Features, func(f sandbox.Enforcement) bool { return f.Feature == sandbox.FeatureMetadata })
-		if i < 0 || rep.Features[i].Scope != sandbox.ScopeCommand || rep.Features[i].Enforced ||
-			!strings.Contains(out, "file_metadata        NOT enforced  WrapCommand/Run: chmod and utimes by path") {
-			t.Errorf("doctor does not report WrapCommand/Run's file_metadata as not enforced first: %+v\n%s", rep.Features, out)
+		switch {
+		case i < 0 || rep.Features[i].Scope != sandbox.ScopeCommand:
+			t.Errorf("doctor does not report WrapCommand/Run's file_metadata first: %+v", rep.Features)
+		case m != nil && m.Enforced && (!rep.Features[i].Enforced || !strings.Contains(out, "file_metadata        enforced      WrapCommand/Run: everything outside the")):
+			t.Errorf("doctor does not report WrapCommand/Run's file_metadata as enforced by the mount layer: %+v\n%s", rep.Features[i], out)
+		case (m == nil || !m.Enforced) && (rep.Features[i].Enforced || !strings.Contains(out, "file_metadata        NOT enforced  WrapCommand/Run: chmod and utimes by path")):
+			t.Errorf("doctor does not report WrapCommand/Run's file_metadata as not enforced: %+v\n%s", rep.Features[i], out)
 		}
 	}
 }
@@ -360,10 +366,11 @@ func TestPlanDescribe(t *testing.T) {
 }
 
 // On Linux, plan, plan --describe and doctor name what WrapCommand and Run
-// leave of file metadata: without the mount layer chmod and utimes by path
-// of the user's own files outside the grants are not enforced (a line of
-// its own, before ApplySelf's enforced one); with --strict, which makes
-// them use the layer, they fail with EROFS where the layer is available.
+// do of file metadata, in a line of its own before ApplySelf's: where the
+// mount layer is available (used by default) chmod and utimes by path of
+// the user's own files outside the grants fail with EROFS, and elsewhere
+// they are not enforced (plan --describe lists the gap); --strict says the
+// same (and refuses where the layer is unavailable).
 func TestPlanMetadataPerEntryPoint(t *testing.T) {
 	if runtime.GOOS != "linux" || !sandbox.Probe().Active {
 		t.Skip("the file_metadata entry of WrapCommand/Run is Linux's (and needs an active sandbox)")
@@ -391,17 +398,6 @@ func TestPlanMetadataPerEntryPoint(t *testing.T) {
 		}
 		return out
 	}
-	got := lines()
-	if len(got) != 2 || !strings.HasPrefix(got[0], "file_metadata NOT enforced WrapCommand/Run: chmod and utimes by path") ||
-		!strings.HasPrefix(got[1], "file_metadata enforced ApplySelf: ") {
-		t.Errorf("plan's file_metadata lines %q; want WrapCommand/Run's not enforced, then ApplySelf's enforced", got)
-	}
-	var stdout, stderr strings.Builder
-	run([]string{"plan", "--rw", dir, "--describe"}, nil, &stdout, &stderr)
-	if !strings.Contains(stdout.String(), "- file_metadata: WrapCommand/Run: chmod and utimes by path of files the user owns outside the grants are NOT restricted") {
-		t.Errorf("plan --describe does not list the WrapCommand/Run gap:\n%s", stdout.String())
-	}
-	strict := lines("--strict")
 	p, err := sandbox.PlanFor(sandbox.Config{DenyWritePaths: []string{dir}})
 	if err != nil {
 		t.Fatal(err)
@@ -416,6 +412,17 @@ func TestPlanMetadataPerEntryPoint(t *testing.T) {
 	if !layer {
 		want = "file_metadata NOT enforced WrapCommand/Run: chmod and utimes by path of files the user owns outside the grants are NOT restricted (Landlock has no hook for them, and the mount-namespace layer is unavailable here"
 	}
+	got := lines()
+	if len(got) != 2 || !strings.HasPrefix(got[0], want) || !strings.HasPrefix(got[1], "file_metadata enforced ApplySelf: ") {
+		t.Errorf("plan's file_metadata lines %q; want the first to start %q (mount layer available: %v), then ApplySelf's enforced", got, want, layer)
+	}
+	var stdout, stderr strings.Builder
+	run([]string{"plan", "--rw", dir, "--describe"}, nil, &stdout, &stderr)
+	const gap = "- file_metadata: WrapCommand/Run: chmod and utimes by path of files the user owns outside the grants are NOT restricted"
+	if strings.Contains(stdout.String(), gap) == layer {
+		t.Errorf("plan --describe (mount layer available: %v) lists the WrapCommand/Run gap %v:\n%s", layer, !layer, stdout.String())
+	}
+	strict := lines("--strict")
 	if len(strict) != 2 || !strings.HasPrefix(strict[0], want) {
 		t.Errorf("plan --strict's file_metadata lines %q; want the first to start %q (mount layer available: %v)", strict, want, layer)
 	}

@@ -109,6 +109,9 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandbox run: %s created %s: its hooks and config are what the program wrote, and git runs them outside the sandbox the next time anyone works in %s (a shell prompt showing git status is enough): look at them (for a .git file, in the directory it names) before running git there\n",
 			fs.Arg(0), g, strings.TrimSuffix(g, "/.git"))
 	}
+	for _, f := range res.Findings {
+		fmt.Fprintf(stderr, "sandbox run: %s: %s: %s\n", f.Kind, f.Path, f.Detail)
+	}
 	for _, r := range res.Removed {
 		fmt.Fprintf(stderr, "sandbox run: removed %s, which %s created: a later git run in that repository would have taken hooks and config from where it pointed\n", r, fs.Arg(0))
 	}

@@ -39,9 +39,14 @@
 //     private /tmp), while the original tree is still fully visible.
 //  3. Every mount read-only and nosuid, recursively (mount_setattr).
 //  4. Private /tmp and /dev/shm: fresh tmpfs, unless a grant covers them.
+//     Paths kept visible there (Spec.Read) are attached, outermost first,
+//     and made read-only, nosuid, nodev, and noexec unless on the exec
+//     allowlist (recursively: their clones carry the host's flags).
 //  5. Write paths: their clones attached at their own path, read-only
 //     cleared, nosuid and nodev set, and noexec unless exec is granted.
 //  6. Mounts: each source's clone attached at its target.
+//     Steps 7 and 8 act at every view of a path too: inside each Mount
+//     whose source contains it, at each host alias (views.go).
 //  7. Pinned paths (a repository's .git): attached over themselves, still
 //     writable, so that as mount points they cannot be renamed or removed.
 //     Protected paths: their clones attached at their own path and made
@@ -87,7 +92,24 @@ type Spec struct {
 	// allowlist (or covered by it) and so stay executable.
 	Write []WritePath
 	// Read are the read paths: grants a private /tmp must keep visible.
+	// One kept visible there is attached with the flags it has outside:
+	// read-only (unless a write path covers it, which is attached after
+	// it), nosuid, nodev, and noexec unless Exec covers it.
 	Read []string
+	// Opaque are directories that must exist in a private /tmp or
+	// /dev/shm without showing anything of the host's: the working
+	// directory where no grant covers it. Each is an empty, read-only
+	// tmpfs of mode 0111 there (it can be entered, not listed or written;
+	// the private dir's own grant would otherwise let the sandbox read
+	// the host's directory). One with a Read or write path, a Mount's
+	// target or another Opaque path beneath it, or inside a Read or write
+	// path, is kept visible as a Read path instead (Build: opaque).
+	Opaque []string
+	// Exec are the paths on the exec allowlist (files or directories, and
+	// the executables that must stay executable): a Read path kept
+	// visible in a private /tmp or /dev/shm that lies inside one is not
+	// mounted noexec.
+	Exec []string
 	// DenyWrite stay read-only even inside write paths.
 	DenyWrite []string
 	// DenyRead are hidden: neither readable nor listable.
@@ -99,6 +121,10 @@ type Spec struct {
 	Pin []string
 	// Mounts show a host path at another path.
 	Mounts []Mount
+	// Aliases are the host's other mounts of trees that hold a
+	// DenyWrite, DenyRead or Pin path (see views.go): each is protected
+	// there too, where the sandbox could reach it.
+	Aliases []Alias
 	// PrivateTmp gives the sandbox its own /tmp and /dev/shm.
 	PrivateTmp bool
 	// Lookup says what a path is on the host, following symbolic links
@@ -290,11 +316,16 @@ func allPaths(s Spec) []string {
 		out = append(out, w.Path)
 	}
 	out = append(out, s.Read...)
+	out = append(out, s.Exec...)
+	out = append(out, s.Opaque...)
 	out = append(out, s.DenyWrite...)
 	out = append(out, s.DenyRead...)
 	out = append(out, s.Pin...)
 	for _, m := range s.Mounts {
 		out = append(out, m.Source, m.Target)
+	}
+	for _, a := range s.Aliases {
+		out = append(out, a.Path, a.At)
 	}
 	return out
 }
@@ -307,6 +338,10 @@ type builder struct {
 	// points beneath them may be created. shown are the paths where a
 	// host tree was attached since: beneath them, nothing is created.
 	tmpfs, shown []string
+	// mounts are the Mounts attached (a mount with a gap is not).
+	mounts []Mount
+	// pinned are the paths pinned so far.
+	pinned []string
 }
 
 func (b *builder) op(o Op) { b.plan.Ops = append(b.plan.Ops, o) }
@@ -407,7 +442,7 @@ func (b *builder) build() {
 	sort.SliceStable(writes, func(i, j int) bool { return depth(writes[i].Path) < depth(writes[j].Path) })
 	writeSlot := make([]int, len(writes))
 	for i, w := range writes {
-		writeSlot[i] = b.clone(w.Path, "write path")
+		writeSlot[i] = b.cloneResolved(w.Path, "write path")
 	}
 	var mounts []Mount
 	var mountSlot []int
@@ -418,22 +453,10 @@ func (b *builder) build() {
 			continue
 		}
 		mounts = append(mounts, m)
-		mountSlot = append(mountSlot, b.clone(m.Source, "source of the mount at "+m.Target))
+		mountSlot = append(mountSlot, b.cloneResolved(m.Source, "source of the mount at "+m.Target))
 	}
 	// Read paths beneath a private tmp dir must stay visible there too.
-	type kept struct {
-		path string
-		slot int
-		file bool
-	}
-	var keep []kept
-	for _, r := range s.Read {
-		for _, d := range tmpDirs {
-			if r != d && under(r, d) {
-				keep = append(keep, kept{r, b.clone(r, "read path inside private "+d), s.Lookup(r) == File})
-			}
-		}
-	}
+	keep := b.cloneKept(tmpDirs)
 
 	b.op(Op{Kind: OpSetAttr, Path: "/", Set: AttrRdonly | AttrNosuid, Recursive: true,
 		Why: "everything outside the write paths is read-only (chmod, chown, utimes, xattrs: EROFS)"})
@@ -443,9 +466,7 @@ func (b *builder) build() {
 		b.tmpfs = append(b.tmpfs, d)
 		b.plan.Tmp = append(b.plan.Tmp, d)
 	}
-	for _, k := range keep {
-		b.attach(Op{Path: k.path, Slot: k.slot, Create: b.inTmpfs(k.path), File: k.file, Why: "read path kept visible"})
-	}
+	b.attachKept(keep)
 
 	for i, w := range writes {
 		b.attach(Op{Path: w.Path, Slot: writeSlot[i], Create: b.inTmpfs(w.Path),
@@ -473,6 +494,7 @@ func (b *builder) build() {
 			continue
 		}
 		b.attach(Op{Path: m.Target, Slot: mountSlot[i], Create: create, File: file, Why: "mount of " + m.Source})
+		b.mounts = append(b.mounts, m)
 		set, clear := uint64(AttrNosuid|AttrNodev), uint64(0)
 		if m.Write {
 			clear |= AttrRdonly
@@ -485,39 +507,9 @@ func (b *builder) build() {
 		b.op(Op{Kind: OpSetAttr, Path: m.Target, Set: set, Clear: clear, Recursive: !m.Write, Why: "mount of " + m.Source})
 	}
 
-	for _, p := range s.Pin {
-		if !b.writable(p) || s.Resolve(p) != p {
-			continue // nothing to pin, or a link (reported with its protected paths)
-		}
-		slot := b.clone(p, "pinned path")
-		b.op(Op{Kind: OpAttach, Path: p, Slot: slot, Why: "pinned: stays writable, but as a mount point it cannot be renamed or removed"})
-	}
-
-	for _, p := range s.DenyWrite {
-		r, ok := b.denied("deny_write_paths", p, b.writable, "it cannot be kept read-only by a mount without making it on the host, so the sandbox can create it")
-		if !ok {
-			continue
-		}
-		slot := b.clone(r, "protected path")
-		b.op(Op{Kind: OpAttach, Path: r, Slot: slot, Why: "protected path"})
-		b.op(Op{Kind: OpSetAttr, Path: r, Set: AttrRdonly | AttrNosuid | AttrNodev, Recursive: true,
-			Why: "protected path: read-only, and as a mount point it cannot be renamed or removed"})
-		b.plan.Protected = append(b.plan.Protected, r)
-	}
-
-	for _, p := range s.DenyRead {
-		r, ok := b.denied("deny_read_paths", p, b.granted, "if the sandbox creates it inside a write path it can read it")
-		if !ok {
-			continue
-		}
-		if s.Lookup(r) == Dir {
-			b.op(Op{Kind: OpTmpfs, Path: r, Mode: 0, Set: AttrRdonly | AttrNosuid | AttrNodev | AttrNoexec,
-				Why: "hidden directory: an empty, read-only tmpfs of mode 000 (listing and reading fail with EACCES)"})
-		} else {
-			b.op(Op{Kind: OpMaskFile, Path: r, Why: "hidden file: opening it fails with EACCES (stat shows a character device)"})
-		}
-		b.plan.Hidden = append(b.plan.Hidden, r)
-	}
+	b.pinAll()
+	b.protectAll()
+	b.hideAll()
 }
 
 // denied resolves one deny path p and says whether it needs a mount: only
@@ -529,8 +521,16 @@ func (b *builder) build() {
 // read-only): as a mount point it can be neither replaced, renamed nor
 // removed, and still resolves as before. A path reached through a link
 // higher up is reported: the sandbox could replace that link.
+//
+// A path beneath a private tmp dir and outside every host tree attached
+// there is not in the sandbox's view at all (what the sandbox sees there
+// is its own tmpfs): it needs nothing, and r is still returned for its
+// views elsewhere.
 func (b *builder) denied(field, p string, needs func(string) bool, missing string) (string, bool) {
 	r := b.spec.Resolve(p)
+	if b.inTmpfs(p) {
+		return r, false
+	}
 	if r == "" {
 		if needs(p) {
 			b.gap(field, p, "does not exist: "+missing)

@@ -1,0 +1,112 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The walk's budget (made small here: the real one is 32,768 directories):
+// a workspace over it is not walked in full, and that is said, never
+// silently skipped: the plan's git_protection entry is not enforced and
+// names the directories not walked, Strict refuses to start the program,
+// and without Strict Run starts it and reports the part not walked as
+// Findings. A repository in the part walked is protected all the same.
+func TestGitWalkOverBudget(t *testing.T) {
+	if k := kernel(); k.abi < 1 || !k.seccomp {
+		t.Skipf("sandbox unavailable here: %s", k.abiReason)
+	}
+	if ns := namespaces(); !ns.ok {
+		t.Skipf("the mount-namespace layer is unavailable here: %s", ns.reason)
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		os.MkdirAll(filepath.Join(ws, fmt.Sprintf("d%02d", i), "below"), 0o755)
+	}
+	if out, err := exec.Command(git, "init", "-q", filepath.Join(ws, "d00")).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	saved := defaultGitWalkBudget
+	defaultGitWalkBudget = gitWalkBudget{dirs: 10, entries: 1000}
+	defer func() { defaultGitWalkBudget = saved }()
+
+	cfg := Config{AllowedWritePaths: []string{ws}}
+	plan, err := PlanFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entry *Enforcement
+	for i, f := range plan.Features {
+		if f.Feature == FeatureGitProtect && f.Scope == ScopeCommand {
+			entry = &plan.Features[i]
+		}
+	}
+	switch {
+	case entry == nil:
+		t.Fatalf("no git_protection entry: %+v", plan.Features)
+	case entry.Enforced || !strings.Contains(entry.Detail, "not walked") || !strings.Contains(entry.Detail, filepath.Join(ws, "d09")+",") ||
+		!strings.Contains(entry.Detail, filepath.Join(ws, "d00", ".git")):
+		t.Errorf("git_protection: %+v; want not enforced, naming d09 (not walked: the top and d00 to d08 are the 10 walked) and d00/.git (protected)", *entry)
+	}
+
+	strict := cfg
+	strict.Strict = true
+	if _, err := Run(context.Background(), strict, "/bin/true", nil, RunOptions{Dir: ws}); !errors.Is(err, ErrNotEnforced) {
+		t.Errorf("Strict Run over the walk's budget: %v, want ErrNotEnforced", err)
+	}
+	res, err := Run(context.Background(), cfg, "/bin/sh", []string{"-c", "echo x > " + filepath.Join(ws, "d00", ".git", "config")},
+		RunOptions{Dir: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode == 0 || !strings.Contains(string(res.Stderr), "Read-only file system") {
+		t.Errorf("writing d00/.git/config: exit %d %q; want EROFS (the part walked is protected)", res.ExitCode, res.Stderr)
+	}
+	var notWalked []string
+	for _, f := range res.Findings {
+		if f.Kind == FindingGitNotWalked {
+			notWalked = append(notWalked, f.Path)
+		}
+	}
+	if !slices.Contains(notWalked, filepath.Join(ws, "d09")) || len(notWalked) != gitNotWalkedNamed {
+		t.Errorf("%s findings %q; want %s among them, and %d (those named at the start, once)", FindingGitNotWalked, notWalked, filepath.Join(ws, "d09"), gitNotWalkedNamed)
+	}
+}
+
+// The per-spawn budget of protected repositories: past gitMaxRepos (or
+// gitMountBudget mounts), the rest are skipped, shallowest first kept.
+func TestChooseGitReposBudget(t *testing.T) {
+	var cands []gitCandidate
+	for i := range gitMaxRepos + 3 {
+		d := fmt.Sprintf("/ws/r%03d", i)
+		cands = append(cands, gitCandidate{dir: d, protect: []string{d + "/.git/hooks", d + "/.git/config"}, pin: []string{d + "/.git"}})
+	}
+	c := chooseGitRepos(cands, []string{"/ws"})
+	if len(c.dotgits) != gitMaxRepos || len(c.skipped) != 3 || c.skipped[0] != fmt.Sprintf("/ws/r%03d", gitMaxRepos) {
+		t.Errorf("%d protected, skipped %q; want %d and the last 3", len(c.dotgits), c.skipped, gitMaxRepos)
+	}
+	// Mounts: one repository with many submodules takes the budget.
+	big := gitCandidate{dir: "/ws/big", pin: []string{"/ws/big/.git"}}
+	for i := range gitMountBudget {
+		big.protect = append(big.protect, fmt.Sprintf("/ws/big/.git/modules/m%d/hooks", i))
+	}
+	c = chooseGitRepos([]gitCandidate{cands[0], big, cands[1]}, []string{"/ws"})
+	if !slices.Equal(c.skipped, []string{"/ws/big"}) || len(c.dotgits) != 2 {
+		t.Errorf("skipped %q, protected %q; want only /ws/big skipped", c.skipped, c.dotgits)
+	}
+}
