@@ -354,6 +354,12 @@ func egressControl(rc *resolvedConfig, proxy string, timeout time.Duration) Prob
 	ep := rc.connect[0]
 	r := ProbeResult{Name: "control_egress", Target: ep.String() + " via " + proxy}
 	c, err := net.DialTimeout("tcp", proxy, timeout)
+	if errors.Is(err, syscall.EACCES) {
+		// The program's own Landlock domain (ApplySelf inside
+		// WrapCommand, as the seeds' Agent does) may leave the proxy's
+		// port out: the transparent path is the one in force then.
+		return transparentControl(rc, timeout)
+	}
 	if err != nil {
 		r.Status, r.Error = ProbeFailed, "must be allowed: connect to the proxy: "+err.Error()
 		return r

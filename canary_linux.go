@@ -279,7 +279,10 @@ func probeUDP(rc *resolvedConfig) ProbeResult {
 	}
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err == nil {
-		unix.Close(fd)
+		// Allowed: only the egress layer's namespace may allow it
+		// (canary_udp_linux.go).
+		defer unix.Close(fd)
+		return udpContainment(fd)
 	}
 	return outcome("udp", "socket(AF_INET, SOCK_DGRAM)", errOp("socket", err), syscall.EPERM)
 }

@@ -41,9 +41,12 @@ type Config struct {
 	// is "*" (or empty) for any host, "localhost", an IP literal, or a DNS
 	// name. Linux's Landlock filters ports, not hosts: under WrapCommand and
 	// Run, a list of hosts only (no "*") is enforced by a network namespace
-	// with only loopback and a proxy the caller serves (see [Egress]), where
-	// namespaces are available; elsewhere, and under ApplySelf, the host part
-	// is reported as not enforced (see [PlanFor]).
+	// with only loopback, in which the caller relays every direct TCP
+	// connection to a listed host and port and answers DNS for the listed
+	// names (any client, as it dials), and serves a proxy for proxy-aware
+	// clients (see [Egress] and [EgressTransparent]), where namespaces are
+	// available; elsewhere, and under ApplySelf, the host part is reported
+	// as not enforced (see [PlanFor]).
 	AllowedTCPConnect []string `json:"allowed_tcp_connect,omitempty"`
 
 	// AllowedTCPBind lists local TCP ports the process may bind (listen on).
@@ -398,6 +401,10 @@ type resolvedConfig struct {
 	// program (RunOptions.TTY), which the profile lets it use as one
 	// (seatbelt.Policy.Terminal); "" otherwise, and always for WrapCommand.
 	terminal string
+	// resolver, on Linux under WrapCommand and Run with the egress
+	// layer's transparent path, is the generated resolv.conf shown at
+	// resolverAt (/etc/resolv.conf, resolved) by the mount layer.
+	resolver, resolverAt string
 }
 
 // resolve validates cfg. It touches the filesystem only to resolve symlinks

@@ -8,16 +8,25 @@ import (
 	"weak"
 )
 
-// DeniedRequest is one network request the egress proxy of a sandbox
+// DeniedRequest is one network request the egress layer of a sandbox
 // refused (see [Egress]): a host and port not on Config.AllowedTCPConnect,
 // an allowed name that resolved only to the caller's own or internal
 // addresses (DNS rebinding), a request the proxy could not read, or one
 // past the proxy's bounds (the caller serves the proxy, outside the
-// program's limits, so a program's requests may cost it only so much).
+// program's limits, so a program's requests may cost it only so much); on
+// the transparent path (EgressTransparent) also a direct connection to an
+// allowed port at an address no entry names (reset), and a DNS lookup of a
+// name not on the list (NXDOMAIN). A connection to a port not on the list
+// is refused by Landlock in the kernel and never reaches the caller: it is
+// not listed.
 type DeniedRequest struct {
 	Time time.Time `json:"time"`
 	// Protocol is "http" (an absolute-URI request), "connect" (HTTP
-	// CONNECT), "socks5", "socks4", or "" when the request was unreadable.
+	// CONNECT), "socks5", "socks4", "" when the request was unreadable;
+	// "tcp" (a direct connection on the transparent path: Host is the
+	// address dialled, or the allowed name it was relayed as when the
+	// rebinding filter refused that name's addresses) or "dns" (a lookup
+	// the caller's resolver refused: Host is the name, Port 0).
 	Protocol string `json:"protocol"`
 	// Host is the host as requested (lower case, canonical), "" when
 	// unreadable. It comes from the confined program: print it as text,
@@ -36,13 +45,15 @@ type DeniedRequest struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// Egress is the network egress proxy of one sandboxed command: when
+// Egress is the network egress of one sandboxed command: when
 // Config.AllowedTCPConnect names hosts (DNS names, localhost, IP literals;
 // not "*"), WrapCommand and Run on Linux start the program in a network
-// namespace of its own that has nothing but a loopback interface, and a
-// proxy that the caller serves, outside the sandbox, checks every request
-// the program makes against the allowlist (see PlanFor's tcp_connect_host
-// and [Plan].Egress, and the README's "Network egress by host name").
+// namespace of its own that has nothing but a loopback interface, and the
+// caller, outside the sandbox, checks every connection the program makes
+// against the allowlist: direct connections and DNS lookups on the
+// transparent path (EgressTransparent), requests to its proxy (see
+// PlanFor's tcp_connect_host and [Plan].Egress, docs/egress.md, and the
+// README's "Network egress by host name").
 //
 // Run manages its proxy itself and returns the refused requests in
 // RunResult.DeniedRequests. A caller of WrapCommand gets the proxy with
@@ -78,7 +89,9 @@ type egressImpl interface {
 
 // Addr is the proxy's address as the program sees it, inside its own
 // network namespace ("127.0.0.1:PORT"; the program's HTTP_PROXY,
-// HTTPS_PROXY and ALL_PROXY name it).
+// HTTPS_PROXY and ALL_PROXY name it), or "" when there is no proxy. The
+// transparent path (Plan.Egress.Mode EgressTransparent) keeps the proxy
+// beside it for proxy-aware clients.
 func (e *Egress) Addr() string { return e.addr }
 
 // Denied returns the requests refused so far, oldest first (at most the

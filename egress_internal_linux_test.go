@@ -48,6 +48,15 @@ func TestEgressPlanAsData(t *testing.T) {
 	}
 
 	defer avail(true)()
+	tavail := func(ok bool) {
+		transparentAvailable = func() (bool, string) {
+			if ok {
+				return true, ""
+			}
+			return false, "the transparent path is unavailable here: no IPv6 (test)"
+		}
+	}
+	defer func(old func() (bool, string)) { transparentAvailable = old }(transparentAvailable)
 	for _, c := range []struct {
 		name    string
 		connect []string
@@ -55,14 +64,21 @@ func TestEgressPlanAsData(t *testing.T) {
 		mode    string // "" for no Plan.Egress
 		port    uint16
 		reason  string
+		noTrans bool     // the transparent path's probe fails
+		ports   []uint16 // the transparent path's
 	}{
-		{"no TCP", nil, nil, "", 0, ""},
-		{"port only", []string{"*:443"}, nil, "", 0, ""},
-		{"hosts", []string{"example.com:443", "localhost:8080", "192.0.2.1:22"}, nil, EgressProxy, 3128, ""},
-		{"proxy port bindable", []string{"example.com:443"}, []uint16{3128, 3129}, EgressProxy, 3130, ""},
-		{"mixed", []string{"example.com:443", "*:80"}, nil, EgressPortOnly, 0, "*:80"},
+		{name: "no TCP"},
+		{name: "port only", connect: []string{"*:443"}},
+		{name: "hosts", connect: []string{"example.com:443", "localhost:8080", "192.0.2.1:22"}, mode: EgressTransparent, port: 3128, ports: []uint16{22, 443, 8080}},
+		{name: "proxy port bindable", connect: []string{"example.com:443"}, bind: []uint16{3128, 3129}, mode: EgressTransparent, port: 3130, ports: []uint16{443}},
+		{name: "proxy port is a destination", connect: []string{"example.com:3128", "127.0.0.1:3129"}, mode: EgressTransparent, port: 3130, ports: []uint16{3128, 3129}},
+		{name: "transparent path unavailable", connect: []string{"example.com:443"}, mode: EgressProxy, port: 3128, noTrans: true, reason: "no IPv6 (test)"},
+		{name: "a destination port also bound", connect: []string{"localhost:8080"}, bind: []uint16{8080}, mode: EgressProxy, port: 3128,
+			reason: "port 8080 is both an allowed destination and a port the program may bind"},
+		{name: "mixed", connect: []string{"example.com:443", "*:80"}, mode: EgressPortOnly, reason: "*:80"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			tavail(!c.noTrans)
 			e, p := plan(t, Config{AllowedTCPConnect: c.connect, AllowedTCPBind: c.bind})
 			f, hasF := feature(p)
 			switch {
@@ -72,9 +88,15 @@ func TestEgressPlanAsData(t *testing.T) {
 				}
 			case p.Egress == nil || p.Egress.Mode != c.mode:
 				t.Errorf("Plan.Egress %+v, want mode %s", p.Egress, c.mode)
-			case c.mode == EgressProxy:
+			case c.mode == EgressProxy || c.mode == EgressTransparent:
 				if !e.on || e.port != c.port || p.Egress.Proxy != "127.0.0.1:"+strconv.Itoa(int(c.port)) || !f.Enforced || f.Scope != ScopeCommand {
-					t.Errorf("proxy mode: on %v port %d, Plan.Egress %+v, feature %+v", e.on, e.port, p.Egress, f)
+					t.Errorf("%s mode: on %v port %d, Plan.Egress %+v, feature %+v", c.mode, e.on, e.port, p.Egress, f)
+				}
+				if !slices.Equal(e.transparent, c.ports) || !strings.Contains(p.Egress.Reason, c.reason) || !strings.Contains(f.Detail, c.reason) {
+					t.Errorf("%s mode: transparent ports %v (want %v), reason %q, detail %q; want the reason %q", c.mode, e.transparent, c.ports, p.Egress.Reason, f.Detail, c.reason)
+				}
+				if c.mode == EgressTransparent && (!strings.Contains(f.Detail, "refused by Landlock (EACCES)") || !strings.Contains(p.Egress.Clients, "every TCP client")) {
+					t.Errorf("transparent mode: the plan must say which clients work and that other ports never reach the caller: %q, %q", f.Detail, p.Egress.Clients)
 				}
 			default:
 				if e.on || f.Enforced || f.Scope != ScopeCommand || !strings.Contains(p.Egress.Reason, c.reason) || !strings.Contains(f.Detail, c.reason) {
@@ -83,6 +105,37 @@ func TestEgressPlanAsData(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("inbound", func(t *testing.T) {
+		tavail(true)
+		for _, c := range []struct {
+			bind  []uint16
+			root  bool
+			ports []uint16
+			why   string
+		}{
+			{[]uint16{8080, 0}, true, []uint16{8080}, "port 0"},
+			{[]uint16{8080}, false, nil, "non-root caller cannot enter"},
+			{nil, true, nil, ""},
+		} {
+			ports, why := inboundPorts(c.bind, c.root)
+			if !slices.Equal(ports, c.ports) || !strings.Contains(why, c.why) || (c.why == "") != (why == "") {
+				t.Errorf("inboundPorts(%v, root %v): %v %q; want %v and %q", c.bind, c.root, ports, why, c.ports, c.why)
+			}
+		}
+		e, p := plan(t, Config{AllowedTCPConnect: []string{"example.com:443"}, AllowedTCPBind: []uint16{8080}})
+		want := "not from the caller's loopback"
+		if len(e.inbound) > 0 {
+			want = "the caller listens on 127.0.0.1 at ports 8080"
+		}
+		found := false
+		for _, f := range p.Features {
+			found = found || f.Feature == FeatureTCPBind && f.Scope == ScopeCommand && strings.Contains(f.Detail, want)
+		}
+		if !found {
+			t.Errorf("no tcp_bind entry for WrapCommand/Run saying %q: %+v", want, p.Features)
+		}
+	})
 
 	t.Run("describe", func(t *testing.T) {
 		// PlanFor's plan: the WrapCommand/Run entry first, which

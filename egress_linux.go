@@ -52,6 +52,16 @@ type egressPlan struct {
 	on    bool
 	port  uint16
 	allow *egress.Allowlist
+	// transparent: the ports of the transparent path (see
+	// egress_transparent_linux.go), when it is used; else tnote says why
+	// not (the proxy alone then serves the program).
+	transparent []uint16
+	tnote       string
+	bind        []uint16 // the Config's bind ports
+	// inbound: the bind ports the caller serves on its own loopback
+	// (inboundPorts); inNote why the rest are not.
+	inbound []uint16
+	inNote  string
 	// Otherwise why not, and the remedy (hosts fall back to port rules).
 	reason, hint string
 }
@@ -96,9 +106,12 @@ func egressPlanFor(rc *resolvedConfig) egressPlan {
 	}
 	e.on, e.allow = true, allow
 	e.port = egressPortBase
-	for slices.Contains(rc.bind, e.port) {
+	for slices.Contains(rc.bind, e.port) || slices.ContainsFunc(rc.connect, func(ep Endpoint) bool { return ep.Port == e.port }) {
 		e.port++
 	}
+	e.transparent, e.tnote = transparentPorts(rc)
+	e.bind = rc.bind
+	e.inbound, e.inNote = inboundPorts(rc.bind, os.Geteuid() == 0)
 	return e
 }
 
@@ -115,11 +128,15 @@ func (e egressPlan) feature() (Enforcement, bool) {
 		return Enforcement{}, false
 	}
 	list := strings.Join(e.hosts, ", ")
+	if e.on && len(e.transparent) > 0 {
+		return Enforcement{Feature: FeatureTCPHost, Scope: ScopeCommand, Enforced: true, Detail: e.transparentDetail()}, true
+	}
 	if e.on {
 		return Enforcement{Feature: FeatureTCPHost, Scope: ScopeCommand, Enforced: true,
 			Detail: "WrapCommand/Run: a network namespace with only loopback, and a proxy served by the caller at " + e.addr().String() +
 				" (HTTP CONNECT, absolute-URI HTTP, SOCKS5 with host names) that allows only " + list +
-				" and refuses names that resolve to loopback, private or link-local addresses; programs that ignore the proxy variables cannot connect anywhere"}, true
+				" and refuses names that resolve to loopback, private or link-local addresses; programs that ignore the proxy variables cannot connect anywhere" +
+				" (the transparent path for every client is not used: " + e.tnote + ")"}, true
 	}
 	return Enforcement{Feature: FeatureTCPHost, Scope: ScopeCommand,
 		Detail: "WrapCommand/Run: host names are not enforced: " + e.reason, Hint: e.hint}, true
@@ -141,6 +158,9 @@ func (e egressPlan) addTo(plan *Plan) {
 		i = len(plan.Features)
 	}
 	plan.Features = slices.Insert(plan.Features, i, f)
+	if in, ok := e.inboundFeature(); ok && plan.Available {
+		plan.Features = append(plan.Features, in)
+	}
 	plan.Egress = e.out()
 	plan.Network = append(plan.Network, e.networkLines()...)
 }
@@ -150,8 +170,12 @@ func (e egressPlan) out() *EgressPlan {
 	if len(e.hosts) == 0 {
 		return nil
 	}
+	if e.on && len(e.transparent) > 0 {
+		return &EgressPlan{Mode: EgressTransparent, Proxy: e.addr().String(), Hosts: e.hosts, Clients: transparentClients}
+	}
 	if e.on {
-		return &EgressPlan{Mode: EgressProxy, Proxy: e.addr().String(), Hosts: e.hosts}
+		return &EgressPlan{Mode: EgressProxy, Proxy: e.addr().String(), Hosts: e.hosts, Reason: e.tnote,
+			Clients: "only clients that use the proxy variables; every other connection fails (nothing else is reachable)"}
 	}
 	return &EgressPlan{Mode: EgressPortOnly, Hosts: e.hosts, Reason: e.reason}
 }
@@ -174,6 +198,12 @@ type egressProc struct {
 
 	mu         sync.Mutex
 	childClose bool
+	// resolvDir holds the generated resolv.conf (the transparent path):
+	// removed at close.
+	resolvDir string
+	// inbound are the caller's listeners for the program's ports
+	// (egressPlan.inbound, in order): closed at close.
+	inbound []net.Listener
 }
 
 // startEgress makes the proxy of plan e and the handoff channel; the
@@ -190,6 +220,12 @@ func startEgress(e egressPlan) (*egressProc, error) {
 		return nil, err
 	}
 	g := &egressProc{addr: e.addr().String(), proxy: p, parentEnd: parentEnd, childEnd: childEnd, done: make(chan struct{})}
+	if g.inbound, err = listenInbound(e.inbound); err != nil {
+		p.Close()
+		parentEnd.Close()
+		childEnd.Close()
+		return nil, err
+	}
 	go func() {
 		defer close(g.done)
 		// No timeout: the wait ends when the child sends, when it dies
@@ -198,15 +234,16 @@ func startEgress(e egressPlan) (*egressProc, error) {
 		// A failure (the child died before its network step, or close)
 		// needs no report here: Run reports the child's own failure,
 		// and the program never started.
-		l, err := egress.ReceiveListener(parentEnd, 1<<62)
+		h, err := egress.ReceiveSockets(parentEnd, 1<<62, e.transparent)
 		if err != nil {
+			closeAll(g.inbound)
 			return
 		}
 		// The caller's copy of the child's end stays open until Run
 		// closes it after Start, or until close: under WrapCommand,
 		// cmd.Start may still be reading it here (the child runs
 		// before Start returns).
-		p.Serve(l) // returns at close (ErrClosed), and closes l
+		serveHandoff(p, h, g.inbound, e.inbound) // returns at close, and closes every socket
 	}()
 	return g, nil
 }
@@ -249,6 +286,10 @@ func (g *egressProc) close() error {
 	g.proxy.Close() // a Serve that began after the first Close returned at once; wait for it anyway
 	g.closeChildEnd()
 	g.parentEnd.Close()
+	closeAll(g.inbound)
+	if g.resolvDir != "" {
+		os.RemoveAll(g.resolvDir)
+	}
 	return nil
 }
 
@@ -274,6 +315,17 @@ func (e egressPlan) networkLines() []string {
 	switch {
 	case len(e.hosts) == 0:
 		return nil
+	case e.on && len(e.transparent) > 0:
+		ports := []string{strconv.Itoa(int(e.port)) + " (the proxy)"}
+		for _, p := range e.transparent {
+			ports = append(ports, strconv.Itoa(int(p)))
+		}
+		return []string{
+			"WrapCommand/Run: network namespace with only lo, every address local; the caller relays direct connections to " + strings.Join(e.hosts, ", ") +
+				", answers DNS (UDP port 53, any address) for those names, and serves the proxy " + e.addr().String(),
+			"WrapCommand/Run: Landlock connect only to ports " + strings.Join(ports, ", ") + " inside the namespace; other ports: EACCES in the kernel, never reaching the caller (not reported)",
+			"WrapCommand/Run: UDP sockets allowed (seccomp); UDP reaches nothing but the caller's resolver",
+		}
 	case e.on:
 		return []string{
 			"WrapCommand/Run: network namespace with only lo; proxy " + e.addr().String() + " (served by the caller) allows " + strings.Join(e.hosts, ", "),
@@ -308,7 +360,12 @@ func netNamespaces() (ok bool, reason, hint string) {
 	return netProbed.ok, netProbed.reason, netProbed.hint
 }
 
-func probeNetNamespace() nsState {
+func probeNetNamespace() nsState { return probeNetStep(nil) }
+
+// probeNetStep runs the network step with the transparent ports given
+// (none: the proxy's listener only) in a throwaway namespace, and receives
+// what it hands over.
+func probeNetStep(transparent []uint16) nsState {
 	parentEnd, childEnd, err := egress.SocketPair()
 	if err != nil {
 		return nsState{reason: "probe: " + err.Error()}
@@ -316,12 +373,12 @@ func probeNetNamespace() nsState {
 	defer parentEnd.Close()
 	p := &trampoline.Payload{Path: "/", FirstFD: 3, ErrFD: 3,
 		Flags: trampoline.FlagNamespaces | trampoline.FlagProbe,
-		Net:   trampoline.NetStep{FD: 4, Port: egressPortBase}}
+		Net:   trampoline.NetStep{FD: 4, Port: egressPortBase, Transparent: transparent}}
 	var lerr error
 	pr, err := runProbe("network-namespace-probe", p, true, []*os.File{childEnd}, func() {
-		var l net.Listener
-		if l, lerr = egress.ReceiveListener(parentEnd, 30*time.Second); lerr == nil {
-			l.Close()
+		var h *egress.Handoff
+		if h, lerr = egress.ReceiveSockets(parentEnd, 30*time.Second, transparent); lerr == nil {
+			h.Close()
 		}
 	})
 	switch {

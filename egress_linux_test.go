@@ -112,7 +112,7 @@ func requireEgress(t *testing.T, cfg sandbox.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Egress == nil || p.Egress.Mode != sandbox.EgressProxy {
+	if p.Egress == nil || p.Egress.Mode != sandbox.EgressProxy && p.Egress.Mode != sandbox.EgressTransparent {
 		t.Skipf("host names are not enforced by a namespace and proxy here: %+v", p.Egress)
 	}
 }
@@ -323,6 +323,7 @@ type netView struct {
 	Routes6    []string // devices of the IPv6 routes
 	Proxy      string   // HTTP_PROXY
 	CallerErr  int      // errno of a raw connect to the caller's loopback server
+	CallerRead int      // errno of a read on that connection when it was made (0: end of file)
 	ProxyErr   int      // errno of a raw connect to the proxy
 	OtherErr   int      // errno of a raw connect to a loopback port of the namespace
 }
@@ -354,7 +355,7 @@ func init() {
 			defer syscall.Close(fd)
 			return int(rawsys.Errno(syscall.Connect(fd, &syscall.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()})))
 		}
-		v.CallerErr = connect(args[0])
+		v.CallerErr, v.CallerRead = connectRead(args[0])
 		v.ProxyErr = connect(strings.TrimPrefix(v.Proxy, "http://"))
 		v.OtherErr = connect("127.0.0.1:1")
 		json.NewEncoder(os.Stdout).Encode(v)
@@ -362,10 +363,30 @@ func init() {
 	}
 }
 
+// connectRead connects to addr with a raw socket and, when that works,
+// reads once (at most 10 s): the errnos of both.
+func connectRead(addr string) (int, int) {
+	ap := netip.MustParseAddrPort(addr)
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return int(rawsys.Errno(err)), 0
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Connect(fd, &syscall.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}); err != nil {
+		return int(rawsys.Errno(err)), 0
+	}
+	syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &syscall.Timeval{Sec: 10})
+	_, err = syscall.Read(fd, make([]byte, 1))
+	return 0, int(rawsys.Errno(err))
+}
+
 // TestEgressNamespace: the program's namespace has lo and nothing else, no
-// route, and the proxy variables; a raw connect reaches the proxy and
-// nothing else (the caller's loopback server is refused by Landlock before
-// the namespace's emptiness even matters).
+// route off it, and the proxy variables; a raw connect reaches the proxy,
+// and no other port (Landlock). With the transparent path, a raw connect
+// to the caller's loopback server's address and an allowed port is taken
+// by the caller's listener and reset: 127.0.0.1 is no rule's address, and
+// the only name that resolves there (rebind.example.test) is refused by
+// the rebinding filter.
 func TestEgressNamespace(t *testing.T) {
 	w := newEgressWorld(t)
 	cfg := w.cfg()
@@ -401,8 +422,16 @@ func TestEgressNamespace(t *testing.T) {
 	if abi := sandbox.Probe().Version; abi < 4 {
 		want, why = syscall.ECONNREFUSED, fmt.Sprintf("Landlock ABI %d cannot restrict ports: the namespace's own lo, where nothing listens there", abi)
 	}
-	if e := syscall.Errno(v.CallerErr); e != want {
-		t.Errorf("raw connect to the caller's loopback server %s: %v, want %v (%s)", w.plainReal, e, want, why)
+	switch {
+	case p.Egress.Mode == sandbox.EgressTransparent:
+		if v.CallerErr != 0 || syscall.Errno(v.CallerRead) != syscall.ECONNRESET {
+			t.Errorf("raw connect to %s (an allowed port) and read: %v, %v; want the caller's listener to take it and reset it", w.plainReal, syscall.Errno(v.CallerErr), syscall.Errno(v.CallerRead))
+		}
+		if d := lastDenied(t, res); d.Protocol != "tcp" || d.Host != "rebind.example.test" || d.Reason != "non-public-address" {
+			t.Errorf("the refused connection's report: %+v", d)
+		}
+	case syscall.Errno(v.CallerErr) != want:
+		t.Errorf("raw connect to the caller's loopback server %s: %v, want %v (%s)", w.plainReal, syscall.Errno(v.CallerErr), want, why)
 	}
 	if e := syscall.Errno(v.OtherErr); e != want {
 		t.Errorf("raw connect to 127.0.0.1:1: %v, want %v (%s)", e, want, why)
@@ -662,6 +691,13 @@ func TestEgressCanary(t *testing.T) {
 				t.Errorf("network probe on Landlock ABI %d: %+v, want skipped", abi, p)
 			} else {
 				t.Logf("network probe skipped on Landlock ABI %d: %s", abi, p.Error)
+			}
+			// UDP: allowed for the resolver with the transparent path,
+			// and then proven contained; denied by seccomp otherwise.
+			if p := got["udp"]; p.Status != sandbox.ProbeBlocked {
+				t.Errorf("udp probe: %+v, want blocked", p)
+			} else if pl, _ := sandbox.PlanFor(cfg); pl.Egress.Mode == sandbox.EgressTransparent && !strings.HasPrefix(p.Error, "contained:") {
+				t.Errorf("udp probe with the transparent path: %+v, want contained", p)
 			}
 			if p := got["control_egress"]; p.Status != c.want {
 				t.Errorf("control_egress: %+v, want %s", p, c.want)

@@ -176,6 +176,9 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 		exec := slices.ContainsFunc(execs, func(e ResolvedPath) bool { return isUnder(e.Resolved, m.At) || isUnder(m.At, e.Resolved) })
 		spec.Mounts = append(spec.Mounts, mountns.Mount{Source: m.Path, Target: m.At, Write: m.Write, Exec: exec})
 	}
+	if rc.resolver != "" {
+		spec.Mounts = append(spec.Mounts, mountns.Mount{Source: rc.resolver, Target: rc.resolverAt})
+	}
 	spec.DenyWrite = slices.Clone(rc.denyWrite)
 	spec.DenyRead = slices.Clone(rc.denyRead)
 	for _, p := range gitProtect {
@@ -267,6 +270,9 @@ func layerNeeds(rc *resolvedConfig, git []string) []string {
 	}
 	if len(rc.mounts) > 0 {
 		needs = append(needs, "mounts")
+	}
+	if rc.resolver != "" {
+		needs = append(needs, "the egress resolver (a generated "+rc.resolverAt+")")
 	}
 	if len(git) > 0 {
 		needs = append(needs, "git protection of "+strings.Join(git, ", "))

@@ -40,8 +40,10 @@ import (
 // caller's child has it. An unprivileged caller's child has every
 // capability in its user namespace until execve, which keeps only ambient
 // ones: CAP_SYS_ADMIN (the mounts), CAP_SETPCAP (so that the child half's
-// capability drop can empty the bounding set too) and CAP_NET_ADMIN with
-// net (bringing up loopback) are made ambient, and the child half drops
+// capability drop can empty the bounding set too) and, with net,
+// CAP_NET_ADMIN (bringing up loopback, the transparent path's routes) and
+// CAP_NET_BIND_SERVICE (its listeners on allowed ports below 1024 and the
+// resolver's socket on port 53) are made ambient, and the child half drops
 // them all before the target runs. A root caller whose SysProcAttr.
 // Credential makes the child another user gets the same ambient set (in
 // the host's user namespace, as a root child has them anyway; the same
@@ -68,7 +70,7 @@ func nsAttr(base *syscall.SysProcAttr, net, pid bool) (*syscall.SysProcAttr, err
 	}
 	caps := []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
 	if net {
-		caps = append(caps, unix.CAP_NET_ADMIN)
+		caps = append(caps, unix.CAP_NET_ADMIN, unix.CAP_NET_BIND_SERVICE)
 	}
 	uid, gid := os.Geteuid(), os.Getegid()
 	if uid == 0 {

@@ -102,13 +102,20 @@ type Plan struct {
 // EgressPlan is how the host names of Config.AllowedTCPConnect are
 // enforced under WrapCommand and Run (see [Egress]).
 type EgressPlan struct {
-	Mode string `json:"mode"` // EgressProxy or EgressPortOnly
+	Mode string `json:"mode"` // EgressTransparent, EgressProxy or EgressPortOnly
 	// Proxy is the proxy's address as the program sees it, inside its
-	// network namespace (EgressProxy only).
+	// network namespace (EgressTransparent and EgressProxy; "" when
+	// there is none).
 	Proxy string   `json:"proxy,omitempty"`
 	Hosts []string `json:"hosts"` // the host entries, "host:port"
-	// Reason says, for EgressPortOnly, why host names are not enforced.
+	// Reason says, for EgressPortOnly, why host names are not enforced;
+	// for EgressProxy under a namespace that could have the transparent
+	// path, why it does not.
 	Reason string `json:"reason,omitempty"`
+	// Clients says which clients reach the allowed hosts: with
+	// EgressTransparent every TCP client as it dials; with EgressProxy
+	// only clients that use the proxy variables.
+	Clients string `json:"clients,omitempty"`
 }
 
 // EgressPlan.Mode values.
@@ -116,6 +123,12 @@ const (
 	// EgressProxy: a network namespace with only loopback, and a proxy
 	// the caller serves that allows only the listed hosts.
 	EgressProxy = "namespace+proxy"
+	// EgressTransparent: a network namespace with only loopback in which
+	// every address is local; the caller relays each direct TCP connection
+	// to an allowed host and port (any client, as it dials), answers DNS
+	// for the allowed names, and serves the proxy too (Proxy is its
+	// address) for clients that use it.
+	EgressTransparent = "namespace+transparent"
 	// EgressPortOnly: Landlock's port rules; any host on those ports.
 	EgressPortOnly = "port-only"
 )

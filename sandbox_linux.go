@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,6 +105,14 @@ func planPlatform(rc *resolvedConfig) Plan {
 	// (their default).
 	pol := buildLinuxPolicy(rc, k.abi, "/proc/self", nil).forSelf()
 	cwd, _ := os.Getwd()
+	eplan := egressPlanFor(rc)
+	if len(eplan.transparent) > 0 {
+		// The resolv.conf WrapCommand would generate, planned with
+		// the host's as its stand-in source: nothing is written.
+		if at, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil {
+			rc.resolver, rc.resolverAt = at, at
+		}
+	}
 	pol.Layer = newMountLayer(rc, nil, cwd)
 	if rc.cfg.AllowSysVIPC {
 		ns := namespaces()
@@ -112,7 +121,7 @@ func planPlatform(rc *resolvedConfig) Plan {
 	plan := withArtefacts(linuxPlan(rc, pol, k.seccomp, k.abiReason), pol)
 	// Host names: ApplySelf's entry is linuxPlan's; WrapCommand's and
 	// Run's is the egress layer's.
-	egressPlanFor(rc).addTo(&plan)
+	eplan.addTo(&plan)
 	plan.ChildHalf = childHalfLine()
 	if pol.Layer.used() {
 		plan.MountLayer = pol.Layer.plan.Lines()

@@ -311,6 +311,21 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 	} else if abs, err := filepath.Abs(cwd); err == nil {
 		cwd = abs
 	}
+	eplan := egressPlanFor(rc)
+	var resolvDir string
+	if len(eplan.transparent) > 0 {
+		// The program's resolver asks the caller's, on a loopback
+		// address (egress_transparent_linux.go); removed at the
+		// egress's close, or below if WrapCommand fails.
+		if resolvDir, err = withResolvConf(rc); err != nil {
+			return nil, fmt.Errorf("sandbox: WrapCommand: %w", err)
+		}
+		defer func() {
+			if err != nil {
+				os.RemoveAll(resolvDir)
+			}
+		}()
+	}
 	pol.Layer = newMountLayer(rc, []string{resolved}, cwd)
 	if cfg.AllowSysVIPC {
 		// System V IPC allowed: in a private IPC namespace, the
@@ -318,7 +333,6 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		ns := namespaces()
 		pol.IPCNamespace = &ns
 	}
-	eplan := egressPlanFor(rc)
 	plan := linuxPlan(rc, pol, k.seccomp, k.abiReason)
 	eplan.addTo(&plan)
 	if err := checkApplicable(plan, cfg); err != nil {
@@ -326,8 +340,10 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 	}
 	if eplan.on {
 		// Inside its namespace the program can reach nothing but the
-		// proxy (lo only, no route): Landlock says so too.
+		// proxy and the transparent path's listeners (lo only, every
+		// route local): Landlock says so too.
 		pol.Connect = []uint16{eplan.port}
+		eplan.withTransparent(&pol)
 		env = proxyEnv(env, eplan)
 	}
 	// Run's tree (with spawn): a PID namespace, whose PID 1 the program
@@ -444,6 +460,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		if g, err = startEgress(eplan); err != nil {
 			return nil, fmt.Errorf("sandbox: WrapCommand: egress proxy: %w", err)
 		}
+		g.resolvDir = resolvDir
 		defer func() {
 			if err != nil {
 				g.close()
@@ -454,7 +471,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		// pipe, so marked close-on-exec with it; the child closes it
 		// itself once it has sent the listener.
 		extra = append(extra, g.childEnd)
-		p.Net = trampoline.NetStep{FD: 3 + len(extra) - 1, Port: eplan.port}
+		p.Net = trampoline.NetStep{FD: 3 + len(extra) - 1, Port: eplan.port, Transparent: eplan.transparent}
 	}
 	if !cfg.Limits.IsZero() {
 		// The caller's hard limits are read only when there is a limit

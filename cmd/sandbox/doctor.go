@@ -179,8 +179,10 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 	egress := "not enforced by WrapCommand and Run on " + runtime.GOOS + " (see tcp_connect_host in the plan of a Config naming hosts)"
 	switch e := rep.Egress; {
 	case e == nil:
+	case e.Mode == sandbox.EgressTransparent:
+		egress = e.Mode + ": a network namespace with only loopback, every address local; the caller relays direct connections to allowed hosts, answers DNS for them, and serves the proxy at " + e.Proxy + ". Clients: " + e.Clients
 	case e.Mode == sandbox.EgressProxy:
-		egress = e.Mode + ": a network namespace with only loopback, and the proxy at " + e.Proxy + " in it, served by the caller"
+		egress = e.Mode + ": a network namespace with only loopback, and the proxy at " + e.Proxy + " in it, served by the caller. Clients: " + e.Clients
 	default:
 		egress = e.Mode + ": " + e.Reason
 	}

@@ -89,8 +89,14 @@ func plan(args []string, stdout, stderr io.Writer) int {
 		if e.Proxy != "" {
 			line += "; the program sees the proxy at " + e.Proxy + " (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY set)"
 		}
-		if e.Reason != "" {
+		switch {
+		case e.Reason != "" && e.Mode == sandbox.EgressPortOnly:
 			line += "; host names not enforced: " + e.Reason
+		case e.Reason != "":
+			line += "; no transparent path: " + e.Reason
+		}
+		if e.Clients != "" {
+			line += "; clients: " + e.Clients
 		}
 		section(stdout, "Egress by host name (WrapCommand, Run, sandbox run):", []string{line})
 	}

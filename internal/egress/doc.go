@@ -50,9 +50,10 @@
 // What it does not enforce: the content of a CONNECT tunnel is opaque (TLS
 // to an allowed host may carry a different SNI or Host inside, so a CDN
 // that serves many sites behind one allowed name can be fronted through);
-// UDP does not pass at all (no DNS inside the namespace: names are resolved
-// by the proxy; no QUIC/HTTP/3); a program that ignores the proxy variables
-// cannot connect anywhere, which is safe but may surprise.
+// UDP does not pass at all, except DNS queries to the caller's resolver on
+// the transparent path (no QUIC/HTTP/3); a program that ignores the proxy
+// variables is served by the transparent path where it is in force, and
+// otherwise cannot connect anywhere, which is safe but may surprise.
 //
 // # Resource bounds
 //
@@ -117,9 +118,10 @@
 //   - wget: http_proxy, https_proxy, no_proxy.
 //
 // A program that ignores them (raw sockets, ssh, most databases' clients, a
-// Go program that dials directly) finds an empty namespace: connecting to
-// any address outside it fails (ENETUNREACH), and 127.0.0.1 is the
-// namespace's own loopback, where nothing of the caller's listens.
+// Go program that dials directly) is served by the transparent path
+// (below); where that path is not in force it finds an empty namespace:
+// connecting to any address outside it fails (ENETUNREACH), and 127.0.0.1
+// is the namespace's own loopback, where nothing of the caller's listens.
 //
 // # The namespace, and what the child half must do
 //
@@ -157,6 +159,56 @@
 //
 // Nothing of ours runs inside after the target starts: the listener is a
 // kernel object in the namespace; everything behind it runs in the caller.
+//
+// # The transparent path
+//
+// Proxy variables reach only the clients that read them (above), and some
+// never use them for the destinations that matter most (Go's net/http and
+// grpc-go never proxy loopback; Node 20's fetch ignores them). So under
+// WrapCommand and Run the child half also makes the namespace's every
+// address local (local 0.0.0.0/0 and ::/0 through lo, by rtnetlink), one
+// dual-stack listener on [::]:PORT per port of the host entries and a UDP
+// socket on [::]:53, and hands them to the caller after the proxy's
+// listener (tags 'T' and 'U': [ReceiveSockets]). A connect() to any
+// IP:PORT of an allowed port then lands on a listener the caller holds,
+// and the accepted socket's local address is what the program dialled:
+// [Proxy.ServeTransparent] relays it when an IP literal rule names it,
+// when it is a loopback address on a localhost rule's port, or when an
+// allowed name on that port resolves to it in the caller; the relay then
+// dials the rule, with the same rebinding filter as a proxy request. Every
+// other connection is reset (its connect() has succeeded: the first read
+// or write fails with ECONNRESET) and reported (Protocol "tcp"). A
+// connect() to a port not on the list never gets here: Landlock refuses it
+// in the kernel (EACCES), and nothing is recorded.
+//
+// [Proxy.ServeDNS] answers the program's own resolver (glibc, musl, Go's,
+// c-ares; the program's /etc/resolv.conf names 127.0.0.1, a file the
+// sandbox generates and the mount layer binds): A and AAAA for the names
+// of the rules with the caller's own resolution of them, filtered as the
+// relay filters (so an answered address is one the relay recognises as
+// that name's), NXDOMAIN and a Denial (Protocol "dns") for every other
+// name. The answers are real addresses, not synthetic ones that the relay
+// maps back: names the program resolves itself (/etc/hosts: localhost)
+// dial real addresses anyway, so the relay must recognise those, and one
+// mechanism is easier to check than two. The relay dials the name, not the
+// dialled address, so "reaches exactly that name's host and port" holds
+// even when the program keeps an answer past its TTL (remembered for
+// addrMemory) or reaches localhost by its other loopback address.
+//
+// Bounds: the transparent connections count against Options.MaxConns with
+// the proxy's own; each relays through two 32 KiB buffers; an address no
+// name is known to resolve to makes the caller look each candidate name
+// up at most once per relookupAfter; at most maxDNSInflight queries are
+// resolved at once (more are dropped, and the program's resolver retries);
+// maxAddrsPerName addresses are remembered per name.
+//
+// The proxy is kept beside it, with its variables: a proxy-aware client
+// gets the same allowlist either way, the proxy's report names the host
+// the client asked for (the relay sees only an address), and callers
+// written against [Proxy] and the sandbox's Egress.Addr keep working. What
+// it costs is one more port open to the program and the proxy's parser
+// facing it (bounded: see [Options]). Where the transparent half cannot
+// run (a kernel without IPv6, say), the proxy alone serves, as before.
 //
 // # For the integration
 //

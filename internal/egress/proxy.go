@@ -95,6 +95,7 @@ type Proxy struct {
 	sem       chan struct{} // a slot per connection served
 	refusing  chan struct{} // a slot per connection accepted to be refused
 	denials   denials
+	names     nameAddrs // the transparent path's (transparent.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -269,12 +270,17 @@ func (p *Proxy) Close() error {
 
 // serveConn tells SOCKS5 (first byte 5) from HTTP and serves c, or, when
 // it was accepted past MaxConns (admitted false), reads its request only
-// to refuse it with ReasonBusy.
+// to refuse it with ReasonBusy. A connection of a transparent listener
+// (transparent.go) is served there.
 //
 // Reading is layered: c, then the meter (the per-request head bound and
 // the sandbox's byte budget), then a replay of a head already read (see
 // readRequest), then one 4 KiB bufio.Reader for the life of c.
 func (p *Proxy) serveConn(c net.Conn, admitted bool) {
+	if tc, ok := c.(transparentConn); ok {
+		p.serveTransparent(tc, admitted)
+		return
+	}
 	c.SetReadDeadline(time.Now().Add(p.handshake))
 	m := &meter{r: c, budget: p.budget}
 	defer m.release()

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -217,6 +216,14 @@ func TestNamespaceStepParity(t *testing.T) {
 				Detail: "lo is already up: not a new network namespace (was cmd.SysProcAttr replaced after WrapCommand?)"}}},
 		{name: "the listener handed over", net: &trampoline.NetStep{FD: 4, Port: 47002}, flags: probe,
 			unshare: unix.CLONE_NEWNS | unix.CLONE_NEWNET, want: nsOutcome{code: 0}},
+		{name: "the transparent sockets handed over", net: &trampoline.NetStep{FD: 4, Port: 47003, Transparent: []uint16{47004, 80}},
+			flags: probe, unshare: unix.CLONE_NEWNS | unix.CLONE_NEWNET, want: nsOutcome{code: 0}},
+		{name: "a transparent port twice", net: &trampoline.NetStep{FD: 4, Port: 47005, Transparent: []uint16{47006, 47006}},
+			flags: probe, unshare: unix.CLONE_NEWNS | unix.CLONE_NEWNET,
+			want: nsOutcome{125, trampoline.Failure{Step: "bind", Errno: syscall.EADDRINUSE, Detail: "[::]:47006 (egress listener)"}}},
+		{name: "a transparent port out of range", net: &trampoline.NetStep{FD: 4, Port: 47007, Transparent: []uint16{47008}}, flags: probe,
+			patchPort: 70000, unshare: unix.CLONE_NEWNS | unix.CLONE_NEWNET,
+			want: nsOutcome{125, trampoline.Failure{Step: "trampoline", Detail: "invalid invocation (bad network step)"}}},
 	}
 
 	// The arm64 helper under qemu-user, where this is not arm64: qemu-user
@@ -273,24 +280,30 @@ func TestNamespaceStepParity(t *testing.T) {
 					extra = []*os.File{childEnd}
 					during = func() {
 						childEnd.Close()
-						var l net.Listener
-						if l, lerr = egress.ReceiveListener(parentEnd, 10*time.Second); lerr == nil {
-							laddr = l.Addr().String()
-							l.Close()
+						var h *egress.Handoff
+						if h, lerr = egress.ReceiveSockets(parentEnd, 10*time.Second, c.net.Transparent); lerr == nil {
+							laddr = h.Proxy.Addr().String()
+							for i, l := range h.Transparent {
+								laddr += " " + l.Addr().String() + "=" + itoa(int(c.net.Transparent[i]))
+							}
+							if h.Resolver != nil {
+								laddr += " " + h.Resolver.LocalAddr().String()
+							}
+							h.Close()
 						}
 					}
 				}
 				env := p.Environ()
 				if c.patchPort != 0 {
-					env = patchNetPort(t, env, c.patchPort)
+					env = patchNetPort(t, env, c.net, c.patchPort)
 				}
 				cwd := c.cwd
 				if cwd == "" {
 					cwd = dir
 				}
 				got[k] = runNamespaceStep(t, helper, q, env, cwd, unshare, extra, during)
-				if c.net != nil && got[k].code == 0 && (lerr != nil || laddr != "127.0.0.1:"+itoa(int(c.net.Port))) {
-					t.Errorf("%s: the listener: %q, %v", name, laddr, lerr)
+				if c.net != nil && got[k].code == 0 && (lerr != nil || laddr != wantSockets(c.net)) {
+					t.Errorf("%s: the sockets handed over: %q, %v; want %q", name, laddr, lerr, wantSockets(c.net))
 				}
 			}
 			for k, name := range runners {
@@ -302,12 +315,32 @@ func TestNamespaceStepParity(t *testing.T) {
 	}
 }
 
-// patchNetPort rewrites the network step's port in a one-chunk payload
-// environment: the u32 before ParentMountNS's two u64, the last 20 bytes.
-func patchNetPort(t *testing.T, env []string, port uint32) []string {
+// wantSockets is what the parity test's receiver records for n: the
+// proxy's address, each transparent listener's as "[::]:P=P", and the
+// resolver's.
+func wantSockets(n *trampoline.NetStep) string {
+	s := "127.0.0.1:" + itoa(int(n.Port))
+	for _, p := range n.Transparent {
+		s += " [::]:" + itoa(int(p)) + "=" + itoa(int(p))
+	}
+	if len(n.Transparent) > 0 {
+		s += " [::]:53"
+	}
+	return s
+}
+
+// patchNetPort rewrites, in a one-chunk payload environment, the network
+// step's last transparent port if it has any, else the proxy's port (the
+// u32 before the count of transparent ports): both are before
+// ParentMountNS's two u64, the last 16 bytes.
+func patchNetPort(t *testing.T, env []string, n *trampoline.NetStep, port uint32) []string {
 	t.Helper()
 	name, raw := oneChunk(t, env)
-	binary.LittleEndian.PutUint32(raw[len(raw)-20:], port)
+	at := len(raw) - 16 - 4
+	if len(n.Transparent) == 0 {
+		at -= 4
+	}
+	binary.LittleEndian.PutUint32(raw[at:], port)
 	return []string{env[0], name + "=" + base64.RawStdEncoding.EncodeToString(raw)}
 }
 

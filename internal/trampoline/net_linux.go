@@ -15,6 +15,7 @@ import (
 const (
 	siocGIFFLAGS = 0x8913 // SIOCGIFFLAGS
 	siocSIFFLAGS = 0x8914 // SIOCSIFFLAGS
+	siocGIFINDEX = 0x8933 // SIOCGIFINDEX
 	iffUp        = 0x1    // IFF_UP
 	listenQueue  = 4096   // the kernel caps it at net.core.somaxconn
 	handoffTag   = 'L'    // internal/egress's handoffTag: the one data byte of the handoff
@@ -32,57 +33,79 @@ type ifreqFlags struct {
 // netStep runs in the child, in its new network namespace, after the
 // namespace step made it and before Landlock: it brings the loopback
 // interface up (a new network namespace has lo down, so even 127.0.0.1 is
-// unreachable), listens on 127.0.0.1:port, passes the listener to the
-// parent over sock (an inherited AF_UNIX socket, the child's end of
-// egress.SocketPair) with SCM_RIGHTS, and closes both: the target holds
-// neither. The parent serves its proxy on the listener from outside the
+// unreachable), listens on 127.0.0.1:n.Port (the proxy), and passes the
+// listener to the parent over n.FD (an inherited AF_UNIX socket, the
+// child's end of egress.SocketPair) with SCM_RIGHTS. With n.Transparent it
+// then makes every address local (transparentStep) and hands over one
+// listener per port and the resolver's socket. Then it closes the channel:
+// the target holds none of these. The parent serves them from outside the
 // sandbox; nothing of ours runs inside once the target starts. No
-// acknowledgement is awaited: connections queue in the listener's backlog
-// from listen() on, whether the parent accepts yet or not.
+// acknowledgement is awaited: connections queue in a listener's backlog
+// (and datagrams in the resolver socket's buffer) from then on, whether
+// the parent reads them yet or not.
 //
 // It needs CAP_NET_ADMIN over the namespace (root, or the owner of the user
-// namespace the network namespace was made in) for SIOCSIFFLAGS. It
-// refuses to run where lo is up already (see loopbackUp), so it never
-// touches, or listens in, the caller's namespace. Only IPv4: the proxy
-// variables name 127.0.0.1.
-func netStep(sock int, port uint16) (Failure, bool) {
-	if f, ok := loopbackUp(); !ok {
-		return f, false
-	}
-	l, f, ok := listenLoopback(port)
+// namespace the network namespace was made in) for SIOCSIFFLAGS and the
+// routes, and CAP_NET_BIND_SERVICE there for port 53 (the same owner has
+// both). It refuses to run where lo is up already (see loopbackUp), so it
+// never touches, or listens in, the caller's namespace.
+func netStep(n NetStep) (Failure, bool) {
+	lo, f, ok := loopbackUp()
 	if !ok {
 		return f, false
 	}
-	// SEQPACKET: one message, one data byte, one descriptor.
-	rights := syscall.UnixRights(l)
-	if err := syscall.Sendmsg(sock, []byte{handoffTag}, rights, nil, 0); err != nil {
-		syscall.Close(l)
-		return Failure{Step: "sendmsg", Errno: errnoOf(err), Detail: "(egress listener handoff)"}, false
+	if len(n.Transparent) > 0 {
+		if f, ok := localRoutes(lo); !ok {
+			return f, false
+		}
 	}
-	// The parent holds the listener now (the message holds a reference
-	// until it is received); ours and the channel go.
-	if e := closeFD(l); e != 0 {
-		return Failure{Step: "close", Errno: e, Detail: "(egress listener)"}, false
+	l, f, ok := listenLoopback(n.Port)
+	if !ok {
+		return f, false
 	}
-	if e := closeFD(sock); e != 0 {
+	if f, ok := handOver(n.FD, l, handoffTag); !ok {
+		return f, false
+	}
+	if len(n.Transparent) > 0 {
+		if f, ok := transparentStep(n.FD, n.Transparent); !ok {
+			return f, false
+		}
+	}
+	if e := closeFD(n.FD); e != 0 {
 		return Failure{Step: "close", Errno: e, Detail: "(egress handoff socket)"}, false
 	}
 	return Failure{}, true
 }
 
+// handOver sends fd over sock (SEQPACKET: one message, one data byte, the
+// tag, and one descriptor) and closes it: the parent holds it now (the
+// message holds a reference until it is received).
+func handOver(sock, fd int, tag byte) (Failure, bool) {
+	rights := syscall.UnixRights(fd)
+	if err := syscall.Sendmsg(sock, []byte{tag}, rights, nil, 0); err != nil {
+		syscall.Close(fd)
+		return Failure{Step: "sendmsg", Errno: errnoOf(err), Detail: "(egress listener handoff)"}, false
+	}
+	if e := closeFD(fd); e != 0 {
+		return Failure{Step: "close", Errno: e, Detail: "(egress listener)"}, false
+	}
+	return Failure{}, true
+}
+
 // loopbackUp sets IFF_UP on "lo" of the calling thread's network namespace,
-// through a throwaway datagram socket, as ip-link(8) does. It refuses a
-// namespace whose lo is up already: never a new one.
-func loopbackUp() (Failure, bool) {
+// through a throwaway datagram socket, as ip-link(8) does, and returns its
+// interface index. It refuses a namespace whose lo is up already: never a
+// new one.
+func loopbackUp() (int32, Failure, bool) {
 	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return Failure{Step: "socket", Errno: errnoOf(err), Detail: "(to bring lo up)"}, false
+		return 0, Failure{Step: "socket", Errno: errnoOf(err), Detail: "(to bring lo up)"}, false
 	}
 	defer closeFD(fd)
 	var ifr ifreqFlags
 	copy(ifr.name[:], "lo")
 	if _, _, e := syscall.RawSyscall(syscall.SYS_IOCTL, uintptr(fd), siocGIFFLAGS, uintptr(unsafe.Pointer(&ifr))); e != 0 {
-		return Failure{Step: "ioctl(SIOCGIFFLAGS)", Errno: e, Detail: "lo"}, false
+		return 0, Failure{Step: "ioctl(SIOCGIFFLAGS)", Errno: e, Detail: "lo"}, false
 	}
 	if ifr.flags&iffUp != 0 {
 		// A new network namespace has lo down. Up means this is not
@@ -90,13 +113,17 @@ func loopbackUp() (Failure, bool) {
 		// after WrapCommand): a listener here would serve the proxy on
 		// the host's loopback, and Landlock's rule for the proxy's
 		// port would let the program reach that port on every host.
-		return Failure{Step: "network step", Detail: "lo is already up: not a new network namespace (was cmd.SysProcAttr replaced after WrapCommand?)"}, false
+		return 0, Failure{Step: "network step", Detail: "lo is already up: not a new network namespace (was cmd.SysProcAttr replaced after WrapCommand?)"}, false
 	}
 	ifr.flags |= iffUp
 	if _, _, e := syscall.RawSyscall(syscall.SYS_IOCTL, uintptr(fd), siocSIFFLAGS, uintptr(unsafe.Pointer(&ifr))); e != 0 {
-		return Failure{Step: "ioctl(SIOCSIFFLAGS)", Errno: e, Detail: "lo up"}, false
+		return 0, Failure{Step: "ioctl(SIOCSIFFLAGS)", Errno: e, Detail: "lo up"}, false
 	}
-	return Failure{}, true
+	// SIOCGIFINDEX writes ifr_ifindex, an int, where the flags were.
+	if _, _, e := syscall.RawSyscall(syscall.SYS_IOCTL, uintptr(fd), siocGIFINDEX, uintptr(unsafe.Pointer(&ifr))); e != 0 {
+		return 0, Failure{Step: "ioctl(SIOCGIFINDEX)", Errno: e, Detail: "lo"}, false
+	}
+	return *(*int32)(unsafe.Pointer(&ifr.flags)), Failure{}, true
 }
 
 // listenLoopback returns a TCP socket listening on 127.0.0.1:port,

@@ -145,7 +145,7 @@ func TestNetStep(t *testing.T) {
 
 // netStepChild runs in the namespace.
 func netStepChild(t *testing.T) {
-	if f, ok := netStep(3, netStepPort); !ok {
+	if f, ok := netStep(NetStep{FD: 3, Port: netStepPort}); !ok {
 		t.Fatalf("netStep: %v", f)
 	}
 	// The handoff socket and the listener are gone: the target would hold
@@ -230,7 +230,7 @@ func TestNetStepRefusesCallersNamespace(t *testing.T) {
 	}
 	defer parentEnd.Close()
 	defer childEnd.Close()
-	f, ok := netStep(int(childEnd.Fd()), netStepPort)
+	f, ok := netStep(NetStep{FD: int(childEnd.Fd()), Port: netStepPort})
 	if ok || f.Step != "network step" || !strings.Contains(f.Detail, "not a new network namespace") {
 		t.Fatalf("netStep in the caller's namespace: %v, %v; want a refusal", f, ok)
 	}

@@ -143,13 +143,24 @@ const (
 
 // NetStep is the network part of the namespace step (filled by the egress
 // layer): FD, when not -1, is an inherited descriptor through which the
-// child hands the caller what the step makes; Port is the step's loopback
-// port. Encoded always with the namespace section, so the format is made
-// once. Meaningful only with FlagNamespaces (the zero value otherwise).
+// child hands the caller what the step makes; Port is the proxy's loopback
+// port. Transparent, when not empty, asks for the transparent path too:
+// routes that make every address local to lo, one listener per port in
+// it (in that order) and the resolver's UDP socket, each handed to the
+// caller after the proxy's listener (see the egress layer's handoff
+// order, internal/egress's handoff_linux.go). Encoded always with the
+// namespace section, so the format is made once. Meaningful only with
+// FlagNamespaces (the zero value otherwise).
 type NetStep struct {
-	FD   int
-	Port uint16
+	FD          int
+	Port        uint16
+	Transparent []uint16
 }
+
+// MaxTransparentPorts bounds NetStep.Transparent: each port is a listener
+// the child makes and hands over (a descriptor in the caller for as long
+// as the sandbox runs).
+const MaxTransparentPorts = 256
 
 // MaxMountSlots bounds MountOp.Slot: a plan clones at most this many trees
 // (the C helper keeps their descriptors in a fixed array).
@@ -309,9 +320,11 @@ func lookup(env []string, key string) (string, bool) {
 //	filters(count, {count, {code jt jf k}}) nonce0 nonce1
 //	cgroupFDs(count, {fd}) flags rlimits(count, {resource cur max})
 //	[only with FlagNamespaces:] mounts(count, {kind bits slot mode set clear
-//	path}) netFD netPort parentMountNSDev parentMountNSIno
+//	path}) netFD netPort transparent(count, {port}) parentMountNSDev
+//	parentMountNSIno
 //
-// (bits: 1 recursive, 2 create, 4 file, 8 no-follow; netPort is a u32.)
+// (bits: 1 recursive, 2 create, 4 file, 8 no-follow; netPort and each
+// transparent port are a u32.)
 // Strings are a u32 length and bytes; counts, flags and resources are u32;
 // fds are i32; the rest u64. internal/spawnhelper/helper.c reads the same
 // format: change both together.
@@ -322,7 +335,7 @@ func (p *Payload) marshal() []byte {
 	size := len(magic) + 4 + len(p.Path) + 4 + 4 + 4 + 3*8 + 4 + 4 + 16*len(p.Ports) + 4 +
 		2*8 + 4 + 4*len(p.CgroupFDs) + 4 + 4 + 20*len(p.Rlimits)
 	if p.Flags&FlagNamespaces != 0 {
-		size += 4 + 4 + 4 + 16
+		size += 4 + 4 + 4 + 4 + 4*len(p.Net.Transparent) + 16
 		for _, m := range p.Mounts {
 			size += 4*4 + 2*8 + 4 + len(m.Path)
 		}
@@ -408,6 +421,10 @@ func (p *Payload) marshal() []byte {
 		}
 		w.u32(uint32(int32(p.Net.FD)))
 		w.u32(uint32(p.Net.Port))
+		w.u32(uint32(len(p.Net.Transparent)))
+		for _, port := range p.Net.Transparent {
+			w.u32(uint32(port))
+		}
 		w.u64(p.ParentMountNS[0])
 		w.u64(p.ParentMountNS[1])
 	}
@@ -508,6 +525,18 @@ func unmarshal(b []byte) (*Payload, error) {
 			return nil, errors.New("bad network step")
 		}
 		p.Net.Port = uint16(port)
+		if n := r.count(4); n >= 0 {
+			if n > MaxTransparentPorts || n > 0 && p.Net.FD < 0 {
+				return nil, errors.New("bad network step")
+			}
+			for range n {
+				port := r.u32()
+				if port == 0 || port > 0xffff {
+					return nil, errors.New("bad network step")
+				}
+				p.Net.Transparent = append(p.Net.Transparent, uint16(port))
+			}
+		}
 		p.ParentMountNS[0] = r.u64()
 		p.ParentMountNS[1] = r.u64()
 	}

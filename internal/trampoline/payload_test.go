@@ -59,7 +59,7 @@ func TestPayloadNamespaces(t *testing.T) {
 		{Kind: MountMaskFile, Path: "/w/.env"},
 		{Kind: MountClone, Path: "/w/link", Slot: 4, NoFollow: true},
 	}
-	p.Net = NetStep{FD: 7, Port: 65535}
+	p.Net = NetStep{FD: 7, Port: 65535, Transparent: []uint16{1, 443, 65535}}
 	p.ParentMountNS = [2]uint64{4, 4026531841}
 	if b := p.marshal(); len(b) != cap(b) {
 		t.Errorf("marshal: %d bytes in a buffer of %d: the size is miscounted", len(b), cap(b))
@@ -74,7 +74,7 @@ func TestPayloadNamespaces(t *testing.T) {
 	plain := samplePayload()
 	plain.Mounts = p.Mounts // not encoded without the flag
 	got, err = FromEnviron(plain.Environ())
-	if err != nil || got.Mounts != nil || got.Net != (NetStep{}) {
+	if err != nil || got.Mounts != nil || !reflect.DeepEqual(got.Net, NetStep{}) {
 		t.Fatalf("without FlagNamespaces: %v, mounts %v, net %+v", err, got.Mounts, got.Net)
 	}
 }
@@ -124,7 +124,19 @@ func TestPayloadRejects(t *testing.T) {
 			p.Flags = FlagNamespaces
 			p.Mounts = []MountOp{{Kind: MountClone, Path: "/", Slot: MaxMountSlots}}
 		},
-		"bad net fd":             func(p *Payload) { p.Flags = FlagNamespaces; p.Net.FD = -2 },
+		"bad net fd": func(p *Payload) { p.Flags = FlagNamespaces; p.Net.FD = -2 },
+		"transparent port 0": func(p *Payload) {
+			p.Flags, p.Net = FlagNamespaces, NetStep{FD: 5, Transparent: []uint16{80, 0}}
+		},
+		"transparent without fd": func(p *Payload) {
+			p.Flags, p.Net = FlagNamespaces, NetStep{FD: -1, Transparent: []uint16{80}}
+		},
+		"too many transparent ports": func(p *Payload) {
+			p.Flags, p.Net = FlagNamespaces, NetStep{FD: 5, Transparent: make([]uint16, MaxTransparentPorts+1)}
+			for i := range p.Net.Transparent {
+				p.Net.Transparent[i] = uint16(i + 1)
+			}
+		},
 		"negative cgroup fd":     func(p *Payload) { p.CgroupFDs = []int{-1} },
 		"cgroup fd below first":  func(p *Payload) { p.CgroupFDs = []int{p.FirstFD - 1} },
 		"cgroup fd is the ErrFD": func(p *Payload) { p.ErrFD = p.FirstFD; p.CgroupFDs = []int{p.FirstFD} },

@@ -180,8 +180,9 @@ func namespaceStep(p *Payload) (Failure, bool) {
 	}
 	if p.Net.FD >= 0 {
 		// The egress layer's step (net_linux.go): lo up, the proxy's
-		// listener handed to the caller.
-		return netStep(p.Net.FD, p.Net.Port)
+		// listener (and the transparent path's sockets) handed to the
+		// caller.
+		return netStep(p.Net)
 	}
 	return Failure{}, true
 }

@@ -55,7 +55,8 @@ typedef unsigned char u8;
 #if defined(__x86_64__)
 enum {
 	NR_write = 1, NR_close = 3, NR_fstat = 5, NR_mmap = 9, NR_ioctl = 16,
-	NR_socket = 41, NR_sendmsg = 46, NR_bind = 49, NR_listen = 50,
+	NR_socket = 41, NR_sendto = 44, NR_recvfrom = 45, NR_sendmsg = 46,
+	NR_bind = 49, NR_listen = 50, NR_setsockopt = 54,
 	NR_execve = 59, NR_fcntl = 72, NR_getcwd = 79, NR_chdir = 80,
 	NR_getresuid = 118, NR_getresgid = 120, NR_capget = 125,
 	NR_capset = 126, NR_prctl = 157, NR_mount = 165, NR_exit_group = 231,
@@ -87,7 +88,7 @@ enum {
 	NR_write = 64, NR_fstat = 80, NR_capget = 90, NR_capset = 91,
 	NR_exit_group = 94, NR_getresuid = 148, NR_getresgid = 150,
 	NR_prctl = 167, NR_socket = 198, NR_bind = 200, NR_listen = 201,
-	NR_sendmsg = 211, NR_execve = 221, NR_mmap = 222, NR_prlimit64 = 261,
+	NR_sendto = 206, NR_recvfrom = 207, NR_setsockopt = 208, NR_sendmsg = 211, NR_execve = 221, NR_mmap = 222, NR_prlimit64 = 261,
 	NR_seccomp = 277,
 	O_NOFOLLOW = 0100000,
 };
@@ -238,6 +239,7 @@ static const char *errstr(long e)
 	case 36: return "file name too long";
 	case 38: return "function not implemented";
 	case 40: return "too many levels of symbolic links";
+	case 71: return "protocol error";
 	case 88: return "socket operation on non-socket";
 	case 95: return "operation not supported";
 	case 97: return "address family not supported by protocol";
@@ -501,8 +503,13 @@ enum {
 	MOUNT_ATTR_RDONLY = 1, MOUNT_ATTR_NOSUID = 2, MOUNT_ATTR_NODEV = 4,
 	MOUNT_ATTR_NOEXEC = 8,
 	O_WRONLY = 1, O_CREAT = 0100, O_EXCL = 0200,
-	AF_INET = 2, SOCK_STREAM = 1, SOCK_DGRAM = 2, SOCK_CLOEXEC = O_CLOEXEC,
-	SIOCGIFFLAGS = 0x8913, SIOCSIFFLAGS = 0x8914, IFF_UP = 1,
+	AF_INET = 2, AF_INET6 = 10, AF_NETLINK = 16, SOCK_STREAM = 1,
+	SOCK_DGRAM = 2, SOCK_RAW = 3, SOCK_CLOEXEC = O_CLOEXEC,
+	IPPROTO_IPV6 = 41, IPV6_V6ONLY = 26, EPROTO = 71,
+	SIOCGIFFLAGS = 0x8913, SIOCSIFFLAGS = 0x8914, SIOCGIFINDEX = 0x8933, IFF_UP = 1,
+	RTM_NEWROUTE = 24, NLMSG_ERROR = 2, NLM_FLAGS = 0x605, RT_TABLE_LOCAL = 255,
+	RTPROT_BOOT = 3, RT_SCOPE_HOST = 254, RTN_LOCAL = 2, RTA_OIF = 4,
+	RESOLVER_PORT = 53, MAX_TPORTS = 256,
 	SOL_SOCKET = 1, SCM_RIGHTS = 1, LISTEN_QUEUE = 4096,
 	MAX_SLOTS = 1024,
 };
@@ -546,19 +553,37 @@ static int mount_op(struct rd *r, struct mount_op *o, int copy)
 	return 0;
 }
 
+/* The network step's part of the payload: the handoff socket, the proxy's
+ * port, and the transparent path's ports (u32 each, still encoded). */
+struct netstep {
+	int fd;
+	u32 port, nports;
+	const u8 *ports;
+};
+
 /* ns_check reads the namespace section and fails as the Go trampoline's
  * parser does on an op or a network step it would refuse. */
-static void ns_check(struct rd *r, int *netfd, u32 *port, u64 *nsdev, u64 *nsino)
+static void ns_check(struct rd *r, struct netstep *n, u64 *nsdev, u64 *nsino)
 {
 	struct mount_op o;
 	u32 i, nops = count(r, 36);
 	for (i = 0; i < nops; i++)
 		if (mount_op(r, &o, 0))
 			fail("trampoline", 0, "invalid invocation (bad mount step)");
-	*netfd = (int)u32_(r);
-	*port = u32_(r);
-	if (!r->bad && (*port > 0xffff || *netfd < -1))
+	n->fd = (int)u32_(r);
+	n->port = u32_(r);
+	if (!r->bad && (n->port > 0xffff || n->fd < -1))
 		fail("trampoline", 0, "invalid invocation (bad network step)");
+	n->nports = count(r, 4);
+	n->ports = take(r, 4 * (u64)n->nports);
+	if (!r->bad && (n->nports > MAX_TPORTS || (n->nports && n->fd < 0)))
+		fail("trampoline", 0, "invalid invocation (bad network step)");
+	for (i = 0; !r->bad && i < n->nports; i++) {
+		struct rd pr = {n->ports + 4 * (u64)i, n->ports + 4 * (u64)i + 4, 0};
+		u32 p = u32_(&pr);
+		if (!p || p > 0xffff)
+			fail("trampoline", 0, "invalid invocation (bad network step)");
+	}
 	*nsdev = u64_(r);
 	*nsino = u64_(r);
 }
@@ -691,21 +716,30 @@ static void apply_mount(const struct mount_op *o)
 	check(e, step, o->path);
 }
 
-/* net_step brings lo up in the new network namespace (refusing one whose
- * lo is up already: never a new one), listens on 127.0.0.1:port and hands
- * the listener to the caller over sock (SCM_RIGHTS, one data byte 'L'),
- * then closes both: see internal/trampoline's netStep. */
-static void net_step(int sock, u32 port)
+/* portdetail writes pre, port in decimal, then post to d (at most 64
+ * bytes): the details Go's netStep gives ("127.0.0.1:3128 (egress
+ * listener)"). */
+static const char *portdetail(char *d, const char *pre, u32 port, const char *post)
 {
-	struct {
-		char name[16];
-		u16 flags;
-		u8 pad[22];
-	} ifr;
-	struct {
-		u16 family, port;
-		u8 addr[4], zero[8];
-	} sin;
+	u64 k = 0, t = 1;
+	while (*pre)
+		d[k++] = *pre++;
+	while (port / t >= 10)
+		t *= 10;
+	for (; t; t /= 10)
+		d[k++] = (char)('0' + port / t % 10);
+	d[k++] = ' ';
+	while (*post && k < 63)
+		d[k++] = *post++;
+	d[k] = 0;
+	return d;
+}
+
+/* hand_over sends fd over sock (SCM_RIGHTS, one data byte: tag) and
+ * closes it: the caller holds it now (the message holds a reference until
+ * it is received). */
+static void hand_over(int sock, long fd, char tag)
+{
 	struct {
 		u64 len;
 		int level, type, fd, pad;
@@ -713,7 +747,7 @@ static void net_step(int sock, u32 port)
 	struct {
 		const void *base;
 		u64 len;
-	} iov = {"L", 1};
+	} iov = {&tag, 1};
 	struct {
 		void *name;
 		u32 namelen, pad0;
@@ -723,53 +757,161 @@ static void net_step(int sock, u32 port)
 		u64 controllen;
 		int flags, pad1;
 	} mh;
-	long fd, l;
 
-	fd = check(sys3(NR_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), "socket", "(to bring lo up)");
-	memset(&ifr, 0, sizeof ifr);
-	ifr.name[0] = 'l';
-	ifr.name[1] = 'o';
-	check(sys3(NR_ioctl, fd, SIOCGIFFLAGS, &ifr), "ioctl(SIOCGIFFLAGS)", "lo");
-	if (ifr.flags & IFF_UP)
-		fail("network step", 0, "lo is already up: not a new network namespace "
-					"(was cmd.SysProcAttr replaced after WrapCommand?)");
-	ifr.flags |= IFF_UP;
-	check(sys3(NR_ioctl, fd, SIOCSIFFLAGS, &ifr), "ioctl(SIOCSIFFLAGS)", "lo up");
-	sys3(NR_close, fd, 0, 0);
-
-	l = check(sys3(NR_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket", "(egress listener)");
-	memset(&sin, 0, sizeof sin);
-	sin.family = AF_INET;
-	sin.port = (u16)(port >> 8 | (port & 0xff) << 8);
-	sin.addr[0] = 127;
-	sin.addr[3] = 1;
-	if ((fd = sys3(NR_bind, l, &sin, sizeof sin)) < 0) {
-		/* The detail Go's netStep gives: the address. */
-		char d[48] = "127.0.0.1:";
-		u64 k = 10, t = 1;
-		while (port / t >= 10)
-			t *= 10;
-		for (; t; t /= 10)
-			d[k++] = (char)('0' + port / t % 10);
-		memcpy(d + k, " (egress listener)", 19);
-		fail("bind", -fd, d);
-	}
-	check(sys3(NR_listen, l, LISTEN_QUEUE, 0), "listen", "(egress listener)");
 	memset(&cm, 0, sizeof cm);
 	cm.len = 20; /* CMSG_LEN(sizeof(int)) */
 	cm.level = SOL_SOCKET;
 	cm.type = SCM_RIGHTS;
-	cm.fd = (int)l;
+	cm.fd = (int)fd;
 	memset(&mh, 0, sizeof mh);
 	mh.iov = &iov;
 	mh.iovlen = 1;
 	mh.control = &cm;
 	mh.controllen = 24; /* CMSG_SPACE(sizeof(int)) */
 	check(sys3(NR_sendmsg, sock, &mh, 0), "sendmsg", "(egress listener handoff)");
-	/* The caller holds the listener now (the message holds a reference
-	 * until it is received); ours and the channel go. */
-	check(sys3(NR_close, l, 0, 0), "close", "(egress listener)");
-	check(sys3(NR_close, sock, 0, 0), "close", "(egress handoff socket)");
+	check(sys3(NR_close, fd, 0, 0), "close", "(egress listener)");
+}
+
+/* loopback_up sets IFF_UP on lo (refusing a namespace whose lo is up
+ * already: never a new one) and returns its interface index. */
+static int loopback_up(void)
+{
+	struct {
+		char name[16];
+		union {
+			u16 flags;
+			int index;
+		} u;
+		u8 pad[20];
+	} ifr;
+	long fd;
+
+	fd = check(sys3(NR_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), "socket", "(to bring lo up)");
+	memset(&ifr, 0, sizeof ifr);
+	ifr.name[0] = 'l';
+	ifr.name[1] = 'o';
+	check(sys3(NR_ioctl, fd, SIOCGIFFLAGS, &ifr), "ioctl(SIOCGIFFLAGS)", "lo");
+	if (ifr.u.flags & IFF_UP)
+		fail("network step", 0, "lo is already up: not a new network namespace "
+					"(was cmd.SysProcAttr replaced after WrapCommand?)");
+	ifr.u.flags |= IFF_UP;
+	check(sys3(NR_ioctl, fd, SIOCSIFFLAGS, &ifr), "ioctl(SIOCSIFFLAGS)", "lo up");
+	check(sys3(NR_ioctl, fd, SIOCGIFINDEX, &ifr), "ioctl(SIOCGIFINDEX)", "lo");
+	sys3(NR_close, fd, 0, 0);
+	return ifr.u.index;
+}
+
+/* local_route adds "local 0.0.0.0/0 dev lo" (or ::/0) to the local table
+ * with rtnetlink and reads the acknowledgement: see internal/trampoline's
+ * localRoutes. */
+static void local_route(long nl, u8 family, u32 seq, int lo, const char *detail)
+{
+	/* struct nlmsghdr, struct rtmsg, one rtattr (RTA_OIF). */
+	struct {
+		u32 len;
+		u16 type, flags;
+		u32 seq, pid;
+		u8 family, dst_len, src_len, tos, table, protocol, scope, type_;
+		u32 rflags;
+		u16 alen, atype;
+		int oif;
+	} m;
+	u32 ack[64];
+	u16 nl_addr[6] = {AF_NETLINK, 0, 0, 0, 0, 0}; /* struct sockaddr_nl */
+	long n;
+
+	memset(&m, 0, sizeof m);
+	m.len = sizeof m;
+	m.type = RTM_NEWROUTE;
+	m.flags = NLM_FLAGS;
+	m.seq = seq;
+	m.family = family;
+	m.table = RT_TABLE_LOCAL;
+	m.protocol = RTPROT_BOOT;
+	m.scope = RT_SCOPE_HOST;
+	m.type_ = RTN_LOCAL;
+	m.alen = 8;
+	m.atype = RTA_OIF;
+	m.oif = lo;
+	check(sys6(NR_sendto, nl, (long)&m, sizeof m, 0, (long)nl_addr, sizeof nl_addr),
+	      "netlink(RTM_NEWROUTE)", detail);
+	n = check(sys6(NR_recvfrom, nl, (long)ack, sizeof ack, 0, 0, 0), "netlink(RTM_NEWROUTE)", detail);
+	/* struct nlmsghdr, then struct nlmsgerr's int error (0: done). */
+	if (n < 20 || (ack[1] & 0xffff) != NLMSG_ERROR || ack[2] != seq)
+		fail("netlink(RTM_NEWROUTE)", EPROTO, detail);
+	if (ack[4])
+		fail("netlink(RTM_NEWROUTE)", -(long)(int)ack[4], detail);
+}
+
+/* wildcard returns a dual-stack socket of type typ bound to [::]:port. */
+static long wildcard(int typ, u32 port, const char *what)
+{
+	char d[64];
+	struct {
+		u16 family, port;
+		u32 flowinfo;
+		u8 addr[16];
+		u32 scope;
+	} sin6;
+	int off = 0;
+	long fd, e;
+
+	fd = check(sys3(NR_socket, AF_INET6, typ | SOCK_CLOEXEC, 0), "socket", what);
+	check(sys6(NR_setsockopt, fd, IPPROTO_IPV6, IPV6_V6ONLY, (long)&off, sizeof off, 0),
+	      "setsockopt(IPV6_V6ONLY)", what);
+	memset(&sin6, 0, sizeof sin6);
+	sin6.family = AF_INET6;
+	sin6.port = (u16)(port >> 8 | (port & 0xff) << 8);
+	if ((e = sys3(NR_bind, fd, &sin6, sizeof sin6)) < 0)
+		fail("bind", -e, portdetail(d, "[::]:", port, what));
+	return fd;
+}
+
+/* net_step brings lo up in the new network namespace, listens on
+ * 127.0.0.1:port (the proxy) and hands the listener to the caller over
+ * sock (tag 'L'); with transparent ports, it first makes every address
+ * local (two routes), then hands over a listener on [::]:P for each port
+ * (tag 'T') and the resolver's UDP socket on [::]:53 (tag 'U'); then it
+ * closes sock: see internal/trampoline's netStep and transparentStep. */
+static void net_step(struct netstep *ns)
+{
+	struct {
+		u16 family, port;
+		u8 addr[4], zero[8];
+	} sin;
+	char d[64];
+	long l, e;
+	int lo;
+	u32 i;
+
+	lo = loopback_up();
+	if (ns->nports) {
+		l = check(sys3(NR_socket, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0), "socket", "(netlink route)");
+		local_route(l, AF_INET, 1, lo, "local 0.0.0.0/0 dev lo");
+		local_route(l, AF_INET6, 2, lo, "local ::/0 dev lo");
+		sys3(NR_close, l, 0, 0);
+	}
+
+	l = check(sys3(NR_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket", "(egress listener)");
+	memset(&sin, 0, sizeof sin);
+	sin.family = AF_INET;
+	sin.port = (u16)(ns->port >> 8 | (ns->port & 0xff) << 8);
+	sin.addr[0] = 127;
+	sin.addr[3] = 1;
+	if ((e = sys3(NR_bind, l, &sin, sizeof sin)) < 0)
+		fail("bind", -e, portdetail(d, "127.0.0.1:", ns->port, "(egress listener)"));
+	check(sys3(NR_listen, l, LISTEN_QUEUE, 0), "listen", "(egress listener)");
+	hand_over(ns->fd, l, 'L');
+
+	for (i = 0; i < ns->nports; i++) {
+		const u8 *b = ns->ports + 4 * (u64)i;
+		l = wildcard(SOCK_STREAM, (u32)b[0] | (u32)b[1] << 8, "(egress listener)");
+		check(sys3(NR_listen, l, LISTEN_QUEUE, 0), "listen", "(egress listener)");
+		hand_over(ns->fd, l, 'T');
+	}
+	if (ns->nports)
+		hand_over(ns->fd, wildcard(SOCK_DGRAM, RESOLVER_PORT, "(resolver socket)"), 'U');
+	check(sys3(NR_close, ns->fd, 0, 0), "close", "(egress handoff socket)");
 }
 
 /* ns_step: the whole step, from the payload's namespace section. */
@@ -782,12 +924,11 @@ static void ns_step(struct rd *r)
 	long fd, n;
 	int have_cwd;
 	u32 nops, i;
-	int netfd;
-	u32 port;
+	struct netstep net;
 	u64 nsdev, nsino;
 
 	ops = *r;
-	ns_check(r, &netfd, &port, &nsdev, &nsino);
+	ns_check(r, &net, &nsdev, &nsino);
 	if (r->bad)
 		fail("trampoline", 0, "invalid invocation (truncated payload or trailing bytes)");
 	nops = count(&ops, 36);
@@ -824,8 +965,8 @@ static void ns_step(struct rd *r)
 		memcpy(pbuf + k, after, sizeof after);
 		fail("chdir", -n, pbuf);
 	}
-	if (netfd >= 0)
-		net_step(netfd, port);
+	if (net.fd >= 0)
+		net_step(&net);
 }
 
 __attribute__((noreturn, used)) void start(long *sp)
@@ -990,10 +1131,9 @@ __attribute__((noreturn, used)) void start(long *sp)
 		 * performs anything; here only skipped. */
 		struct rd nsr = r;
 		if (flags & FLAG_NS) {
-			int netfd;
-			u32 port;
+			struct netstep net;
 			u64 nsdev, nsino;
-			ns_check(&r, &netfd, &port, &nsdev, &nsino);
+			ns_check(&r, &net, &nsdev, &nsino);
 		}
 		if (r.bad || r.p != r.end)
 			fail("trampoline", 0, "invalid invocation (truncated payload or trailing bytes)");
