@@ -153,7 +153,10 @@ func withResolvConf(rc *resolvedConfig) (string, error) {
 	if fi, err := os.Stat(at); err != nil || !fi.Mode().IsRegular() {
 		return "", nil
 	}
-	dir, err := os.MkdirTemp("", "sandbox-resolv-")
+	// Named as a Run's temporary directory is (runTempPattern): a caller
+	// killed before it removed the directory leaves it for the next Run's
+	// sweep of dead callers' directories.
+	dir, err := os.MkdirTemp("", runTempPattern())
 	if err != nil {
 		return "", fmt.Errorf("generated resolv.conf: %w", err)
 	}

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -22,5 +24,24 @@ func TestParseRunTemp(t *testing.T) {
 		t.Errorf("this process's own pattern %q does not parse back", runTempPattern())
 	} else if self, _ := runOwner(); o != self {
 		t.Errorf("this process's own pattern names %+v, not %+v", o, self)
+	}
+}
+
+// TestResolvConfDirSwept: the transparent path's generated resolv.conf
+// lives in a directory named for its caller as a Run's temporary directory
+// is, so that the next Run's sweep removes it when a killed caller left it.
+func TestResolvConfDirSwept(t *testing.T) {
+	rc := &resolvedConfig{}
+	dir, err := withResolvConf(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir == "" {
+		t.Skip("this host has no regular /etc/resolv.conf: nothing is generated")
+	}
+	defer os.RemoveAll(dir)
+	o, ok := parseRunTemp(filepath.Base(dir))
+	if self, _ := runOwner(); !ok || o != self {
+		t.Errorf("resolv.conf directory %s: parsed %+v %v, want this process %+v (swept once this process is dead)", dir, o, ok, self)
 	}
 }
