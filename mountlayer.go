@@ -71,8 +71,6 @@ func layerMissing(l *mountLayer) string {
 // layerHint is the remedy for what the missing layer leaves unenforced.
 func layerHint(l *mountLayer, otherwise string) string {
 	switch {
-	case l != nil && len(l.needs) == 0:
-		return "set strict: WrapCommand and Run then use the mount-namespace layer, whose read-only mounts cover it; or " + otherwise
 	case l != nil && !l.ns.ok && l.ns.hint != "":
 		return l.ns.hint
 	}
