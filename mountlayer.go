@@ -42,7 +42,7 @@ type mountLayer struct {
 	// (not protected); gitRoots the trees walked.
 	gitWalk              gitWalkResult
 	gitSkipped, gitRoots []string
-	err                  error // Build refused the spec (a bug, or an unclean path)
+	err                  error // the plan could not be made (Build refused the spec, or the host's mounts could not be read)
 	// hardLinked are the protected and hidden files that have other
 	// names (hard links) somewhere: no mount of a name reaches those, so
 	// the plan reports them (see hostAliases).

@@ -212,7 +212,10 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 		}
 	}
 	slices.SortStableFunc(spec.Pin, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
-	spec.Aliases = hostAliases(spec)
+	spec.Aliases, l.err = hostAliases(spec)
+	if l.err != nil {
+		return l
+	}
 	l.hardLinked = hardLinked(append(slices.Clone(rc.denyWrite), rc.denyRead...))
 
 	l.spec = spec
@@ -225,8 +228,12 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 // /proc/self/mountinfo) of the trees that hold spec's protected, hidden
 // and pinned paths: mountns.Build enforces each there too, where the
 // sandbox can reach it. Nothing is read when there is nothing to protect.
-// Hard links are not found (no mount of a name reaches them).
-func hostAliases(spec mountns.Spec) []mountns.Alias {
+// Hard links are not found (no mount of a name reaches them). A
+// mountinfo that cannot be read is an error: the protections could not be
+// made to hold at views of them that it would show, so the layer is
+// reported as not planned (and Strict refuses) rather than used with
+// those views open.
+func hostAliases(spec mountns.Spec) ([]mountns.Alias, error) {
 	var paths []string
 	for _, p := range append(append(slices.Clone(spec.DenyWrite), spec.DenyRead...), spec.Pin...) {
 		if r := mountns.HostResolve(p); r != "" {
@@ -234,13 +241,13 @@ func hostAliases(spec mountns.Spec) []mountns.Alias {
 		}
 	}
 	if len(paths) == 0 {
-		return nil
+		return nil, nil
 	}
 	mi, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("reading the host's mounts to find the other views of protected paths: %w", err)
 	}
-	return mountns.HostAliases(string(mi), paths)
+	return mountns.HostAliases(string(mi), paths), nil
 }
 
 // hardLinked returns those of paths that are files with more than one
