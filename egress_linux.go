@@ -234,7 +234,7 @@ func startEgress(e egressPlan) (*egressProc, error) {
 		// A failure (the child died before its network step, or close)
 		// needs no report here: Run reports the child's own failure,
 		// and the program never started.
-		h, err := egress.ReceiveSockets(parentEnd, 1<<62, e.transparent)
+		h, err := egress.ReceiveSockets(parentEnd, 1<<62, e.transparent, 0)
 		if err != nil {
 			closeAll(g.inbound)
 			return
@@ -377,7 +377,7 @@ func probeNetStep(transparent []uint16) nsState {
 	var lerr error
 	pr, err := runProbe("network-namespace-probe", p, true, []*os.File{childEnd}, func() {
 		var h *egress.Handoff
-		if h, lerr = egress.ReceiveSockets(parentEnd, 30*time.Second, transparent); lerr == nil {
+		if h, lerr = egress.ReceiveSockets(parentEnd, 30*time.Second, transparent, 0); lerr == nil {
 			h.Close()
 		}
 	})
