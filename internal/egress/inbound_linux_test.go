@@ -2,17 +2,129 @@
 
 package egress
 
-// The inbound pool's handoff: what the caller accepts as a pool socket.
+// The inbound pool without a namespace: the pool's sockets are made in the
+// test's own namespace and the "program's port" is a loopback listener of
+// the test, so that what the pool does (one socket per connection, a
+// refused connect gives it back, an empty pool resets and reports) is
+// checked on its own. TestEgressInboundAsNobody runs it for real.
 
 import (
+	"bufio"
+	"errors"
+	"io"
 	"net"
 	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
+
+// poolSocket makes a socket as the child half makes the pool's: AF_INET
+// TCP, blocking, unbound, unconnected.
+func poolSocket(t *testing.T) *os.File {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return os.NewFile(uintptr(fd), "pool")
+}
+
+// freePort returns a loopback port with no listener (as far as a listen
+// and close can tell).
+func freePort(t *testing.T) uint16 {
+	t.Helper()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return uint16(l.Addr().(*net.TCPAddr).Port)
+}
+
+// TestServeInboundPool: a pool of 2 serves exactly two connections; a
+// connection made while the program's port has no listener is reset and
+// gives its socket back; the third connection is reset and recorded as
+// ReasonInboundPool, with the port.
+func TestServeInboundPool(t *testing.T) {
+	a, err := NewAllowlist([]Rule{{Host: "localhost", Port: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(Options{Allow: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	front, err := net.Listen("tcp4", "127.0.0.1:0") // the caller's listener
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t) // the program's, not listening yet
+	pool := NewPool([]*os.File{poolSocket(t), poolSocket(t)})
+	done := make(chan error, 1)
+	go func() { done <- p.ServeInboundPool(front, pool, port) }()
+
+	// exchange dials the caller's listener and returns the first line
+	// the far end sends, or the error that ends the read.
+	exchange := func() (string, error) {
+		c, err := net.DialTimeout("tcp4", front.Addr().String(), 5*time.Second)
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		return bufio.NewReader(c).ReadString('\n')
+	}
+	if got, err := exchange(); err == nil || got != "" {
+		t.Errorf("with no listener at the program's port: %q, %v; want the connection ended without data", got, err)
+	}
+	if n := pool.Len(); n != 2 {
+		t.Errorf("after a refused connect: %d sockets left, want 2 (the refused one given back)", n)
+	}
+	program, err := net.Listen("tcp4", "127.0.0.1:"+strconv.Itoa(int(port)))
+	if err != nil {
+		t.Skipf("the free port was taken meanwhile: %v", err)
+	}
+	defer program.Close()
+	go func() {
+		for {
+			c, err := program.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("program\n"))
+			c.Close()
+		}
+	}()
+	for i := range 2 {
+		if got, err := exchange(); got != "program\n" {
+			t.Errorf("connection %d: %q, %v; want the program's line", i+1, got, err)
+		}
+	}
+	got, err := exchange()
+	var errno syscall.Errno
+	if got != "" || !(errors.Is(err, io.EOF) || errors.As(err, &errno) && errno == syscall.ECONNRESET) {
+		t.Errorf("connection 3, with the pool used up: %q, %v; want it reset without data", got, err)
+	}
+	ds := p.Denied()
+	if len(ds) != 1 || ds[0].Protocol != "inbound" || ds[0].Reason != ReasonInboundPool || ds[0].Port != port || !strings.Contains(ds[0].Detail, "2 sockets") {
+		t.Errorf("denials %+v; want one %s for port %d saying the pool had 2 sockets", ds, ReasonInboundPool, port)
+	}
+	p.Close()
+	select {
+	case err := <-done:
+		if err != ErrClosed {
+			t.Errorf("ServeInboundPool after Close: %v, want ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeInboundPool did not return after Close")
+	}
+}
 
 // TestReceivePoolRefuses hands over, where the pool's sockets belong,
 // what the child half must never send, and checks that ReceiveSockets
