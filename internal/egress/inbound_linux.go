@@ -239,8 +239,7 @@ func (p *Proxy) serveInbound(l net.Listener, src inboundSource, port uint16) err
 // connection that gets none is reset (and, for an empty pool, recorded).
 func (p *Proxy) relayIn(c net.Conn, src inboundSource, port uint16) {
 	u, err := dialIn(src, port)
-	if errors.Is(err, errPoolEmpty) {
-		pool := src.(*Pool)
+	if pool, ok := src.(*Pool); ok && errors.Is(err, errPoolEmpty) {
 		p.deny(Denial{Protocol: "inbound", Host: "127.0.0.1", Port: port, Reason: ReasonInboundPool,
 			Detail: fmt.Sprintf("connection from %v to the program's port %d refused: the %d sockets the sandbox made for it are used (one per connection)",
 				c.RemoteAddr(), port, pool.size)})
