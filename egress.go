@@ -25,8 +25,12 @@ type DeniedRequest struct {
 	// CONNECT), "socks5", "socks4", "" when the request was unreadable;
 	// "tcp" (a direct connection on the transparent path: Host is the
 	// address dialled, or the allowed name it was relayed as when the
-	// rebinding filter refused that name's addresses) or "dns" (a lookup
-	// the caller's resolver refused: Host is the name, Port 0).
+	// rebinding filter refused that name's addresses), "dns" (a lookup
+	// the caller's resolver refused: Host is the name, Port 0) or
+	// "inbound" (a connection from the caller's loopback to a port the
+	// program listens on, refused because that port's inbound pool was
+	// used up, Reason "inbound-pool-exhausted": Host is "127.0.0.1" and
+	// Port the port).
 	Protocol string `json:"protocol"`
 	// Host is the host as requested (lower case, canonical), "" when
 	// unreadable. It comes from the confined program: print it as text,
@@ -40,7 +44,8 @@ type DeniedRequest struct {
 	// caller: "request-too-large" (a request head over 32 KiB or 100
 	// header fields), "request-timeout" (a head not complete within
 	// 10 s), "proxy-busy" (128 connections open already, or 1 MiB of
-	// request heads held for the sandbox; the request may succeed later).
+	// request heads held for the sandbox; the request may succeed later),
+	// "inbound-pool-exhausted" (Protocol "inbound").
 	Reason string `json:"reason"`
 	Detail string `json:"detail,omitempty"`
 }

@@ -8,6 +8,7 @@ package sandbox
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -108,25 +109,40 @@ func TestEgressPlanAsData(t *testing.T) {
 
 	t.Run("inbound", func(t *testing.T) {
 		tavail(true)
+		many := make([]uint16, 300)
+		for i := range many {
+			many[i] = uint16(9000 + i)
+		}
 		for _, c := range []struct {
 			bind  []uint16
 			root  bool
 			ports []uint16
+			pool  int
 			why   string
 		}{
-			{[]uint16{8080, 0}, true, []uint16{8080}, "port 0"},
-			{[]uint16{8080}, false, nil, "non-root caller cannot enter"},
-			{nil, true, nil, ""},
+			{[]uint16{8080, 0}, true, []uint16{8080}, 0, "port 0"},
+			{[]uint16{8080}, false, []uint16{8080}, 64, ""},
+			{[]uint16{8080, 0, 8081}, false, []uint16{8080, 8081}, 64, "port 0"},
+			{many[:5], false, many[:5], 51, ""}, // 256/5: the total cap
+			{many, false, nil, 0, "more than 256 ports"},
+			{many, true, many, 0, ""},
+			{nil, true, nil, 0, ""},
+			{nil, false, nil, 0, ""},
 		} {
-			ports, why := inboundPorts(c.bind, c.root)
-			if !slices.Equal(ports, c.ports) || !strings.Contains(why, c.why) || (c.why == "") != (why == "") {
-				t.Errorf("inboundPorts(%v, root %v): %v %q; want %v and %q", c.bind, c.root, ports, why, c.ports, c.why)
+			ports, pool, why := inboundPorts(c.bind, c.root)
+			if !slices.Equal(ports, c.ports) || pool != c.pool || !strings.Contains(why, c.why) || (c.why == "") != (why == "") {
+				t.Errorf("inboundPorts(%d ports, root %v): %d ports, pool %d, %q; want %d, %d and %q", len(c.bind), c.root, len(ports), pool, why, len(c.ports), c.pool, c.why)
 			}
 		}
 		e, p := plan(t, Config{AllowedTCPConnect: []string{"example.com:443"}, AllowedTCPBind: []uint16{8080}})
-		want := "not from the caller's loopback"
-		if len(e.inbound) > 0 {
-			want = "the caller listens on 127.0.0.1 at ports 8080"
+		want := "the caller listens on 127.0.0.1 at ports 8080"
+		if e.poolPer > 0 {
+			want += " and relays each connection to the program's port 127.0.0.1:PORT there (whoever can reach the caller's loopback reaches it; " +
+				"a listener on [::1] only is not reached), at most 64 at once per port, through sockets the sandbox makes in that namespace " +
+				"before the program starts (the caller is not root, so it cannot enter it): 64 per port, one per connection, so at most 64 connections per port"
+		}
+		if len(e.inbound) == 0 || e.poolSize() != 64*len(e.inbound) && os.Geteuid() != 0 {
+			t.Errorf("as uid %d: inbound ports %v, pool %d: want port 8080 served (a pool of 64 unless root)", os.Geteuid(), e.inbound, e.poolSize())
 		}
 		found := false
 		for _, f := range p.Features {

@@ -59,8 +59,10 @@ type egressPlan struct {
 	tnote       string
 	bind        []uint16 // the Config's bind ports
 	// inbound: the bind ports the caller serves on its own loopback
-	// (inboundPorts); inNote why the rest are not.
+	// (inboundPorts); poolPer the size of each one's inbound pool (0: the
+	// caller is root and uses setns instead); inNote why the rest are not.
 	inbound []uint16
+	poolPer int
 	inNote  string
 	// Otherwise why not, and the remedy (hosts fall back to port rules).
 	reason, hint string
@@ -111,7 +113,7 @@ func egressPlanFor(rc *resolvedConfig) egressPlan {
 	}
 	e.transparent, e.tnote = transparentPorts(rc)
 	e.bind = rc.bind
-	e.inbound, e.inNote = inboundPorts(rc.bind, os.Geteuid() == 0)
+	e.inbound, e.poolPer, e.inNote = inboundPorts(rc.bind, os.Geteuid() == 0)
 	return e
 }
 
@@ -234,7 +236,7 @@ func startEgress(e egressPlan) (*egressProc, error) {
 		// A failure (the child died before its network step, or close)
 		// needs no report here: Run reports the child's own failure,
 		// and the program never started.
-		h, err := egress.ReceiveSockets(parentEnd, 1<<62, e.transparent)
+		h, err := egress.ReceiveSockets(parentEnd, 1<<62, e.transparent, e.poolSize())
 		if err != nil {
 			closeAll(g.inbound)
 			return
@@ -377,7 +379,7 @@ func probeNetStep(transparent []uint16) nsState {
 	var lerr error
 	pr, err := runProbe("network-namespace-probe", p, true, []*os.File{childEnd}, func() {
 		var h *egress.Handoff
-		if h, lerr = egress.ReceiveSockets(parentEnd, 30*time.Second, transparent); lerr == nil {
+		if h, lerr = egress.ReceiveSockets(parentEnd, 30*time.Second, transparent, 0); lerr == nil {
 			h.Close()
 		}
 	})

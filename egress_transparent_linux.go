@@ -105,11 +105,22 @@ func (e egressPlan) withTransparent(pol *linuxPolicy) {
 }
 
 // serveHandoff serves what the child half handed over until p is closed,
-// and the caller's inbound listeners (for ports, in the namespace of h's
-// sockets), and closes every socket of h and every listener.
+// and the caller's inbound listeners (for ports, into the namespace of h's
+// sockets: through h.Pool, len(ports) shares of the same size in the order
+// of ports, when there is one, else through sockets made there with
+// setns), and closes every socket of h and every listener.
 func serveHandoff(p *egress.Proxy, h *egress.Handoff, inbound []net.Listener, ports []uint16) {
 	var wg sync.WaitGroup
-	if len(inbound) > 0 {
+	switch {
+	case len(inbound) == 0:
+	case len(h.Pool) > 0:
+		per := len(h.Pool) / len(inbound) // ReceiveSockets received exactly poolSize()
+		for i, l := range inbound {
+			pool := egress.NewPool(h.Pool[i*per : (i+1)*per])
+			wg.Go(func() { p.ServeInboundPool(l, pool, ports[i]) })
+		}
+		h.Pool = nil // the pools own them
+	default:
 		if ns, err := egress.NamespaceOf(h.Proxy); err != nil {
 			closeAll(inbound) // connections to them are refused from now on
 		} else {
@@ -169,17 +180,30 @@ func withResolvConf(rc *resolvedConfig) (string, error) {
 	return dir, nil
 }
 
+// inboundConcurrent is internal/egress's bound on the inbound connections
+// relayed at once per port (its maxInbound), as the plan states it.
+const inboundConcurrent = 64
+
+// inboundPoolPerPort is the size of a port's inbound pool for a non-root
+// caller (see inboundPorts); tests lower it.
+var inboundPoolPerPort = 64
+
 // inboundPorts returns the bind ports the caller makes reachable from its
-// own loopback (root only: the caller enters the program's network
-// namespace with setns to make each connection's socket there), and why
-// the others are not.
-func inboundPorts(bind []uint16, root bool) (ports []uint16, why string) {
-	if len(bind) == 0 {
-		return nil, ""
-	}
-	if !root {
-		return nil, "a non-root caller cannot enter the program's network namespace (setns), and sockets made for it by the child half are not provided"
-	}
+// own loopback, the size of each one's inbound pool, and why other ports
+// are not reachable (port 0: which port the system picks cannot be known
+// in advance, so the caller cannot listen on it).
+//
+// A root caller makes a socket in the program's namespace per connection
+// (setns on a locked thread, for socket() only): pool 0, no bound over the
+// sandbox's life, at most 64 connections at once per port. A non-root
+// caller cannot setns there (the kernel asks for CAP_SYS_ADMIN in the
+// caller's own user namespace too), so the child half makes, before the
+// program starts, pool sockets per port (inboundPoolPerPort, at most
+// trampoline.MaxInboundPool in all): each serves one connection, so the
+// pool bounds the connections over the sandbox's life. Root keeps setns
+// rather than the pool: the same socket, made by the same caller, with no
+// such bound and no start-up cost per port.
+func inboundPorts(bind []uint16, root bool) (ports []uint16, pool int, why string) {
 	for _, p := range bind {
 		if p == 0 {
 			why = "port 0 (a port the system picks) cannot be known in advance"
@@ -187,8 +211,18 @@ func inboundPorts(bind []uint16, root bool) (ports []uint16, why string) {
 		}
 		ports = append(ports, p)
 	}
-	return ports, why
+	if root || len(ports) == 0 {
+		return ports, 0, why
+	}
+	if pool = min(inboundPoolPerPort, trampoline.MaxInboundPool/len(ports)); pool == 0 {
+		return nil, 0, "more than " + strconv.Itoa(trampoline.MaxInboundPool) + " ports: a non-root caller's inbound pool holds at most " +
+			strconv.Itoa(trampoline.MaxInboundPool) + " sockets"
+	}
+	return ports, pool, why
 }
+
+// poolSize is the number of inbound pool sockets the child half makes.
+func (e egressPlan) poolSize() int { return e.poolPer * len(e.inbound) }
 
 // listenInbound listens on 127.0.0.1 at each port, for the program's
 // listeners of the same port: all or none.
@@ -229,7 +263,16 @@ func (e egressPlan) inboundFeature() (Enforcement, bool) {
 	f := Enforcement{Feature: FeatureTCPBind, Scope: ScopeCommand, Enforced: true}
 	if len(e.inbound) > 0 {
 		f.Detail = "WrapCommand/Run: the program listens inside its own network namespace; the caller listens on 127.0.0.1 at ports " +
-			list(e.inbound) + " and relays each connection to the program's port (whoever can reach the caller's loopback reaches it)"
+			list(e.inbound) + " and relays each connection to the program's port 127.0.0.1:PORT there (whoever can reach the caller's loopback reaches it; " +
+			"a listener on [::1] only is not reached), at most " + strconv.Itoa(inboundConcurrent) + " at once per port"
+		if e.poolPer > 0 {
+			f.Detail += ", through sockets the sandbox makes in that namespace before the program starts (the caller is not root, so it cannot enter it): " +
+				strconv.Itoa(e.poolPer) + " per port, one per connection, so at most " + strconv.Itoa(e.poolPer) +
+				" connections per port over the program's life (a connection the program's port refuses gives its socket back); " +
+				"further connections are reset and reported (inbound-pool-exhausted)"
+		} else {
+			f.Detail += ", through a socket the caller (root) makes in that namespace for each"
+		}
 	}
 	if e.inNote != "" {
 		if f.Detail != "" {
@@ -239,7 +282,7 @@ func (e egressPlan) inboundFeature() (Enforcement, bool) {
 		}
 		f.Detail += "ports " + list(slices.DeleteFunc(slices.Clone(e.bind), func(p uint16) bool { return slices.Contains(e.inbound, p) })) +
 			" are reachable only from inside it, not from the caller's loopback (" + e.inNote + ")"
-		f.Hint = "to serve the caller (a dev server for a browser) from those, give port-only entries (\"*:PORT\"), which keep the host's network, or start the program as root"
+		f.Hint = "to serve the caller (a dev server for a browser) from those, bind fixed ports (not 0; at most 256 for a non-root caller), or give port-only entries (\"*:PORT\"), which keep the host's network"
 	}
 	return f, true
 }

@@ -25,3 +25,11 @@ func ForceGoTrampoline() (restore func()) {
 	forceGoTrampoline = true
 	return func() { forceGoTrampoline = old }
 }
+
+// SetInboundPoolPerPort sets the size of each port's inbound pool for a
+// non-root caller in Configs resolved from now on, until restore.
+func SetInboundPoolPerPort(n int) (restore func()) {
+	old := inboundPoolPerPort
+	inboundPoolPerPort = n
+	return func() { inboundPoolPerPort = old }
+}

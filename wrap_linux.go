@@ -471,7 +471,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		// pipe, so marked close-on-exec with it; the child closes it
 		// itself once it has sent the listener.
 		extra = append(extra, g.childEnd)
-		p.Net = trampoline.NetStep{FD: 3 + len(extra) - 1, Port: eplan.port, Transparent: eplan.transparent}
+		p.Net = trampoline.NetStep{FD: 3 + len(extra) - 1, Port: eplan.port, Transparent: eplan.transparent, Pool: uint32(eplan.poolSize())}
 	}
 	if !cfg.Limits.IsZero() {
 		// The caller's hard limits are read only when there is a limit

@@ -34,6 +34,10 @@ const (
 	// request heads held (HTTP 503, SOCKS5 general failure). The request
 	// may succeed later.
 	ReasonBusy = "proxy-busy"
+	// ReasonInboundPool: a connection from the caller's loopback to a
+	// port the program listens on found the inbound pool of that port
+	// used up (see [Proxy.ServeInboundPool]); the connection was reset.
+	ReasonInboundPool = "inbound-pool-exhausted"
 )
 
 // DeniedHeader is the response header that carries the reason of an HTTP
@@ -44,7 +48,7 @@ const DeniedHeader = "X-Sandbox-Denied"
 // Denial is one refused request.
 type Denial struct {
 	Time     time.Time `json:"time"`
-	Protocol string    `json:"protocol"` // "http" (absolute URI), "connect" (HTTP CONNECT), "socks5", or "" when unreadable
+	Protocol string    `json:"protocol"` // "http" (absolute URI), "connect" (HTTP CONNECT), "socks5" or "socks4", "tcp" (transparent), "dns", "inbound" (ReasonInboundPool), or "" when unreadable
 	Host     string    `json:"host"`     // as requested (canonical when it parsed), "" when unreadable
 	Port     uint16    `json:"port"`
 	Reason   string    `json:"reason"` // one of the Reason constants

@@ -210,6 +210,19 @@
 // facing it (bounded: see [Options]). Where the transparent half cannot
 // run (a kernel without IPv6, say), the proxy alone serves, as before.
 //
+// # Inbound
+//
+// A port the program listens on inside the namespace is reached from the
+// caller's side through a TCP socket of that namespace, connected there to
+// 127.0.0.1:PORT, one per connection ([Proxy.ServeInbound]). A root caller
+// makes each with setns on a locked thread. A caller that is not root
+// cannot enter the namespace (setns asks for CAP_SYS_ADMIN in the caller's
+// own user namespace as well as the namespace's), so the child half makes
+// a pool of AF_INET TCP sockets there before the target starts, neither
+// bound nor connected, and hands them over last (tag 'I': [ReceiveSockets]
+// checks each); [Proxy.ServeInboundPool] spends one per connection, and
+// resets and reports (ReasonInboundPool) a connection that finds none.
+//
 // # For the integration
 //
 // Rules come from sandbox.ParseEndpoint's Endpoints ({Host, Port}); port

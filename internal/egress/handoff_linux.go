@@ -19,6 +19,7 @@ import (
 const (
 	tagTransparent = 'T' // a listener on [::]:PORT, one per allowed port
 	tagResolver    = 'U' // the UDP socket on [::]:53
+	tagPool        = 'I' // an unbound, unconnected TCP socket: the inbound pool
 )
 
 // ResolverPort is the port of the resolver socket the child half makes.
@@ -26,11 +27,14 @@ const ResolverPort = 53
 
 // Handoff is what the child half of a sandbox hands its caller before the
 // target starts: the proxy's listener and, for the transparent path, one
-// listener per allowed port and the resolver's socket.
+// listener per allowed port and the resolver's socket; for inbound
+// connections from a caller that cannot enter the namespace, a pool of
+// TCP sockets made in it (see [NewPool]).
 type Handoff struct {
 	Proxy       net.Listener
 	Transparent []net.Listener // in the order of the ports asked for
 	Resolver    net.PacketConn // nil without the transparent path
+	Pool        []*os.File     // AF_INET TCP sockets, neither bound nor connected
 }
 
 // Close closes every socket of h.
@@ -44,19 +48,24 @@ func (h *Handoff) Close() {
 	if h.Resolver != nil {
 		h.Resolver.Close()
 	}
+	for _, f := range h.Pool {
+		f.Close()
+	}
 }
 
 // ReceiveSockets waits (at most timeout) for everything the child half
 // sends over sock (the parent's end of [SocketPair]) when its network step
-// was asked for the transparent path on ports: the proxy's listener (as
-// [ReceiveListener] checks it), then a listening TCP socket bound to the
-// wildcard address and ports[i] for each port, then a UDP socket bound to
-// the wildcard address and port 53. Anything else (a tag out of order, a
-// socket of another kind or address, a missing message) is an error, and
-// every descriptor received so far is closed. With no ports it is
-// ReceiveListener.
-func ReceiveSockets(sock *os.File, timeout time.Duration, ports []uint16) (*Handoff, error) {
-	if len(ports) == 0 {
+// was asked for the transparent path on ports and for an inbound pool of
+// pool sockets: the proxy's listener (as [ReceiveListener] checks it),
+// then, with ports, a listening TCP socket bound to the wildcard address
+// and ports[i] for each port and a UDP socket bound to the wildcard
+// address and port 53, then pool AF_INET TCP sockets, each neither bound,
+// listening nor connected (checkPoolSocket). Anything else (a tag out of
+// order, a socket of another kind or address, a missing message) is an
+// error, and every descriptor received so far is closed. With no ports
+// and no pool it is ReceiveListener.
+func ReceiveSockets(sock *os.File, timeout time.Duration, ports []uint16, pool int) (*Handoff, error) {
+	if len(ports) == 0 && pool == 0 {
 		l, err := ReceiveListener(sock, timeout)
 		if err != nil {
 			return nil, err
@@ -85,29 +94,48 @@ func ReceiveSockets(sock *os.File, timeout time.Duration, ports []uint16) (*Hand
 	if h.Proxy, err = fileListener(fd); err != nil {
 		return fail(err)
 	}
+	if err := receiveTransparent(uc, h, ports); err != nil {
+		return fail(err)
+	}
+	for range pool {
+		fd, err := receiveOne(uc, tagPool, checkPoolSocket)
+		if err != nil {
+			return fail(err)
+		}
+		h.Pool = append(h.Pool, os.NewFile(uintptr(fd), "egress-inbound-pool"))
+	}
+	return h, nil
+}
+
+// receiveTransparent receives into h the transparent path's sockets for
+// ports (none without ports).
+func receiveTransparent(uc *net.UnixConn, h *Handoff, ports []uint16) error {
+	if len(ports) == 0 {
+		return nil
+	}
 	for _, port := range ports {
 		fd, err := receiveOne(uc, tagTransparent, func(fd int) error { return checkWildcard(fd, unix.SOCK_STREAM, port) })
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		l, err := fileListener(fd)
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		h.Transparent = append(h.Transparent, l)
 	}
-	fd, err = receiveOne(uc, tagResolver, func(fd int) error { return checkWildcard(fd, unix.SOCK_DGRAM, ResolverPort) })
+	fd, err := receiveOne(uc, tagResolver, func(fd int) error { return checkWildcard(fd, unix.SOCK_DGRAM, ResolverPort) })
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	f := os.NewFile(uintptr(fd), "egress-resolver")
 	pc, err := net.FilePacketConn(f) // dups fd
 	f.Close()
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	h.Resolver = pc
-	return h, nil
+	return nil
 }
 
 // receiveOne reads one handoff message, which must carry tag and exactly
@@ -186,6 +214,36 @@ func checkWildcard(fd, typ int, port uint16) error {
 	}
 	if a, ok := sa.(*unix.SockaddrInet6); !ok || a.Addr != [16]byte{} || a.Port != int(port) {
 		return fmt.Errorf("not bound to [::]:%d", port)
+	}
+	return nil
+}
+
+// checkPoolSocket checks that fd is what the inbound pool is made of: an
+// AF_INET TCP socket (not MPTCP: the relay needs nothing more) that is not
+// listening, bound to no address or port, and connected to nothing, so
+// that the caller's connect decides where it goes. That it was made in
+// the program's namespace, not the caller's, rests on the child half,
+// which refuses to run its network step where lo is up already.
+func checkPoolSocket(fd int) error {
+	var v [4]int
+	for i, opt := range []int{unix.SO_DOMAIN, unix.SO_TYPE, unix.SO_PROTOCOL, unix.SO_ACCEPTCONN} {
+		var err error
+		if v[i], err = unix.GetsockoptInt(fd, unix.SOL_SOCKET, opt); err != nil {
+			return fmt.Errorf("not a socket: %w", err)
+		}
+	}
+	if v != [4]int{unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_TCP, 0} {
+		return fmt.Errorf("family %d, type %d, protocol %d, listening %d; want an AF_INET TCP socket, not listening", v[0], v[1], v[2], v[3])
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return err
+	}
+	if a, ok := sa.(*unix.SockaddrInet4); !ok || a.Port != 0 || a.Addr != [4]byte{} {
+		return errors.New("bound to an address")
+	}
+	if _, err := unix.Getpeername(fd); err != unix.ENOTCONN {
+		return fmt.Errorf("connected (getpeername: %v)", err)
 	}
 	return nil
 }

@@ -180,6 +180,9 @@ func TestNamespaceStepParity(t *testing.T) {
 		// u32 there; NetStep's uint16 cannot hold what the parser must
 		// refuse).
 		patchPort uint32
+		// patchPool replaces the inbound pool's size on the wire, so
+		// that both parsers see one above MaxInboundPool.
+		patchPool uint32
 		want      nsOutcome
 	}{
 		{name: "every kind of op", ops: everyKind, flags: probe, want: nsOutcome{code: 0}},
@@ -223,6 +226,13 @@ func TestNamespaceStepParity(t *testing.T) {
 			want: nsOutcome{125, trampoline.Failure{Step: "bind", Errno: syscall.EADDRINUSE, Detail: "[::]:47006 (egress listener)"}}},
 		{name: "a transparent port out of range", net: &trampoline.NetStep{FD: 4, Port: 47007, Transparent: []uint16{47008}}, flags: probe,
 			patchPort: 70000, unshare: unix.CLONE_NEWNS | unix.CLONE_NEWNET,
+			want: nsOutcome{125, trampoline.Failure{Step: "trampoline", Detail: "invalid invocation (bad network step)"}}},
+		{name: "the inbound pool handed over", net: &trampoline.NetStep{FD: 4, Port: 47009, Pool: 3},
+			flags: probe, unshare: unix.CLONE_NEWNS | unix.CLONE_NEWNET, want: nsOutcome{code: 0}},
+		{name: "the transparent sockets and the inbound pool handed over", net: &trampoline.NetStep{FD: 4, Port: 47010, Transparent: []uint16{47011}, Pool: 2},
+			flags: probe, unshare: unix.CLONE_NEWNS | unix.CLONE_NEWNET, want: nsOutcome{code: 0}},
+		{name: "an inbound pool too large", net: &trampoline.NetStep{FD: 4, Port: 47012, Pool: 1}, flags: probe,
+			patchPool: trampoline.MaxInboundPool + 1, unshare: unix.CLONE_NEWNS | unix.CLONE_NEWNET,
 			want: nsOutcome{125, trampoline.Failure{Step: "trampoline", Detail: "invalid invocation (bad network step)"}}},
 	}
 
@@ -281,13 +291,16 @@ func TestNamespaceStepParity(t *testing.T) {
 					during = func() {
 						childEnd.Close()
 						var h *egress.Handoff
-						if h, lerr = egress.ReceiveSockets(parentEnd, 10*time.Second, c.net.Transparent); lerr == nil {
+						if h, lerr = egress.ReceiveSockets(parentEnd, 10*time.Second, c.net.Transparent, int(c.net.Pool)); lerr == nil {
 							laddr = h.Proxy.Addr().String()
 							for i, l := range h.Transparent {
 								laddr += " " + l.Addr().String() + "=" + itoa(int(c.net.Transparent[i]))
 							}
 							if h.Resolver != nil {
 								laddr += " " + h.Resolver.LocalAddr().String()
+							}
+							for range h.Pool {
+								laddr += " pool" // each checked by ReceiveSockets: unbound, unconnected AF_INET TCP
 							}
 							h.Close()
 						}
@@ -296,6 +309,9 @@ func TestNamespaceStepParity(t *testing.T) {
 				env := p.Environ()
 				if c.patchPort != 0 {
 					env = patchNetPort(t, env, c.net, c.patchPort)
+				}
+				if c.patchPool != 0 {
+					env = patchPool(t, env, c.patchPool)
 				}
 				cwd := c.cwd
 				if cwd == "" {
@@ -326,21 +342,33 @@ func wantSockets(n *trampoline.NetStep) string {
 	if len(n.Transparent) > 0 {
 		s += " [::]:53"
 	}
+	for range n.Pool {
+		s += " pool"
+	}
 	return s
 }
 
 // patchNetPort rewrites, in a one-chunk payload environment, the network
 // step's last transparent port if it has any, else the proxy's port (the
-// u32 before the count of transparent ports): both are before
-// ParentMountNS's two u64, the last 16 bytes.
+// u32 before the count of transparent ports): both are before the pool's
+// size (a u32) and ParentMountNS's two u64, the last 20 bytes.
 func patchNetPort(t *testing.T, env []string, n *trampoline.NetStep, port uint32) []string {
 	t.Helper()
 	name, raw := oneChunk(t, env)
-	at := len(raw) - 16 - 4
+	at := len(raw) - 16 - 4 - 4
 	if len(n.Transparent) == 0 {
 		at -= 4
 	}
 	binary.LittleEndian.PutUint32(raw[at:], port)
+	return []string{env[0], name + "=" + base64.RawStdEncoding.EncodeToString(raw)}
+}
+
+// patchPool rewrites, in a one-chunk payload environment, the network
+// step's pool size: the u32 before ParentMountNS's two u64.
+func patchPool(t *testing.T, env []string, pool uint32) []string {
+	t.Helper()
+	name, raw := oneChunk(t, env)
+	binary.LittleEndian.PutUint32(raw[len(raw)-16-4:], pool)
 	return []string{env[0], name + "=" + base64.RawStdEncoding.EncodeToString(raw)}
 }
 

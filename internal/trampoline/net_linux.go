@@ -19,6 +19,7 @@ const (
 	iffUp        = 0x1    // IFF_UP
 	listenQueue  = 4096   // the kernel caps it at net.core.somaxconn
 	handoffTag   = 'L'    // internal/egress's handoffTag: the one data byte of the handoff
+	poolTag      = 'I'    // internal/egress's tagPool
 )
 
 // ifreqFlags is struct ifreq as SIOCGIFFLAGS and SIOCSIFFLAGS use it: the
@@ -37,7 +38,9 @@ type ifreqFlags struct {
 // listener to the parent over n.FD (an inherited AF_UNIX socket, the
 // child's end of egress.SocketPair) with SCM_RIGHTS. With n.Transparent it
 // then makes every address local (transparentStep) and hands over one
-// listener per port and the resolver's socket. Then it closes the channel:
+// listener per port and the resolver's socket. With n.Pool it then hands
+// over that many unbound, unconnected TCP sockets (poolStep). Then it
+// closes the channel:
 // the target holds none of these. The parent serves them from outside the
 // sandbox; nothing of ours runs inside once the target starts. No
 // acknowledgement is awaited: connections queue in a listener's backlog
@@ -71,8 +74,29 @@ func netStep(n NetStep) (Failure, bool) {
 			return f, false
 		}
 	}
+	if f, ok := poolStep(n.FD, n.Pool); !ok {
+		return f, false
+	}
 	if e := closeFD(n.FD); e != 0 {
 		return Failure{Step: "close", Errno: e, Detail: "(egress handoff socket)"}, false
+	}
+	return Failure{}, true
+}
+
+// poolStep makes n AF_INET TCP sockets in the namespace, neither bound
+// nor connected, and hands each over with tag 'I': the inbound pool. The
+// caller connects each, at most once, to a port the program listens on
+// (127.0.0.1:PORT in this namespace) for one connection from its own
+// loopback. The sockets are the caller's: the target never holds one.
+func poolStep(sock int, n uint32) (Failure, bool) {
+	for range n {
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return Failure{Step: "socket", Errno: errnoOf(err), Detail: "(inbound pool)"}, false
+		}
+		if f, ok := handOver(sock, fd, poolTag); !ok {
+			return f, false
+		}
 	}
 	return Failure{}, true
 }

@@ -148,19 +148,29 @@ const (
 // routes that make every address local to lo, one listener per port in
 // it (in that order) and the resolver's UDP socket, each handed to the
 // caller after the proxy's listener (see the egress layer's handoff
-// order, internal/egress's handoff_linux.go). Encoded always with the
-// namespace section, so the format is made once. Meaningful only with
-// FlagNamespaces (the zero value otherwise).
+// order, internal/egress's handoff_linux.go). Pool, when not 0, asks for
+// that many unbound, unconnected AF_INET TCP sockets made in the
+// namespace and handed over last: the inbound pool, through which a
+// caller that cannot enter the namespace (not root: setns needs
+// CAP_SYS_ADMIN in its own user namespace too) connects to the
+// program's listeners from outside, one socket per connection. Encoded
+// always with the namespace section, so the format is made once.
+// Meaningful only with FlagNamespaces (the zero value otherwise).
 type NetStep struct {
 	FD          int
 	Port        uint16
 	Transparent []uint16
+	Pool        uint32
 }
 
 // MaxTransparentPorts bounds NetStep.Transparent: each port is a listener
 // the child makes and hands over (a descriptor in the caller for as long
 // as the sandbox runs).
 const MaxTransparentPorts = 256
+
+// MaxInboundPool bounds NetStep.Pool: each is a socket the child makes
+// and a descriptor the caller holds until it is used or the sandbox ends.
+const MaxInboundPool = 256
 
 // MaxMountSlots bounds MountOp.Slot: a plan clones at most this many trees
 // (the C helper keeps their descriptors in a fixed array).
@@ -320,11 +330,11 @@ func lookup(env []string, key string) (string, bool) {
 //	filters(count, {count, {code jt jf k}}) nonce0 nonce1
 //	cgroupFDs(count, {fd}) flags rlimits(count, {resource cur max})
 //	[only with FlagNamespaces:] mounts(count, {kind bits slot mode set clear
-//	path}) netFD netPort transparent(count, {port}) parentMountNSDev
+//	path}) netFD netPort transparent(count, {port}) pool parentMountNSDev
 //	parentMountNSIno
 //
-// (bits: 1 recursive, 2 create, 4 file, 8 no-follow; netPort and each
-// transparent port are a u32.)
+// (bits: 1 recursive, 2 create, 4 file, 8 no-follow; netPort, each
+// transparent port and pool are a u32.)
 // Strings are a u32 length and bytes; counts, flags and resources are u32;
 // fds are i32; the rest u64. internal/spawnhelper/helper.c reads the same
 // format: change both together.
@@ -335,7 +345,7 @@ func (p *Payload) marshal() []byte {
 	size := len(magic) + 4 + len(p.Path) + 4 + 4 + 4 + 3*8 + 4 + 4 + 16*len(p.Ports) + 4 +
 		2*8 + 4 + 4*len(p.CgroupFDs) + 4 + 4 + 20*len(p.Rlimits)
 	if p.Flags&FlagNamespaces != 0 {
-		size += 4 + 4 + 4 + 4 + 4*len(p.Net.Transparent) + 16
+		size += 4 + 4 + 4 + 4 + 4*len(p.Net.Transparent) + 4 + 16
 		for _, m := range p.Mounts {
 			size += 4*4 + 2*8 + 4 + len(m.Path)
 		}
@@ -425,6 +435,7 @@ func (p *Payload) marshal() []byte {
 		for _, port := range p.Net.Transparent {
 			w.u32(uint32(port))
 		}
+		w.u32(p.Net.Pool)
 		w.u64(p.ParentMountNS[0])
 		w.u64(p.ParentMountNS[1])
 	}
@@ -536,6 +547,10 @@ func unmarshal(b []byte) (*Payload, error) {
 				}
 				p.Net.Transparent = append(p.Net.Transparent, uint16(port))
 			}
+		}
+		p.Net.Pool = r.u32()
+		if p.Net.Pool > MaxInboundPool || p.Net.Pool > 0 && p.Net.FD < 0 {
+			return nil, errors.New("bad network step")
 		}
 		p.ParentMountNS[0] = r.u64()
 		p.ParentMountNS[1] = r.u64()

@@ -59,7 +59,7 @@ func TestPayloadNamespaces(t *testing.T) {
 		{Kind: MountMaskFile, Path: "/w/.env"},
 		{Kind: MountClone, Path: "/w/link", Slot: 4, NoFollow: true},
 	}
-	p.Net = NetStep{FD: 7, Port: 65535, Transparent: []uint16{1, 443, 65535}}
+	p.Net = NetStep{FD: 7, Port: 65535, Transparent: []uint16{1, 443, 65535}, Pool: MaxInboundPool}
 	p.ParentMountNS = [2]uint64{4, 4026531841}
 	if b := p.marshal(); len(b) != cap(b) {
 		t.Errorf("marshal: %d bytes in a buffer of %d: the size is miscounted", len(b), cap(b))
@@ -136,6 +136,12 @@ func TestPayloadRejects(t *testing.T) {
 			for i := range p.Net.Transparent {
 				p.Net.Transparent[i] = uint16(i + 1)
 			}
+		},
+		"inbound pool too large": func(p *Payload) {
+			p.Flags, p.Net = FlagNamespaces, NetStep{FD: 5, Pool: MaxInboundPool + 1}
+		},
+		"inbound pool without fd": func(p *Payload) {
+			p.Flags, p.Net = FlagNamespaces, NetStep{FD: -1, Pool: 1}
 		},
 		"negative cgroup fd":     func(p *Payload) { p.CgroupFDs = []int{-1} },
 		"cgroup fd below first":  func(p *Payload) { p.CgroupFDs = []int{p.FirstFD - 1} },

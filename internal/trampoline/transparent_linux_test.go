@@ -50,7 +50,7 @@ func TestNetStepTransparent(t *testing.T) {
 		t.Skipf("cannot start a child in a new network namespace here (%v)", err)
 	}
 	childEnd.Close()
-	h, err := egress.ReceiveSockets(parentEnd, 30*time.Second, []uint16{transparentTestPort})
+	h, err := egress.ReceiveSockets(parentEnd, 30*time.Second, []uint16{transparentTestPort}, 0)
 	if err != nil {
 		cmd.Wait()
 		t.Fatalf("%v; child output:\n%s", err, out.String())

@@ -20,8 +20,9 @@
  *     namespaces the parent cloned this process into: refuse the caller's
  *     own mount namespace; perform the mount ops the parent planned; chdir
  *     to the working directory again by its path; bring lo up and hand the
- *     egress listener to the caller. With flag 2 (the parent's probe), exit
- *     0 right after it.
+ *     egress listener (and the transparent path's sockets and the inbound
+ *     pool, when asked for) to the caller. With flag 2 (the parent's
+ *     probe), exit 0 right after it.
  *  3. Landlock: create the ruleset; open each rule's path (O_PATH, following
  *     symlinks as they are now), skip it when it is gone, when it is not the
  *     object the parent resolved (device and inode, when the parent recorded
@@ -509,7 +510,7 @@ enum {
 	SIOCGIFFLAGS = 0x8913, SIOCSIFFLAGS = 0x8914, SIOCGIFINDEX = 0x8933, IFF_UP = 1,
 	RTM_NEWROUTE = 24, NLMSG_ERROR = 2, NLM_FLAGS = 0x605, RT_TABLE_LOCAL = 255,
 	RTPROT_BOOT = 3, RT_SCOPE_HOST = 254, RTN_LOCAL = 2, RTA_OIF = 4,
-	RESOLVER_PORT = 53, MAX_TPORTS = 256,
+	RESOLVER_PORT = 53, MAX_TPORTS = 256, MAX_POOL = 256,
 	SOL_SOCKET = 1, SCM_RIGHTS = 1, LISTEN_QUEUE = 4096,
 	MAX_SLOTS = 1024,
 };
@@ -554,11 +555,13 @@ static int mount_op(struct rd *r, struct mount_op *o, int copy)
 }
 
 /* The network step's part of the payload: the handoff socket, the proxy's
- * port, and the transparent path's ports (u32 each, still encoded). */
+ * port, the transparent path's ports (u32 each, still encoded), and the
+ * size of the inbound pool. */
 struct netstep {
 	int fd;
 	u32 port, nports;
 	const u8 *ports;
+	u32 pool;
 };
 
 /* ns_check reads the namespace section and fails as the Go trampoline's
@@ -584,6 +587,9 @@ static void ns_check(struct rd *r, struct netstep *n, u64 *nsdev, u64 *nsino)
 		if (!p || p > 0xffff)
 			fail("trampoline", 0, "invalid invocation (bad network step)");
 	}
+	n->pool = u32_(r);
+	if (!r->bad && (n->pool > MAX_POOL || (n->pool && n->fd < 0)))
+		fail("trampoline", 0, "invalid invocation (bad network step)");
 	*nsdev = u64_(r);
 	*nsino = u64_(r);
 }
@@ -871,8 +877,10 @@ static long wildcard(int typ, u32 port, const char *what)
  * 127.0.0.1:port (the proxy) and hands the listener to the caller over
  * sock (tag 'L'); with transparent ports, it first makes every address
  * local (two routes), then hands over a listener on [::]:P for each port
- * (tag 'T') and the resolver's UDP socket on [::]:53 (tag 'U'); then it
- * closes sock: see internal/trampoline's netStep and transparentStep. */
+ * (tag 'T') and the resolver's UDP socket on [::]:53 (tag 'U'); then the
+ * inbound pool, ns->pool TCP sockets neither bound nor connected (tag 'I');
+ * then it closes sock: see internal/trampoline's netStep, transparentStep
+ * and poolStep. */
 static void net_step(struct netstep *ns)
 {
 	struct {
@@ -911,6 +919,10 @@ static void net_step(struct netstep *ns)
 	}
 	if (ns->nports)
 		hand_over(ns->fd, wildcard(SOCK_DGRAM, RESOLVER_PORT, "(resolver socket)"), 'U');
+	for (i = 0; i < ns->pool; i++) {
+		l = check(sys3(NR_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket", "(inbound pool)");
+		hand_over(ns->fd, l, 'I');
+	}
 	check(sys3(NR_close, ns->fd, 0, 0), "close", "(egress handoff socket)");
 }
 
