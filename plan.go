@@ -9,33 +9,34 @@ import (
 
 // Feature names used in [Plan.Features].
 const (
-	FeatureFilesystem   = "filesystem"          // read/write confined to granted paths
-	FeatureTruncate     = "fs_truncate"         // truncate(2) confined to write paths
-	FeatureIoctlDev     = "fs_ioctl_dev"        // ioctl on device files confined
-	FeatureExec         = "exec"                // execution confined to the exec allowlist
-	FeatureExecLoader   = "exec_loader"         // the dynamic loader cannot run files off the allowlist
-	FeatureTCPConnect   = "tcp_connect"         // outgoing TCP confined to granted ports
-	FeatureTCPHost      = "tcp_connect_host"    // the host part of granted endpoints
-	FeatureTCPBind      = "tcp_bind"            // listening confined to granted ports
-	FeatureUDP          = "udp"                 // UDP sockets
-	FeatureUnixSockets  = "unix_sockets"        // AF_UNIX sockets
-	FeatureScopeUnix    = "scope_abstract_unix" // connect to abstract unix sockets outside the sandbox
-	FeatureScopeSignal  = "scope_signal"        // signals to processes outside the sandbox
-	FeatureSpawn        = "process_spawn"       // creating processes
-	FeatureMetadata     = "file_metadata"       // mode, owner, times, xattrs of files outside the grants
-	FeatureSysVIPC      = "sysv_ipc"            // System V shared memory, queues, semaphores
-	FeatureSyscalls     = "syscall_filter"      // dangerous syscalls, foreign architectures
-	FeatureDenyWrite    = "deny_write_paths"    // read-only paths inside write grants
-	FeatureDenyRead     = "deny_read_paths"     // hidden paths inside grants
-	FeatureMounts       = "mounts"              // host paths shown at other paths
-	FeatureCamera       = "camera"              // the camera device (macOS)
-	FeatureMicrophone   = "microphone"          // the microphone device (macOS)
-	FeatureExecWrites   = "exec_write_paths"    // programs in the write paths may run
-	FeatureSharedMem    = "shared_memory"       // /dev/shm, private to the sandbox or not
-	FeatureGitProtect   = "git_protection"      // a repository's hooks and config read-only (Linux mount layer)
-	FeatureGitCommonDir = "git_commondir"       // a .git/commondir the program creates (redirects hooks and config)
-	FeaturePrivateTmp   = "private_tmp"         // a private /tmp and /dev/shm (Linux mount layer)
-	FeatureWriteNoexec  = "write_paths_noexec"  // nothing written in the write paths can be executed
+	FeatureFilesystem   = "filesystem"           // read/write confined to granted paths
+	FeatureTruncate     = "fs_truncate"          // truncate(2) confined to write paths
+	FeatureIoctlDev     = "fs_ioctl_dev"         // ioctl on device files confined
+	FeatureExec         = "exec"                 // execution confined to the exec allowlist
+	FeatureExecLoader   = "exec_loader"          // the dynamic loader cannot run files off the allowlist
+	FeatureTCPConnect   = "tcp_connect"          // outgoing TCP confined to granted ports
+	FeatureTCPHost      = "tcp_connect_host"     // the host part of granted endpoints
+	FeatureTCPAnyPort   = "tcp_connect_any_port" // any-port entries ("host:*") for every client (Linux egress namespace)
+	FeatureTCPBind      = "tcp_bind"             // listening confined to granted ports
+	FeatureUDP          = "udp"                  // UDP sockets
+	FeatureUnixSockets  = "unix_sockets"         // AF_UNIX sockets
+	FeatureScopeUnix    = "scope_abstract_unix"  // connect to abstract unix sockets outside the sandbox
+	FeatureScopeSignal  = "scope_signal"         // signals to processes outside the sandbox
+	FeatureSpawn        = "process_spawn"        // creating processes
+	FeatureMetadata     = "file_metadata"        // mode, owner, times, xattrs of files outside the grants
+	FeatureSysVIPC      = "sysv_ipc"             // System V shared memory, queues, semaphores
+	FeatureSyscalls     = "syscall_filter"       // dangerous syscalls, foreign architectures
+	FeatureDenyWrite    = "deny_write_paths"     // read-only paths inside write grants
+	FeatureDenyRead     = "deny_read_paths"      // hidden paths inside grants
+	FeatureMounts       = "mounts"               // host paths shown at other paths
+	FeatureCamera       = "camera"               // the camera device (macOS)
+	FeatureMicrophone   = "microphone"           // the microphone device (macOS)
+	FeatureExecWrites   = "exec_write_paths"     // programs in the write paths may run
+	FeatureSharedMem    = "shared_memory"        // /dev/shm, private to the sandbox or not
+	FeatureGitProtect   = "git_protection"       // a repository's hooks and config read-only (Linux mount layer)
+	FeatureGitCommonDir = "git_commondir"        // a .git/commondir the program creates (redirects hooks and config)
+	FeaturePrivateTmp   = "private_tmp"          // a private /tmp and /dev/shm (Linux mount layer)
+	FeatureWriteNoexec  = "write_paths_noexec"   // nothing written in the write paths can be executed
 )
 
 // Enforcement says whether one feature of a Config is enforced here.
@@ -107,7 +108,13 @@ type EgressPlan struct {
 	// network namespace (EgressTransparent and EgressProxy; "" when
 	// there is none).
 	Proxy string   `json:"proxy,omitempty"`
-	Hosts []string `json:"hosts"` // the host entries, "host:port"
+	Hosts []string `json:"hosts"` // the host entries, "host:port" or "host:*"
+	// AnyPort lists the host entries for every port ("host:*"). With
+	// EgressTransparent and EgressProxy the proxy serves them on any
+	// port, host-exact; direct clients reach them only on the ports of
+	// the other entries (EgressTransparent), so they are reported as
+	// granted in part (tcp_connect_any_port; Strict refuses).
+	AnyPort []string `json:"any_port,omitempty"`
 	// Reason says, for EgressPortOnly, why host names are not enforced;
 	// for EgressProxy under a namespace that could have the transparent
 	// path, why it does not.
