@@ -327,6 +327,8 @@ func (e Endpoint) String() string {
 // other entries list (one listener per port cannot serve every port:
 // reported, Strict refuses). On macOS "localhost:*" is enforced as
 // Seatbelt's localhost:*; any other host becomes "*:*", host not enforced.
+// "localhost:*" is every service on the caller's loopback (databases,
+// admin ports): grant it only as that.
 //
 // "*:*" (or ":*") is accepted and means outgoing TCP without restriction:
 // any host, any port. [PlanFor] says so in plain words; it is a grant,
