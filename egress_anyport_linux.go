@@ -83,8 +83,9 @@ func (e egressPlan) addAnyPort(plan *Plan) {
 	if len(e.transparent) > 0 {
 		direct = "only on ports " + ports(e.transparent) + " (listed by other entries)"
 	}
+	plan.Network = append(plan.Network, "WrapCommand/Run: "+list+": on any port through the proxy only; a direct connection reaches them "+direct)
 	f := Enforcement{Feature: FeatureTCPAnyPort, Scope: ScopeCommand,
-		Detail: "WrapCommand/Run: granted in part: " + list + " are enforced host-exact and reached on any port only through the proxy at " +
+		Detail: "WrapCommand/Run: granted in part: " + list + ": enforced host-exact, and reached on any port only through the proxy at " +
 			e.addr().String() + " (HTTP CONNECT, absolute-URI HTTP, SOCKS5: clients that use the proxy variables); " +
 			"a direct connection (a client that ignores the proxy) reaches them " + direct + ", and any other port fails in the namespace " +
 			"(Landlock: EACCES) and is not reported: the transparent path makes one listener per port before the program starts and cannot hold every port",
