@@ -12,16 +12,19 @@ package sandbox_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/childtest"
 )
 
 func TestEgressAnyPort(t *testing.T) { egressAnyPort(t) }
@@ -123,4 +126,38 @@ func egressAnyPort(t *testing.T) {
 	if n := count.Load(); n != 2 {
 		t.Errorf("the server counted %d connections after the refused request, want 2", n)
 	}
+}
+
+// Under ApplySelf an any-port entry leaves TCP connect unhandled, exactly
+// as the plan says (tcp_connect not enforced): a connect to any port, on
+// an address the entry does not name, is let through (ECONNREFUSED from
+// a port with no listener, never EACCES), while bind stays handled (a
+// port not granted: EACCES); Strict refuses the Config before anything is
+// applied.
+func TestApplySelfAnyPort(t *testing.T) {
+	childtest.Run(t, func(t *testing.T) {
+		requireABI(t, 4, "TCP port rules")
+		cfg := sandbox.Config{AllowedTCPConnect: []string{"localhost:*"}, Strict: true}
+		if err := sandbox.New().ApplySelf(cfg); !errors.Is(err, sandbox.ErrNotEnforced) || !strings.Contains(err.Error(), sandbox.FeatureTCPConnect+" (") {
+			t.Fatalf("Strict ApplySelf with localhost:*: %v, want ErrNotEnforced naming tcp_connect", err)
+		}
+		free, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		freePort := free.Addr().(*net.TCPAddr).Port
+		free.Close()
+		cfg.Strict = false
+		apply(t, cfg)
+		c, err := net.DialTimeout("tcp", "127.0.0.2:1", 5*time.Second)
+		if c != nil {
+			c.Close()
+		}
+		wantErrno(t, "connect to 127.0.0.2:1 (no listener): let through, as the plan says", err, syscall.ECONNREFUSED)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(freePort))
+		if l != nil {
+			l.Close()
+		}
+		wantErrno(t, "bind a port not granted", err, syscall.EACCES)
+	})
 }
