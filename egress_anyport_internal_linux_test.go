@@ -108,6 +108,22 @@ func TestEgressPlanAnyPort(t *testing.T) {
 		})
 	}
 
+	t.Run("transparent path unavailable", func(t *testing.T) {
+		transparentAvailable = func() (bool, string) { return false, "the transparent path is unavailable here: no IPv6 (test)" }
+		defer func() { transparentAvailable = func() (bool, string) { return true, "" } }()
+		rc, err := resolve(Config{AllowedTCPConnect: []string{"localhost:*", "example.com:443"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := egressPlanFor(rc)
+		plan := Plan{Available: true}
+		e.addTo(&plan)
+		if anyp := features(plan, FeatureTCPAnyPort); len(anyp) != 1 || !strings.Contains(anyp[0].Detail, "on no port (the transparent path is not used: ") ||
+			!strings.Contains(anyp[0].Detail, "no IPv6 (test)") {
+			t.Errorf("tcp_connect_any_port %+v, want direct clients on no port, with the reason", anyp)
+		}
+	})
+
 	t.Run("strict WrapCommand", func(t *testing.T) {
 		if kernel().abi < 1 {
 			t.Skip("no Landlock here: WrapCommand fails before the plan is checked")

@@ -80,6 +80,9 @@ func (e egressPlan) addAnyPort(plan *Plan) {
 		plan.Features = slices.Insert(plan.Features, i, cmd)
 	}
 	direct := "on no port (no other entry lists a port)"
+	if e.tnote != "" && slices.ContainsFunc(e.hosts, func(h string) bool { return !strings.HasSuffix(h, ":*") }) {
+		direct = "on no port (the transparent path is not used: " + e.tnote + ")"
+	}
 	if len(e.transparent) > 0 {
 		direct = "only on ports " + ports(e.transparent) + " (listed by other entries)"
 	}
