@@ -50,7 +50,7 @@ type egressPlan struct {
 	hosts []string // the host entries, "host:port" or "host:*"
 	// anyPort are the host entries for every port ("host:*"): the proxy
 	// serves them on any port, the transparent path only on the ports
-	// other entries list (see anyPortFeature).
+	// other entries list (see addAnyPort).
 	anyPort []string
 	// on: a network namespace and the proxy enforce them.
 	on    bool

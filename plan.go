@@ -9,35 +9,40 @@ import (
 
 // Feature names used in [Plan.Features].
 const (
-	FeatureFilesystem   = "filesystem"           // read/write confined to granted paths
-	FeatureTruncate     = "fs_truncate"          // truncate(2) confined to write paths
-	FeatureIoctlDev     = "fs_ioctl_dev"         // ioctl on device files confined
-	FeatureExec         = "exec"                 // execution confined to the exec allowlist
-	FeatureExecLoader   = "exec_loader"          // the dynamic loader cannot run files off the allowlist
-	FeatureTCPConnect   = "tcp_connect"          // outgoing TCP confined to granted ports
-	FeatureTCPHost      = "tcp_connect_host"     // the host part of granted endpoints
-	FeatureTCPAnyPort   = "tcp_connect_any_port" // any-port entries ("host:*") for every client (Linux egress namespace)
-	FeatureTCPBind      = "tcp_bind"             // listening confined to granted ports
-	FeatureUDP          = "udp"                  // UDP sockets
-	FeatureUnixSockets  = "unix_sockets"         // AF_UNIX sockets
-	FeatureScopeUnix    = "scope_abstract_unix"  // connect to abstract unix sockets outside the sandbox
-	FeatureScopeSignal  = "scope_signal"         // signals to processes outside the sandbox
-	FeatureSpawn        = "process_spawn"        // creating processes
-	FeatureMetadata     = "file_metadata"        // mode, owner, times, xattrs of files outside the grants
-	FeatureSysVIPC      = "sysv_ipc"             // System V shared memory, queues, semaphores
-	FeatureSyscalls     = "syscall_filter"       // dangerous syscalls, foreign architectures
-	FeatureDenyWrite    = "deny_write_paths"     // read-only paths inside write grants
-	FeatureDenyRead     = "deny_read_paths"      // hidden paths inside grants
-	FeatureMounts       = "mounts"               // host paths shown at other paths
-	FeatureCamera       = "camera"               // the camera device (macOS)
-	FeatureMicrophone   = "microphone"           // the microphone device (macOS)
-	FeatureExecWrites   = "exec_write_paths"     // programs in the write paths may run
-	FeatureSharedMem    = "shared_memory"        // /dev/shm, private to the sandbox or not
-	FeatureGitProtect   = "git_protection"       // a repository's hooks and config read-only (Linux mount layer)
-	FeatureGitCommonDir = "git_commondir"        // a .git/commondir the program creates (redirects hooks and config)
-	FeaturePrivateTmp   = "private_tmp"          // a private /tmp and /dev/shm (Linux mount layer)
-	FeatureWriteNoexec  = "write_paths_noexec"   // nothing written in the write paths can be executed
+	FeatureFilesystem   = "filesystem"          // read/write confined to granted paths
+	FeatureTruncate     = "fs_truncate"         // truncate(2) confined to write paths
+	FeatureIoctlDev     = "fs_ioctl_dev"        // ioctl on device files confined
+	FeatureExec         = "exec"                // execution confined to the exec allowlist
+	FeatureExecLoader   = "exec_loader"         // the dynamic loader cannot run files off the allowlist
+	FeatureTCPConnect   = "tcp_connect"         // outgoing TCP confined to granted ports
+	FeatureTCPHost      = "tcp_connect_host"    // the host part of granted endpoints
+	FeatureTCPBind      = "tcp_bind"            // listening confined to granted ports
+	FeatureUDP          = "udp"                 // UDP sockets
+	FeatureUnixSockets  = "unix_sockets"        // AF_UNIX sockets
+	FeatureScopeUnix    = "scope_abstract_unix" // connect to abstract unix sockets outside the sandbox
+	FeatureScopeSignal  = "scope_signal"        // signals to processes outside the sandbox
+	FeatureSpawn        = "process_spawn"       // creating processes
+	FeatureMetadata     = "file_metadata"       // mode, owner, times, xattrs of files outside the grants
+	FeatureSysVIPC      = "sysv_ipc"            // System V shared memory, queues, semaphores
+	FeatureSyscalls     = "syscall_filter"      // dangerous syscalls, foreign architectures
+	FeatureDenyWrite    = "deny_write_paths"    // read-only paths inside write grants
+	FeatureDenyRead     = "deny_read_paths"     // hidden paths inside grants
+	FeatureMounts       = "mounts"              // host paths shown at other paths
+	FeatureCamera       = "camera"              // the camera device (macOS)
+	FeatureMicrophone   = "microphone"          // the microphone device (macOS)
+	FeatureExecWrites   = "exec_write_paths"    // programs in the write paths may run
+	FeatureSharedMem    = "shared_memory"       // /dev/shm, private to the sandbox or not
+	FeatureGitProtect   = "git_protection"      // a repository's hooks and config read-only (Linux mount layer)
+	FeatureGitCommonDir = "git_commondir"       // a .git/commondir the program creates (redirects hooks and config)
+	FeaturePrivateTmp   = "private_tmp"         // a private /tmp and /dev/shm (Linux mount layer)
+	FeatureWriteNoexec  = "write_paths_noexec"  // nothing written in the write paths can be executed
 )
+
+// FeatureTCPAnyPort reports the any-port entries of AllowedTCPConnect
+// ("host:*") where they cannot be served to every client: under
+// WrapCommand and Run with the Linux egress namespace, only the proxy
+// serves them on any port (see [ParseEndpoint]).
+const FeatureTCPAnyPort = "tcp_connect_any_port"
 
 // Enforcement says whether one feature of a Config is enforced here.
 type Enforcement struct {
