@@ -240,8 +240,8 @@ func positiveControls(rc *resolvedConfig, timeout time.Duration) []ProbeResult {
 		return out
 	}
 	for _, ep := range rc.connect {
-		if !ep.AnyHost() && !ep.Loopback() {
-			continue
+		if !ep.AnyHost() && !ep.Loopback() || ep.AnyPort {
+			continue // an any-port entry names no port to try
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(int(ep.Port))
 		c, err := net.DialTimeout("tcp", addr, timeout)
@@ -262,8 +262,15 @@ func positiveControls(rc *resolvedConfig, timeout time.Duration) []ProbeResult {
 // grants (whatever its host: a port rule matches 127.0.0.1 too), or 0. None
 // of the candidates normally has a listener, so a connect that is let
 // through is refused by the kernel (ECONNREFUSED), never mistaken for a
-// denial.
+// denial. An any-port entry for any host or for loopback ("*:*",
+// "localhost:*", "127.0.0.1:*") grants every loopback port: 0. (One for
+// another host grants none of them: where the sandbox lets the probe
+// through anyway, as ApplySelf's Landlock must, the probe fails, and
+// PlanFor reports tcp_connect not enforced.)
 func probePort(rc *resolvedConfig) int {
+	if slices.ContainsFunc(rc.connect, func(e Endpoint) bool { return e.AnyPort && (e.AnyHost() || e.Loopback()) }) {
+		return 0
+	}
 	for _, p := range []int{1, 9, 7, 13, 19, 37} {
 		if !slices.ContainsFunc(rc.connect, func(e Endpoint) bool { return int(e.Port) == p }) {
 			return p
@@ -351,7 +358,12 @@ func egressProxyHere(rc *resolvedConfig) (string, bool) {
 // host through, as it must. A refusal (403) fails the control; a
 // destination the caller cannot reach (502, a timeout) skips it.
 func egressControl(rc *resolvedConfig, proxy string, timeout time.Duration) ProbeResult {
-	ep := rc.connect[0]
+	i := slices.IndexFunc(rc.connect, func(e Endpoint) bool { return !e.AnyPort })
+	if i < 0 {
+		return ProbeResult{Name: "control_egress", Status: ProbeSkipped, Target: "via " + proxy,
+			Error: "every entry allows any port (\"host:*\"): no port to ask the proxy for"}
+	}
+	ep := rc.connect[i]
 	r := ProbeResult{Name: "control_egress", Target: ep.String() + " via " + proxy}
 	c, err := net.DialTimeout("tcp", proxy, timeout)
 	if errors.Is(err, syscall.EACCES) {

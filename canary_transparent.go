@@ -23,7 +23,7 @@ func transparentControl(rc *resolvedConfig, timeout time.Duration) ProbeResult {
 	r := ProbeResult{Name: "control_egress"}
 	var target string
 	for _, ep := range rc.connect {
-		if ep.Host == "localhost" || net.ParseIP(ep.Host) != nil {
+		if !ep.AnyPort && (ep.Host == "localhost" || net.ParseIP(ep.Host) != nil) {
 			target = ep.String()
 			break
 		}

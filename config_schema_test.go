@@ -181,6 +181,8 @@ func schemaSamples(t *testing.T) (valid, invalid map[string]string) {
 		"negative port":         `{"allowed_tcp_bind": [-1]}`,
 		"URL as endpoint":       `{"allowed_tcp_connect": ["https://example.com:443"]}`,
 		"endpoint without port": `{"allowed_tcp_connect": ["example.com"]}`,
+		"endpoint port *x":      `{"allowed_tcp_connect": ["example.com:*x"]}`,
+		"endpoint port range":   `{"allowed_tcp_connect": ["example.com:1-2"]}`,
 		"relative path":         `{"allowed_read_paths": ["src"]}`,
 		"path not a list":       `{"allowed_write_paths": "` + filepath.ToSlash(dir) + `"}`,
 		"mount without at":      `{"mounts": [{"path": "` + filepath.ToSlash(dir) + `"}]}`,
@@ -229,7 +231,8 @@ func TestConfigSchemaValidates(t *testing.T) {
 	}
 	// The endpoint pattern accepts what ParseEndpoint accepts.
 	re := regexp.MustCompile(endpointPattern)
-	for _, e := range []string{"*:1", ":65535", "localhost:80", "LOCALHOST:80", "10.0.0.1:22", "[::1]:443", "[2001:db8::1]:8443", "a-b.example.COM.:443"} {
+	for _, e := range []string{"*:1", ":65535", "localhost:80", "LOCALHOST:80", "10.0.0.1:22", "[::1]:443", "[2001:db8::1]:8443", "a-b.example.COM.:443",
+		"api.example.com:*", "*:*", ":*", "[::1]:*", "10.1.2.3:*"} {
 		if _, err := ParseEndpoint(e); err != nil {
 			t.Fatalf("%s: %v", e, err)
 		}

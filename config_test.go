@@ -121,6 +121,9 @@ func TestParseEndpoint(t *testing.T) {
 		"localhost:http", "localhost:0x50", "http://example.com:80", "10.0.0.0/8:80",
 		"*.example.com:443", "exa mple.com:80", "[fe80::1%eth0]:80", "host:80\x00",
 		"-bad.example:80", "a..b:80", "localhost:99999999999999999999",
+		// any-port forms: "*" is the whole port or nothing
+		"host:", "host:*x", "host:x*", "host:**", "host:*1", "host:1*", "host: *", "host:1-2",
+		"host:*:*", "*", "[::1]*", "*.example.com:*", "10.0.0.0/8:*",
 	}
 	for _, in := range bad {
 		if ep, err := sandbox.ParseEndpoint(in); err == nil {
@@ -219,5 +222,43 @@ func TestRoundTwoFieldsValidatedAndReported(t *testing.T) {
 		if !errors.Is(err, sandbox.ErrNotEnforced) || !strings.Contains(err.Error(), sandbox.FeatureDenyWrite) {
 			t.Errorf("Strict WrapCommand with an unenforced deny path: %v, want ErrNotEnforced naming %s", err, sandbox.FeatureDenyWrite)
 		}
+	}
+}
+
+// "host:*" (any port) and "*:*" (any TCP): parsed into an Endpoint whose
+// Port is 0 with AnyPort set, written back as given.
+func TestParseEndpointAnyPort(t *testing.T) {
+	good := map[string]sandbox.Endpoint{
+		"api.example.com:*":   {Host: "api.example.com", AnyPort: true},
+		"API.Example.com.:*":  {Host: "api.example.com", AnyPort: true},
+		"10.1.2.3:*":          {Host: "10.1.2.3", AnyPort: true},
+		"[::ffff:10.1.2.3]:*": {Host: "10.1.2.3", AnyPort: true},
+		"[::1]:*":             {Host: "::1", AnyPort: true},
+		"localhost:*":         {Host: "localhost", AnyPort: true},
+		"LOCALHOST:*":         {Host: "localhost", AnyPort: true},
+		"*:*":                 {Host: "*", AnyPort: true},
+		":*":                  {Host: "*", AnyPort: true},
+	}
+	for in, want := range good {
+		got, err := sandbox.ParseEndpoint(in)
+		if err != nil || got != want {
+			t.Errorf("ParseEndpoint(%q) = %+v, %v; want %+v", in, got, err, want)
+			continue
+		}
+		if got.Port != 0 || !strings.HasSuffix(got.String(), ":*") {
+			t.Errorf("%q: Port %d, String %q: want port 0 and \":*\"", in, got.Port, got.String())
+		}
+		if again, err := sandbox.ParseEndpoint(got.String()); err != nil || again != got {
+			t.Errorf("%q: String %q parses to %+v, %v", in, got.String(), again, err)
+		}
+		if got.Unrestricted() != (got.Host == "*") {
+			t.Errorf("%q: Unrestricted %v", in, got.Unrestricted())
+		}
+	}
+	if s := (sandbox.Endpoint{Host: "::1", AnyPort: true}).String(); s != "[::1]:*" {
+		t.Errorf("String of ::1 any port = %q", s)
+	}
+	if ep, _ := sandbox.ParseEndpoint("*:443"); ep.Unrestricted() || ep.AnyPort {
+		t.Errorf("*:443 = %+v: not any port", ep)
 	}
 }

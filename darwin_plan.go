@@ -67,7 +67,11 @@ func darwinConnects(rc *resolvedConfig) darwinNet {
 				n.names = append(n.names, ep.String())
 			}
 		}
-		addr := host + ":" + strconv.Itoa(int(ep.Port))
+		port := strconv.Itoa(int(ep.Port))
+		if ep.AnyPort {
+			port = "*" // Seatbelt's own any-port form
+		}
+		addr := host + ":" + port
 		i := slices.IndexFunc(n.rules, func(c darwinConnect) bool { return c.addr == addr })
 		if i < 0 {
 			n.rules = append(n.rules, darwinConnect{addr: addr})
@@ -126,7 +130,11 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 		for i, r := range rules {
 			addrs[i] = r.addr
 		}
-		f(FeatureTCPConnect, true, "Seatbelt: connect only to "+strings.Join(addrs, ", "), "")
+		detail := "Seatbelt: connect only to " + strings.Join(addrs, ", ")
+		if slices.ContainsFunc(rc.connect, Endpoint.Unrestricted) {
+			detail = "granted: Seatbelt (remote tcp \"*:*\"): TCP connect to any host on any port (outgoing TCP is unrestricted)"
+		}
+		f(FeatureTCPConnect, true, detail, "")
 	}
 	var loopback []string
 	for _, ep := range rc.connect {
@@ -140,7 +148,7 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 	// The lines internal/seatbelt reports for hosts it cannot express.
 	hostOnly := seatbelt.Policy{}
 	for _, ep := range rc.connect {
-		hostOnly.TCPConnect = append(hostOnly.TCPConnect, seatbelt.Endpoint{Host: ep.Host, Port: ep.Port})
+		hostOnly.TCPConnect = append(hostOnly.TCPConnect, seatbelt.Endpoint{Host: ep.Host, Port: ep.Port, AnyPort: ep.AnyPort})
 	}
 	if prof, err := seatbelt.Generate(hostOnly); err == nil {
 		for _, line := range prof.NotEnforced {

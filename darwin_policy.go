@@ -265,7 +265,7 @@ func darwinPolicy(rc *resolvedConfig, paths []darwinPath) seatbelt.Policy {
 	}
 	p.ShellShim, p.PerlShim, p.XcrunShim = seatbelt.Shims(p.ExecPaths, p.IsDir)
 	for _, ep := range rc.connect {
-		p.TCPConnect = append(p.TCPConnect, seatbelt.Endpoint{Host: ep.Host, Port: ep.Port})
+		p.TCPConnect = append(p.TCPConnect, seatbelt.Endpoint{Host: ep.Host, Port: ep.Port, AnyPort: ep.AnyPort})
 	}
 	for _, port := range rc.bind {
 		if port != 0 { // see darwinPlan: an ephemeral port cannot be expressed

@@ -365,6 +365,7 @@ func TestDarwinNetworkMatchesProfile(t *testing.T) {
 	for _, eps := range [][]string{
 		nil, {"localhost:80"}, {"127.0.0.1:80"}, {"[::1]:80"}, {"*:443"}, {"example.com:443"},
 		{"10.0.0.1:22"}, {"[2001:db8::1]:443"}, {"127.0.0.1:80", "10.0.0.1:22"}, {"localhost:80", "example.com:443", "*:443"},
+		{"localhost:*"}, {"[::1]:*", "10.0.0.1:*"}, {"api.example.com:*", "localhost:80"}, {"*:*"},
 	} {
 		rc := &resolvedConfig{cfg: Config{AllowedTCPConnect: eps}}
 		for _, s := range eps {

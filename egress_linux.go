@@ -47,7 +47,11 @@ const egressPortBase = 3128
 // egressPlan is how a Config's host entries are enforced under WrapCommand
 // and Run.
 type egressPlan struct {
-	hosts []string // the host entries, "host:port"
+	hosts []string // the host entries, "host:port" or "host:*"
+	// anyPort are the host entries for every port ("host:*"): the proxy
+	// serves them on any port, the transparent path only on the ports
+	// other entries list (see addAnyPort).
+	anyPort []string
 	// on: a network namespace and the proxy enforce them.
 	on    bool
 	port  uint16
@@ -79,7 +83,10 @@ func egressPlanFor(rc *resolvedConfig) egressPlan {
 			continue
 		}
 		e.hosts = append(e.hosts, ep.String())
-		rules = append(rules, egress.Rule{Host: ep.Host, Port: ep.Port})
+		if ep.AnyPort {
+			e.anyPort = append(e.anyPort, ep.String())
+		}
+		rules = append(rules, egress.Rule{Host: ep.Host, Port: ep.Port, AnyPort: ep.AnyPort})
 	}
 	if len(e.hosts) == 0 {
 		return e
@@ -108,7 +115,7 @@ func egressPlanFor(rc *resolvedConfig) egressPlan {
 	}
 	e.on, e.allow = true, allow
 	e.port = egressPortBase
-	for slices.Contains(rc.bind, e.port) || slices.ContainsFunc(rc.connect, func(ep Endpoint) bool { return ep.Port == e.port }) {
+	for slices.Contains(rc.bind, e.port) || slices.ContainsFunc(rc.connect, func(ep Endpoint) bool { return !ep.AnyPort && ep.Port == e.port }) {
 		e.port++
 	}
 	e.transparent, e.tnote = transparentPorts(rc)
@@ -163,6 +170,7 @@ func (e egressPlan) addTo(plan *Plan) {
 	if in, ok := e.inboundFeature(); ok && plan.Available {
 		plan.Features = append(plan.Features, in)
 	}
+	e.addAnyPort(plan)
 	plan.Egress = e.out()
 	plan.Network = append(plan.Network, e.networkLines()...)
 }
@@ -173,10 +181,11 @@ func (e egressPlan) out() *EgressPlan {
 		return nil
 	}
 	if e.on && len(e.transparent) > 0 {
-		return &EgressPlan{Mode: EgressTransparent, Proxy: e.addr().String(), Hosts: e.hosts, Clients: transparentClients}
+		return &EgressPlan{Mode: EgressTransparent, Proxy: e.addr().String(), Hosts: e.hosts, AnyPort: e.anyPort,
+			Clients: transparentClients + pick(len(e.anyPort) > 0, "; the any-port entries on any port only through the proxy (clients that use the proxy variables), directly on the listed ports only", "")}
 	}
 	if e.on {
-		return &EgressPlan{Mode: EgressProxy, Proxy: e.addr().String(), Hosts: e.hosts, Reason: e.tnote,
+		return &EgressPlan{Mode: EgressProxy, Proxy: e.addr().String(), Hosts: e.hosts, AnyPort: e.anyPort, Reason: e.tnote,
 			Clients: "only clients that use the proxy variables; every other connection fails (nothing else is reachable)"}
 	}
 	return &EgressPlan{Mode: EgressPortOnly, Hosts: e.hosts, Reason: e.reason}

@@ -43,13 +43,17 @@ import (
 )
 
 // transparentPorts returns the ports of rc's host entries, sorted, when
-// the transparent path can serve them here, or why not.
+// the transparent path can serve them here, or why not. Any-port entries
+// ("host:*") add no port: one listener per port cannot hold them all.
 func transparentPorts(rc *resolvedConfig) ([]uint16, string) {
 	var ports []uint16
 	for _, ep := range rc.connect {
-		if !slices.Contains(ports, ep.Port) {
+		if !ep.AnyPort && !slices.Contains(ports, ep.Port) {
 			ports = append(ports, ep.Port)
 		}
+	}
+	if len(ports) == 0 {
+		return nil, "every host entry allows any port (\"host:*\"), and the transparent path needs one listener per port: the proxy alone serves them"
 	}
 	slices.Sort(ports)
 	for _, p := range ports {
@@ -299,7 +303,8 @@ func (e egressPlan) transparentDetail() string {
 		"every other connection to ports " + strings.Join(ports, ", ") + " is reset and reported, and connections to other ports are refused by Landlock (EACCES) " +
 		"and never reach the caller, so they are not reported. DNS: UDP to port 53 of any address reaches the caller's resolver, " +
 		"which answers only the listed names (others: NXDOMAIN, reported); other UDP reaches nothing. " +
-		"Proxy-aware clients may also use the proxy at " + e.addr().String() + " (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY)"
+		"Proxy-aware clients may also use the proxy at " + e.addr().String() + " (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY)" +
+		pick(len(e.anyPort) > 0, ". Any-port entries ("+strings.Join(e.anyPort, ", ")+") are reached directly only on the ports above, on any port only through the proxy (see "+FeatureTCPAnyPort+")", "")
 }
 
 // transparentClients is EgressPlan.Clients with the transparent path.

@@ -160,9 +160,13 @@ type linuxPolicy struct {
 	Paths      []linuxRule
 	System     []systemRule // only when built for another process; see buildLinuxPolicy
 	Connect    []uint16     // TCP ports, deduplicated
-	Bind       []uint16
-	Seccomp    seccomp.Policy
-	Skipped    []string
+	// ConnectAnyPort lists the any-port entries ("host:*"). When there is
+	// one, HandledNet leaves out TCP connect (any host, any port) and
+	// Connect is empty, until WrapCommand's egress namespace restores it.
+	ConnectAnyPort []string
+	Bind           []uint16
+	Seccomp        seccomp.Policy
+	Skipped        []string
 	// Loaders are the dynamic loaders (ELF interpreters) given execute,
 	// and ExecAfterStart says whether anything can still be executed once
 	// the sandboxed program runs: together they decide whether the exec
@@ -319,9 +323,22 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 	}
 
 	for _, ep := range rc.connect {
+		if ep.AnyPort {
+			// Landlock's connect rules name ports only: a host on any
+			// port can be granted only by not handling connect at all.
+			p.ConnectAnyPort = append(p.ConnectAnyPort, ep.String())
+			continue
+		}
 		if !slices.Contains(p.Connect, ep.Port) {
 			p.Connect = append(p.Connect, ep.Port)
 		}
+	}
+	if len(p.ConnectAnyPort) > 0 {
+		// No connect rule then: the kernel refuses a rule for an access
+		// the ruleset does not handle. WrapCommand's egress namespace
+		// handles connect again (egressPlan.restrictConnect).
+		p.HandledNet &^= ll.AccessNetConnectTCP
+		p.Connect = nil
 	}
 	p.Bind = slices.Clone(rc.bind)
 
@@ -607,7 +624,12 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 		f(FeatureTCPConnect, true, "seccomp: no TCP granted, IP sockets denied", "")
 		f(FeatureTCPBind, true, "seccomp: no TCP granted, IP sockets denied", "")
 	case p.ABI >= 4:
-		f(FeatureTCPConnect, true, portRule("connect", p.Connect), "")
+		if len(p.ConnectAnyPort) > 0 {
+			e := anyPortConnect(rc)
+			f(e.Feature, e.Enforced, e.Detail, e.Hint)
+		} else {
+			f(FeatureTCPConnect, true, portRule("connect", p.Connect), "")
+		}
 		f(FeatureTCPBind, true, portRule("bind", p.Bind), "")
 	default:
 		f(FeatureTCPConnect, false, "TCP ports are not restricted: "+needABI(4)+"; any host and port is reachable", upgrade)
@@ -623,8 +645,12 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 		// ApplySelf's: a process that confines itself keeps its network
 		// namespace. WrapCommand's and Run's entry (ScopeCommand) is the
 		// egress layer's: see egressPlan.feature.
+		on := " allow any host on those ports"
+		if len(p.ConnectAnyPort) > 0 {
+			on = " allow any host on those ports (any port for an entry \"host:*\")"
+		}
 		e := Enforcement{Feature: FeatureTCPHost, Scope: ScopeApplySelf,
-			Detail: "ApplySelf: Landlock filters ports, not hosts: " + strings.Join(hosts, ", ") + " allow any host on those ports",
+			Detail: "ApplySelf: Landlock filters ports, not hosts: " + strings.Join(hosts, ", ") + on,
 			Hint:   `run the program with WrapCommand or Run, where a network namespace and the caller's proxy enforce host names; or write "*:PORT" to state what is enforced`}
 		if !plan.Available {
 			e.Detail, e.Hint = "sandbox unavailable: "+plan.Reason, ""
@@ -814,11 +840,41 @@ func withArtefacts(plan Plan, p linuxPolicy) Plan {
 	for _, port := range p.Connect {
 		plan.Network = append(plan.Network, "tcp connect port "+strconv.Itoa(int(port)))
 	}
+	if len(p.ConnectAnyPort) > 0 && p.HandledNet != 0 {
+		plan.Network = append(plan.Network, "tcp connect not handled by Landlock (any host, any port), for "+strings.Join(p.ConnectAnyPort, ", "))
+	}
 	for _, port := range p.Bind {
 		plan.Network = append(plan.Network, "tcp bind port "+strconv.Itoa(int(port)))
 	}
 	plan.Syscalls = seccomp.Summary(p.Seccomp)
 	return plan
+}
+
+// anyPortConnect is tcp_connect when rc has an any-port entry ("host:*")
+// and Landlock (ABI 4+) would otherwise filter ports. Landlock's connect
+// rules name a port and never a host, so the only way to grant one host
+// every port is to leave TCP connect unhandled: then every host on every
+// port is reachable. With "*:*" that is the grant, made exactly
+// (enforced); otherwise it is more than the Config grants (not enforced,
+// and Strict refuses). Under WrapCommand and Run with the egress
+// namespace, egressPlan.addTo scopes this entry to ApplySelf and adds the
+// namespace's own.
+func anyPortConnect(rc *resolvedConfig) Enforcement {
+	var anyPort []string
+	for _, ep := range rc.connect {
+		if ep.Unrestricted() {
+			return Enforcement{Feature: FeatureTCPConnect, Enforced: true,
+				Detail: "granted: *:* is TCP connect to any host on any port: Landlock does not handle TCP connect (outgoing TCP is unrestricted)"}
+		}
+		if ep.AnyPort {
+			anyPort = append(anyPort, ep.String())
+		}
+	}
+	return Enforcement{Feature: FeatureTCPConnect,
+		Detail: "TCP connect is not restricted: Landlock's connect rules name ports, not hosts, so " + strings.Join(anyPort, ", ") +
+			" (any port) can be granted only by not handling TCP connect: the program can connect to any host on any port",
+		Hint: "list the ports the program needs (\"host:443\"); or start it with WrapCommand or Run, whose egress namespace enforces the host " +
+			"(any port through the proxy, listed ports for direct clients)"}
 }
 
 // portRule says what Landlock allows for op ("connect", "bind").

@@ -38,6 +38,12 @@ const (
 	FeatureWriteNoexec  = "write_paths_noexec"  // nothing written in the write paths can be executed
 )
 
+// FeatureTCPAnyPort reports the any-port entries of AllowedTCPConnect
+// ("host:*") where they cannot be served to every client: under
+// WrapCommand and Run with the Linux egress namespace, only the proxy
+// serves them on any port (see [ParseEndpoint]).
+const FeatureTCPAnyPort = "tcp_connect_any_port"
+
 // Enforcement says whether one feature of a Config is enforced here.
 type Enforcement struct {
 	Feature  string `json:"feature"`
@@ -107,7 +113,13 @@ type EgressPlan struct {
 	// network namespace (EgressTransparent and EgressProxy; "" when
 	// there is none).
 	Proxy string   `json:"proxy,omitempty"`
-	Hosts []string `json:"hosts"` // the host entries, "host:port"
+	Hosts []string `json:"hosts"` // the host entries, "host:port" or "host:*"
+	// AnyPort lists the host entries for every port ("host:*"). With
+	// EgressTransparent and EgressProxy the proxy serves them on any
+	// port, host-exact; direct clients reach them only on the ports of
+	// the other entries (EgressTransparent), so they are reported as
+	// granted in part (tcp_connect_any_port; Strict refuses).
+	AnyPort []string `json:"any_port,omitempty"`
 	// Reason says, for EgressPortOnly, why host names are not enforced;
 	// for EgressProxy under a namespace that could have the transparent
 	// path, why it does not.

@@ -138,10 +138,20 @@ func (p Plan) Describe() string {
 
 		// Network.
 		connect := claim(FeatureTCPConnect, "It cannot open TCP connections.")
-		if len(g.Connect) > 0 {
+		switch {
+		case slices.Contains(g.Connect, "*:*"):
+			connect = claim(FeatureTCPConnect, "It can open TCP connections to any host on any port (outgoing TCP is not restricted).")
+		case slices.ContainsFunc(g.Connect, func(c string) bool { return strings.HasSuffix(c, ":*") }):
+			connect = claim(FeatureTCPConnect, "It can open TCP connections only to "+list(g.Connect)+" (\"*\" as host: any host; as port: any port).")
+		case len(g.Connect) > 0:
 			connect = claim(FeatureTCPConnect, "It can open TCP connections only to "+list(g.Connect)+" (\"*\" is any host).")
+		}
+		if len(g.Connect) > 0 {
 			if f, ok := feature(FeatureTCPHost); ok && !f.Enforced {
 				connect += " Only the ports are enforced, not the hosts: any host on those ports is reachable."
+			}
+			if _, ok := feature(FeatureTCPAnyPort); ok {
+				connect += " A \"host:*\" entry is reachable on any port only through the proxy (clients that use HTTP_PROXY, HTTPS_PROXY or ALL_PROXY); a direct connection reaches it only on the ports other entries list (see below)."
 			}
 		}
 		bind := claim(FeatureTCPBind, "It cannot listen on TCP ports.")
@@ -196,7 +206,7 @@ func (p Plan) Describe() string {
 	if len(ne) == 0 {
 		para("Everything above is enforced on this machine.")
 	} else {
-		b.WriteString("Not enforced on this machine (the program CAN do these, whatever the Config says):\n")
+		b.WriteString("Not enforced on this machine (the program CAN do these, whatever the Config says), or granted only in part (the entry says what the program cannot do):\n")
 		for _, f := range ne {
 			line := "- " + f.Feature + ": " + f.Detail
 			if f.Hint != "" {

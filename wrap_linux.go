@@ -342,8 +342,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		// Inside its namespace the program can reach nothing but the
 		// proxy and the transparent path's listeners (lo only, every
 		// route local): Landlock says so too.
-		pol.Connect = []uint16{eplan.port}
-		eplan.withTransparent(&pol)
+		eplan.restrictConnect(&pol)
 		env = proxyEnv(env, eplan)
 	}
 	// Run's tree (with spawn): a PID namespace, whose PID 1 the program

@@ -98,6 +98,9 @@ func plan(args []string, stdout, stderr io.Writer) int {
 		if e.Clients != "" {
 			line += "; clients: " + e.Clients
 		}
+		if len(e.AnyPort) > 0 && e.Mode != sandbox.EgressPortOnly {
+			line += "; on any port only through the proxy: " + strings.Join(e.AnyPort, ", ") + " (see " + sandbox.FeatureTCPAnyPort + ")"
+		}
 		section(stdout, "Egress by host name (WrapCommand, Run, sandbox run):", []string{line})
 	}
 	section(stdout, "Syscall filter:", p.Syscalls)

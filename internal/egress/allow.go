@@ -12,10 +12,12 @@ import (
 // Rule is one allowlist entry: the Host and Port of a sandbox.Endpoint, as
 // sandbox.ParseEndpoint makes it from Config.AllowedTCPConnect ("*" for any
 // host, "localhost", a canonical IP literal, or a lower-cased DNS name), or
-// a wildcard "*.example.com" (see [NewAllowlist]).
+// a wildcard "*.example.com" (see [NewAllowlist]). AnyPort is set for
+// "host:*", every port of Host; Port is then 0.
 type Rule struct {
-	Host string
-	Port uint16
+	Host    string
+	Port    uint16
+	AnyPort bool
 }
 
 // Match is what [Allowlist.Match] found for a requested host and port.
@@ -38,6 +40,11 @@ type Allowlist struct {
 	addrs     map[netip.AddrPort]bool // IP literal rules
 	localhost map[uint16]bool         // ports of "localhost" rules
 	portOnly  []uint16                // ports of "*" rules, sorted
+	// Any-port rules ("host:*"), kept apart from the per-port ones so
+	// that no lookup can read port 0 as a port.
+	namesAny     map[string]bool     // exact DNS names on every port
+	addrsAny     map[netip.Addr]bool // IP literals on every port
+	localhostAny bool                // "localhost:*"
 }
 
 // NewAllowlist compiles rules.
@@ -61,15 +68,29 @@ type Allowlist struct {
 // business: Landlock's port filter enforces them without a namespace. They
 // are not matched; [Allowlist.PortOnly] lists their ports so that the caller
 // can decide what a Config mixing both kinds means.
+//
+// An any-port rule (AnyPort, Port 0: "host:*") matches its host on every
+// port, 1 to 65535, with the same host rules as above; the rebinding
+// filter ([Allowlist.AddrAllowed]) treats an any-port IP literal or
+// "localhost:*" as naming that address on every port. "*:*" (any host on
+// any port) is refused: it is no host rule, and no port rule either.
+// Port 0 without AnyPort, and a port with it, are refused.
 func NewAllowlist(rules []Rule) (*Allowlist, error) {
 	a := &Allowlist{
 		names:     map[Rule]bool{},
 		addrs:     map[netip.AddrPort]bool{},
 		localhost: map[uint16]bool{},
+		namesAny:  map[string]bool{},
+		addrsAny:  map[netip.Addr]bool{},
 	}
 	for _, r := range rules {
-		if r.Port == 0 {
+		switch {
+		case r.AnyPort && r.Port != 0:
+			return nil, fmt.Errorf("egress: rule %q: any port and port %d at once", r.Host, r.Port)
+		case !r.AnyPort && r.Port == 0:
 			return nil, fmt.Errorf("egress: rule %q: port 0 is not a destination", r.Host)
+		case r.AnyPort && (r.Host == "*" || r.Host == ""):
+			return nil, fmt.Errorf("egress: rule %q: any host on any port is not a rule the proxy can check", r.Host+":*")
 		}
 		switch h := r.Host; {
 		case h == "*" || h == "":
@@ -88,7 +109,7 @@ func NewAllowlist(rules []Rule) (*Allowlist, error) {
 			if "."+name != suffix {
 				return nil, fmt.Errorf("egress: rule %q: not canonical (want %q)", h, "*."+name)
 			}
-			a.wild = append(a.wild, Rule{Host: suffix, Port: r.Port})
+			a.wild = append(a.wild, Rule{Host: suffix, Port: r.Port, AnyPort: r.AnyPort})
 		default:
 			host, addr, err := canonicalHost(h)
 			if err != nil {
@@ -97,6 +118,12 @@ func NewAllowlist(rules []Rule) (*Allowlist, error) {
 			switch {
 			case host != h:
 				return nil, fmt.Errorf("egress: rule %q: not canonical (want %q)", h, host)
+			case r.AnyPort && addr.IsValid():
+				a.addrsAny[addr] = true
+			case r.AnyPort && host == "localhost":
+				a.localhostAny = true
+			case r.AnyPort:
+				a.namesAny[host] = true
 			case addr.IsValid():
 				a.addrs[netip.AddrPortFrom(addr, r.Port)] = true
 			case host == "localhost":
@@ -115,7 +142,23 @@ func (a *Allowlist) PortOnly() []uint16 { return slices.Clone(a.portOnly) }
 
 // Empty reports whether no request can match: the list has no host rule.
 func (a *Allowlist) Empty() bool {
-	return len(a.names) == 0 && len(a.wild) == 0 && len(a.addrs) == 0 && len(a.localhost) == 0
+	return len(a.names) == 0 && len(a.wild) == 0 && len(a.addrs) == 0 && len(a.localhost) == 0 &&
+		len(a.namesAny) == 0 && len(a.addrsAny) == 0 && !a.localhostAny
+}
+
+// addrNamed reports whether an IP literal rule names addr on port, or on
+// every port.
+func (a *Allowlist) addrNamed(addr netip.Addr, port uint16) bool {
+	return a.addrs[netip.AddrPortFrom(addr, port)] || a.addrsAny[addr]
+}
+
+// localhostOn reports whether a "localhost" rule allows port (or every port).
+func (a *Allowlist) localhostOn(port uint16) bool { return a.localhost[port] || a.localhostAny }
+
+// nameOn reports whether an exact DNS name rule allows host on port (or
+// every port).
+func (a *Allowlist) nameOn(host string, port uint16) bool {
+	return a.names[Rule{Host: host, Port: port}] || a.namesAny[host]
 }
 
 var (
@@ -138,29 +181,29 @@ func (a *Allowlist) Match(host string, port uint16) (m Match, reason, detail str
 	m = Match{Host: h, Port: port}
 	switch {
 	case addr.IsValid():
-		if a.addrs[netip.AddrPortFrom(addr, port)] {
-			m.Addrs, m.Rule = []netip.Addr{addr}, Rule{Host: h, Port: port}
+		if a.addrNamed(addr, port) {
+			m.Addrs, m.Rule = []netip.Addr{addr}, rule(h, port, !a.addrs[netip.AddrPortFrom(addr, port)])
 			return m, "", ""
 		}
 		// "localhost" names the loopback addresses (RFC 6761): a client
 		// that resolved it itself asks for 127.0.0.1 or ::1.
-		if (addr == loopback4 || addr == loopback6) && a.localhost[port] {
-			m.Addrs, m.Rule = []netip.Addr{addr}, Rule{Host: "localhost", Port: port}
+		if (addr == loopback4 || addr == loopback6) && a.localhostOn(port) {
+			m.Addrs, m.Rule = []netip.Addr{addr}, rule("localhost", port, !a.localhost[port])
 			return m, "", ""
 		}
 	case h == "localhost":
-		if a.localhost[port] {
-			m.Addrs, m.Rule = []netip.Addr{loopback4, loopback6}, Rule{Host: h, Port: port}
+		if a.localhostOn(port) {
+			m.Addrs, m.Rule = []netip.Addr{loopback4, loopback6}, rule(h, port, !a.localhost[port])
 			return m, "", ""
 		}
 	default:
-		if a.names[Rule{Host: h, Port: port}] {
-			m.Rule = Rule{Host: h, Port: port}
+		if a.nameOn(h, port) {
+			m.Rule = rule(h, port, !a.names[Rule{Host: h, Port: port}])
 			return m, "", ""
 		}
 		for _, w := range a.wild {
-			if w.Port == port && strings.HasSuffix(h, w.Host) {
-				m.Rule = Rule{Host: "*" + w.Host, Port: port}
+			if (w.AnyPort || w.Port == port) && strings.HasSuffix(h, w.Host) {
+				m.Rule = rule("*"+w.Host, port, w.AnyPort)
 				return m, "", ""
 			}
 		}
@@ -168,20 +211,30 @@ func (a *Allowlist) Match(host string, port uint16) (m Match, reason, detail str
 	return Match{}, ReasonNotAllowed, fmt.Sprintf("%s is not on this sandbox's allowlist", joinHostPort(h, port))
 }
 
+// rule is the Rule a match names: the port asked for, or AnyPort when an
+// any-port rule matched.
+func rule(host string, port uint16, anyPort bool) Rule {
+	if anyPort {
+		return Rule{Host: host, AnyPort: true}
+	}
+	return Rule{Host: host, Port: port}
+}
+
 // AddrAllowed reports whether the proxy may connect to addr on port. Every
 // public address may be connected to (the name was checked by Match); an
 // address for which [Public] is false (loopback, private, link-local...)
 // only when a rule names it: an IP literal rule for exactly that address
-// and port, or a "localhost" rule on that port for 127.0.0.1 and ::1. So an
-// allowed name that resolves to 127.0.0.1 or 10.0.0.1 (DNS rebinding) does
-// not reach the caller's own or internal services.
+// and port (or that address on any port), or a "localhost" rule on that
+// port (or on any port) for 127.0.0.1 and ::1. So an allowed name that
+// resolves to 127.0.0.1 or 10.0.0.1 (DNS rebinding) does not reach the
+// caller's own or internal services.
 func (a *Allowlist) AddrAllowed(addr netip.Addr, port uint16) (ok bool, why string) {
 	addr = addr.Unmap()
 	if class := Class(addr); class != "" {
-		if a.addrs[netip.AddrPortFrom(addr, port)] {
+		if a.addrNamed(addr, port) {
 			return true, ""
 		}
-		if (addr == loopback4 || addr == loopback6) && a.localhost[port] {
+		if (addr == loopback4 || addr == loopback6) && a.localhostOn(port) {
 			return true, ""
 		}
 		return false, fmt.Sprintf("%s is a %s address no rule names", addr, class)
@@ -205,9 +258,15 @@ func (a *Allowlist) AddrAllowedHere(addr netip.Addr, port uint16, own []netip.Ad
 		return false, why
 	}
 	addr = addr.Unmap()
-	if a.addrs[netip.AddrPortFrom(addr, port)] {
+	if a.addrNamed(addr, port) {
 		return true, ""
 	}
+	return notOwn(addr, own)
+}
+
+// notOwn refuses addr when it is one of own (the caller's interface
+// addresses), directly or carried in IPv6.
+func notOwn(addr netip.Addr, own []netip.Addr) (ok bool, why string) {
 	inner, carried := embedded4(addr)
 	for _, o := range own {
 		o = o.Unmap()
@@ -216,6 +275,25 @@ func (a *Allowlist) AddrAllowedHere(addr netip.Addr, port uint16, own []netip.Ad
 		}
 	}
 	return true, ""
+}
+
+// addrAllowedAnyPort is the resolver's filter for a name an any-port rule
+// allows: addr may be answered when an any-port rule names it (an IP
+// literal, or 127.0.0.1 and ::1 with "localhost:*"), or when it is public
+// and none of own. The relay still checks the port it dials with
+// [Allowlist.AddrAllowedHere].
+func (a *Allowlist) addrAllowedAnyPort(addr netip.Addr, own []netip.Addr) (ok bool, why string) {
+	addr = addr.Unmap()
+	if a.addrsAny[addr] {
+		return true, ""
+	}
+	if class := Class(addr); class != "" {
+		if (addr == loopback4 || addr == loopback6) && a.localhostAny {
+			return true, ""
+		}
+		return false, fmt.Sprintf("%s is a %s address no any-port rule names", addr, class)
+	}
+	return notOwn(addr, own)
 }
 
 // LocalAddrs returns the addresses of the caller's network interfaces

@@ -18,25 +18,25 @@ func mustAllow(t *testing.T, rules ...Rule) *Allowlist {
 
 func TestNewAllowlistRefuses(t *testing.T) {
 	for _, r := range []Rule{
-		{"example.com", 0},
-		{"Example.com", 443},     // not canonical: ParseEndpoint lower-cases
-		{"example.com.", 443},    // not canonical: ParseEndpoint trims the dot
-		{"::ffff:1.2.3.4", 443},  // not canonical: ParseEndpoint unmaps
-		{"[::1]", 443},           // brackets belong to host:port, not the host
-		{"fe80::1%eth0", 443},    // zones
-		{"*.com", 443},           // one-label wildcard suffix
-		{"*", 0},                 // port 0
-		{"a.*.example.com", 443}, // "*" only as the whole first label
-		{"*example.com", 443},
-		{"*.*.example.com", 443},
-		{"*.Example.com", 443},
-		{"exa mple.com", 443},
-		{"-a.example.com", 443},
-		{"127.1", 443},      // numeric forms resolvers read as addresses
-		{"0x7f000001", 443}, //
-		{"2130706433", 443}, //
-		{"a.b.c.123", 443},  //
-		{"", 0},
+		{Host: "example.com", Port: 0},
+		{Host: "Example.com", Port: 443},     // not canonical: ParseEndpoint lower-cases
+		{Host: "example.com.", Port: 443},    // not canonical: ParseEndpoint trims the dot
+		{Host: "::ffff:1.2.3.4", Port: 443},  // not canonical: ParseEndpoint unmaps
+		{Host: "[::1]", Port: 443},           // brackets belong to host:port, not the host
+		{Host: "fe80::1%eth0", Port: 443},    // zones
+		{Host: "*.com", Port: 443},           // one-label wildcard suffix
+		{Host: "*", Port: 0},                 // port 0
+		{Host: "a.*.example.com", Port: 443}, // "*" only as the whole first label
+		{Host: "*example.com", Port: 443},
+		{Host: "*.*.example.com", Port: 443},
+		{Host: "*.Example.com", Port: 443},
+		{Host: "exa mple.com", Port: 443},
+		{Host: "-a.example.com", Port: 443},
+		{Host: "127.1", Port: 443},      // numeric forms resolvers read as addresses
+		{Host: "0x7f000001", Port: 443}, //
+		{Host: "2130706433", Port: 443}, //
+		{Host: "a.b.c.123", Port: 443},  //
+		{Host: "", Port: 0},
 	} {
 		if _, err := NewAllowlist([]Rule{r}); err == nil {
 			t.Errorf("NewAllowlist(%+v) = nil error, want a refusal", r)
@@ -46,14 +46,14 @@ func TestNewAllowlistRefuses(t *testing.T) {
 
 func TestAllowlistMatch(t *testing.T) {
 	a := mustAllow(t,
-		Rule{"github.com", 443},
-		Rule{"*.githubusercontent.com", 443},
-		Rule{"localhost", 8080},
-		Rule{"127.0.0.2", 9000},
-		Rule{"2001:db8::1", 443},
-		Rule{"10.1.2.3", 5432},
-		Rule{"*", 22},
-		Rule{"", 80},
+		Rule{Host: "github.com", Port: 443},
+		Rule{Host: "*.githubusercontent.com", Port: 443},
+		Rule{Host: "localhost", Port: 8080},
+		Rule{Host: "127.0.0.2", Port: 9000},
+		Rule{Host: "2001:db8::1", Port: 443},
+		Rule{Host: "10.1.2.3", Port: 5432},
+		Rule{Host: "*", Port: 22},
+		Rule{Host: "", Port: 80},
 	)
 	if got := a.PortOnly(); !slices.Equal(got, []uint16{22, 80}) {
 		t.Errorf("PortOnly = %v, want [22 80]", got)
@@ -124,10 +124,10 @@ func TestAllowlistMatch(t *testing.T) {
 }
 
 func TestAllowlistEmpty(t *testing.T) {
-	if !mustAllow(t, Rule{"*", 443}).Empty() {
+	if !mustAllow(t, Rule{Host: "*", Port: 443}).Empty() {
 		t.Error("a list of port rules only is not Empty")
 	}
-	if mustAllow(t, Rule{"localhost", 443}).Empty() {
+	if mustAllow(t, Rule{Host: "localhost", Port: 443}).Empty() {
 		t.Error("a list with localhost is Empty")
 	}
 }
@@ -135,7 +135,7 @@ func TestAllowlistEmpty(t *testing.T) {
 // TestAddrAllowed is the DNS rebinding rule as data: a name may resolve to
 // any public address, and to a non-public one only if a rule names it.
 func TestAddrAllowed(t *testing.T) {
-	a := mustAllow(t, Rule{"example.com", 443}, Rule{"localhost", 8080}, Rule{"10.0.0.5", 443}, Rule{"fd00::5", 443})
+	a := mustAllow(t, Rule{Host: "example.com", Port: 443}, Rule{Host: "localhost", Port: 8080}, Rule{Host: "10.0.0.5", Port: 443}, Rule{Host: "fd00::5", Port: 443})
 	for _, c := range []struct {
 		addr string
 		port uint16
@@ -227,7 +227,7 @@ func TestClass(t *testing.T) {
 // refused to a name even when it is public, also carried in IPv6, unless
 // an IP literal rule names it on that port.
 func TestAddrAllowedHere(t *testing.T) {
-	a, err := NewAllowlist([]Rule{{"api.example.test", 443}, {"203.0.113.9", 443}})
+	a, err := NewAllowlist([]Rule{{Host: "api.example.test", Port: 443}, {Host: "203.0.113.9", Port: 443}})
 	if err != nil {
 		t.Fatal(err)
 	}

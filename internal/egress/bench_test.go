@@ -120,7 +120,7 @@ func BenchmarkDownload100MB(b *testing.B) {
 	hs := bulkHTTPServer(b)
 	tport := f.Host("bulk.example.test", tcpAddr)
 	hport := f.Host("web.example.test", hs.Listener.Addr().String())
-	_, paddr := startProxy(b, f, Rule{"bulk.example.test", tport}, Rule{"web.example.test", hport})
+	_, paddr := startProxy(b, f, Rule{Host: "bulk.example.test", Port: tport}, Rule{Host: "web.example.test", Port: hport})
 	target := fmt.Sprintf("bulk.example.test:%d", tport)
 	webURL := fmt.Sprintf("http://web.example.test:%d/", hport)
 
@@ -167,7 +167,7 @@ func BenchmarkProxyOverDirect(b *testing.B) {
 			f := newFakeNet(b)
 			tcpAddr := pacedTCPServer(b, c.rate)
 			tport := f.Host("bulk.example.test", tcpAddr)
-			_, paddr := startProxy(b, f, Rule{"bulk.example.test", tport})
+			_, paddr := startProxy(b, f, Rule{Host: "bulk.example.test", Port: tport})
 			target := fmt.Sprintf("bulk.example.test:%d", tport)
 			raddr := bareRelay(b, tcpAddr)
 			var direct, proxied, relayed time.Duration

@@ -89,7 +89,7 @@ func TestProxyHeadBounds(t *testing.T) {
 	s, _ := echoServer(t)
 	port := f.Host("api.example.test", s.Listener.Addr().String())
 	target := fmt.Sprintf("api.example.test:%d", port)
-	p, paddr := startProxyWith(t, f, Options{HandshakeTimeout: 400 * time.Millisecond}, Rule{"api.example.test", port})
+	p, paddr := startProxyWith(t, f, Options{HandshakeTimeout: 400 * time.Millisecond}, Rule{Host: "api.example.test", Port: port})
 
 	fields := func(n, size int) []byte {
 		var b bytes.Buffer
@@ -165,7 +165,7 @@ func TestProxyConnectEarlyData(t *testing.T) {
 	f := newFakeNet(t)
 	addr := serveTCP(t, func(c net.Conn) { io.Copy(c, c) })
 	port := f.Host("echo.example.test", addr)
-	_, paddr := startProxy(t, f, Rule{"echo.example.test", port})
+	_, paddr := startProxy(t, f, Rule{Host: "echo.example.test", Port: port})
 	c, err := net.Dial("tcp", paddr)
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +193,7 @@ func TestProxyMaxConns(t *testing.T) {
 	f := newFakeNet(t)
 	s, _ := echoServer(t)
 	port := f.Host("echo.example.test", s.Listener.Addr().String())
-	p, paddr := startProxyWith(t, f, Options{MaxConns: 1, HandshakeTimeout: 500 * time.Millisecond}, Rule{"echo.example.test", port})
+	p, paddr := startProxyWith(t, f, Options{MaxConns: 1, HandshakeTimeout: 500 * time.Millisecond}, Rule{Host: "echo.example.test", Port: port})
 
 	idle, err := net.Dial("tcp", paddr)
 	if err != nil {
@@ -249,7 +249,7 @@ func TestProxyBudget(t *testing.T) {
 	s, _ := echoServer(t)
 	port := f.Host("echo.example.test", s.Listener.Addr().String())
 	target := fmt.Sprintf("echo.example.test:%d", port)
-	p, paddr := startProxyWith(t, f, Options{MaxBufferedBytes: 64 << 10}, Rule{"echo.example.test", port})
+	p, paddr := startProxyWith(t, f, Options{MaxBufferedBytes: 64 << 10}, Rule{Host: "echo.example.test", Port: port})
 	var held []net.Conn
 	for range 2 {
 		c, err := net.Dial("tcp", paddr)
@@ -301,7 +301,7 @@ func TestProxyHeadFloodBounded(t *testing.T) {
 	s, _ := echoServer(t)
 	port := f.Host("echo.example.test", s.Listener.Addr().String())
 	target := fmt.Sprintf("echo.example.test:%d", port)
-	p, paddr := startProxyWith(t, f, Options{}, Rule{"echo.example.test", port})
+	p, paddr := startProxyWith(t, f, Options{}, Rule{Host: "echo.example.test", Port: port})
 	big, under := floodHead(target, 1<<20-4096, 0), floodHead(target, DefaultMaxHeaderBytes-1024, 1000)
 	heap := func() uint64 {
 		runtime.GC()
@@ -368,7 +368,7 @@ func TestProxyPipelined(t *testing.T) {
 	f := newFakeNet(t)
 	s, _ := echoServer(t)
 	port := f.Host("echo.example.test", s.Listener.Addr().String())
-	_, paddr := startProxy(t, f, Rule{"echo.example.test", port})
+	_, paddr := startProxy(t, f, Rule{Host: "echo.example.test", Port: port})
 	c, err := net.Dial("tcp", paddr)
 	if err != nil {
 		t.Fatal(err)

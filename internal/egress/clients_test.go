@@ -39,7 +39,7 @@ func newWorld(t *testing.T) *world {
 	pport := f.Host("plain.example.test", plain.Listener.Addr().String())
 	sport := f.Host("secure.example.test", secure.Listener.Addr().String())
 	f.Alias("rebind.example.test", "127.0.0.1")
-	rules := []Rule{{"plain.example.test", pport}, {"secure.example.test", sport}, {"rebind.example.test", pport}}
+	rules := []Rule{{Host: "plain.example.test", Port: pport}, {Host: "secure.example.test", Port: sport}, {Host: "rebind.example.test", Port: pport}}
 	p, paddr := startProxy(t, f, rules...)
 	allow, _ := NewAllowlist(rules)
 	return &world{
@@ -228,7 +228,7 @@ func TestGitClone(t *testing.T) {
 	defer srv.Close()
 	f := newFakeNet(t)
 	port := f.Host("git.example.test", srv.Listener.Addr().String())
-	p, paddr := startProxy(t, f, Rule{"git.example.test", port})
+	p, paddr := startProxy(t, f, Rule{Host: "git.example.test", Port: port})
 	url := fmt.Sprintf("http://git.example.test:%d/repo.git", port)
 
 	// With http.proxy, and with the environment variables.

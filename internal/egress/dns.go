@@ -71,8 +71,8 @@ func (p *Proxy) answerDNS(ctx context.Context, q []byte) []byte {
 		resp.RCode = dnsmessage.RCodeNameError
 		return buildDNS(resp, &question, nil)
 	}
-	ports := p.allow.hostPorts(name)
-	if len(ports) == 0 {
+	ports, anyPort := p.allow.hostPorts(name)
+	if len(ports) == 0 && !anyPort {
 		p.deny(Denial{Protocol: "dns", Host: name, Reason: ReasonNotAllowed, Detail: "lookup of " + name + ", which no rule names"})
 		resp.RCode = dnsmessage.RCodeNameError
 		return buildDNS(resp, &question, nil)
@@ -80,7 +80,7 @@ func (p *Proxy) answerDNS(ctx context.Context, q []byte) []byte {
 	if question.Type != dnsmessage.TypeA && question.Type != dnsmessage.TypeAAAA {
 		return buildDNS(resp, &question, nil)
 	}
-	addrs, rcode := p.dnsAddrs(ctx, name, ports)
+	addrs, rcode := p.dnsAddrs(ctx, name, ports, anyPort)
 	resp.RCode = rcode
 	want4 := question.Type == dnsmessage.TypeA
 	addrs = slices.DeleteFunc(addrs, func(a netip.Addr) bool { return a.Is4() != want4 })
@@ -89,11 +89,13 @@ func (p *Proxy) answerDNS(ctx context.Context, q []byte) []byte {
 
 // dnsAddrs resolves an allowed name in the caller (at most once per name
 // every dnsTTL seconds, however many queries the program sends) and keeps
-// what the allowlist allows on one of ports; the relay remembers the
-// answer.
-func (p *Proxy) dnsAddrs(ctx context.Context, name string, ports []uint16) ([]netip.Addr, dnsmessage.RCode) {
+// what the allowlist allows on one of ports (or, for a name an any-port
+// rule allows, on every port: addrAllowedAnyPort); the relay remembers
+// the answer.
+func (p *Proxy) dnsAddrs(ctx context.Context, name string, ports []uint16, anyPort bool) ([]netip.Addr, dnsmessage.RCode) {
 	var addrs []netip.Addr
 	check := p.allow.AddrAllowed
+	var own []netip.Addr
 	if name == "localhost" {
 		addrs = []netip.Addr{loopback4, loopback6}
 	} else {
@@ -109,7 +111,8 @@ func (p *Proxy) dnsAddrs(ctx context.Context, name string, ports []uint16) ([]ne
 		// As the proxy does: a name's answer never includes the
 		// caller's own interface addresses, and without their list no
 		// answer passes.
-		own, err := p.local()
+		var err error
+		own, err = p.local()
 		if err != nil {
 			p.deny(Denial{Protocol: "dns", Host: name, Reason: ReasonNonPublic,
 				Detail: "cannot tell " + name + "'s addresses from the caller's own: " + err.Error()})
@@ -122,6 +125,13 @@ func (p *Proxy) dnsAddrs(ctx context.Context, name string, ports []uint16) ([]ne
 	for _, a := range addrs {
 		a = a.Unmap()
 		allowed := false
+		if anyPort {
+			if y, w := p.allow.addrAllowedAnyPort(a, own); y {
+				allowed = true
+			} else if why == "" {
+				why = w
+			}
+		}
 		for _, port := range ports {
 			if y, w := check(a, port); y {
 				allowed = true

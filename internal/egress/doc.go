@@ -223,9 +223,24 @@
 // checks each); [Proxy.ServeInboundPool] spends one per connection, and
 // resets and reports (ReasonInboundPool) a connection that finds none.
 //
+// # Any-port rules
+//
+// A rule with AnyPort ("api.example.com:*", "10.1.2.3:*", "localhost:*")
+// allows its host on every port, host-exact: the proxy serves it on any
+// port (HTTP CONNECT, absolute-URI HTTP, SOCKS5), with the same rebinding
+// filter (an any-port IP literal or "localhost:*" names that address on
+// every port). The transparent path serves it only where a connection
+// arrives: on the listeners of the ports other rules list, since the
+// child half makes one listener per port before the program starts; a
+// direct connection to any other port never reaches the caller (Landlock
+// refuses it in the namespace). The resolver answers an any-port name
+// (addrAllowedAnyPort), so that direct clients get a real address and
+// fail at connect, not at lookup. "*:*" is no rule here: NewAllowlist
+// refuses it.
+//
 // # For the integration
 //
-// Rules come from sandbox.ParseEndpoint's Endpoints ({Host, Port}); port
+// Rules come from sandbox.ParseEndpoint's Endpoints ({Host, Port, AnyPort}); port
 // rules ("*:443") are Landlock's business and do not reach the proxy
 // ([Allowlist.PortOnly] lists them). A Config that mixes them with host
 // entries runs without the namespace (a "*:443" rule could be honoured

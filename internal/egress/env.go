@@ -41,8 +41,13 @@ func Env(addr netip.AddrPort, allow *Allowlist) []string {
 // namesLoopback reports whether a rule names localhost or a loopback
 // address.
 func (a *Allowlist) namesLoopback() bool {
-	if len(a.localhost) > 0 {
+	if len(a.localhost) > 0 || a.localhostAny {
 		return true
+	}
+	for addr := range a.addrsAny {
+		if addr.IsLoopback() {
+			return true
+		}
 	}
 	for ap := range a.addrs {
 		if ap.Addr().IsLoopback() {

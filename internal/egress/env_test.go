@@ -8,7 +8,7 @@ import (
 
 func TestEnv(t *testing.T) {
 	addr := netip.MustParseAddrPort("127.0.0.1:3128")
-	env := Env(addr, mustAllow(t, Rule{"github.com", 443}))
+	env := Env(addr, mustAllow(t, Rule{Host: "github.com", Port: 443}))
 	for _, want := range []string{
 		"HTTP_PROXY=http://127.0.0.1:3128", "http_proxy=http://127.0.0.1:3128",
 		"HTTPS_PROXY=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",
@@ -23,8 +23,8 @@ func TestEnv(t *testing.T) {
 	if len(env) != 9 {
 		t.Errorf("Env = %v, want 9 variables", env)
 	}
-	for _, r := range []Rule{{"localhost", 8080}, {"127.0.0.1", 8080}, {"::1", 8080}} {
-		env := Env(addr, mustAllow(t, Rule{"github.com", 443}, r))
+	for _, r := range []Rule{{Host: "localhost", Port: 8080}, {Host: "127.0.0.1", Port: 8080}, {Host: "::1", Port: 8080}} {
+		env := Env(addr, mustAllow(t, Rule{Host: "github.com", Port: 443}, r))
 		if !slices.Contains(env, "NO_PROXY=") || !slices.Contains(env, "no_proxy=") {
 			t.Errorf("with %v allowed, NO_PROXY still bypasses the proxy for loopback: %v", r, env)
 		}

@@ -16,7 +16,7 @@ func FuzzMatch(f *testing.F) {
 		"a..b", "*.githubusercontent.com", "xn--nxasmq6b.com", "github.com\x00", "é.com", "fe80::1%lo"} {
 		f.Add(s, uint16(443))
 	}
-	a, err := NewAllowlist([]Rule{{"github.com", 443}, {"*.githubusercontent.com", 443}, {"localhost", 443}, {"10.0.0.5", 443}})
+	a, err := NewAllowlist([]Rule{{Host: "github.com", Port: 443}, {Host: "*.githubusercontent.com", Port: 443}, {Host: "localhost", Port: 443}, {Host: "10.0.0.5", Port: 443}})
 	if err != nil {
 		f.Fatal(err)
 	}

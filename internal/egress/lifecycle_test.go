@@ -90,7 +90,7 @@ func TestCloseEndsEverything(t *testing.T) {
 	runtime.GC()
 	goroutines, fds := runtime.NumGoroutine(), openFDs()
 
-	a, _ := NewAllowlist([]Rule{{"sink.example.test", sinkPort}, {"echo.example.test", echoPort}})
+	a, _ := NewAllowlist([]Rule{{Host: "sink.example.test", Port: sinkPort}, {Host: "echo.example.test", Port: echoPort}})
 	p, err := New(Options{Allow: a, Resolve: f.Resolve, Dial: f.Dial})
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +210,7 @@ func TestManyProxies(t *testing.T) {
 	addrs := make([]string, n)
 	done := make([]chan error, n)
 	for i := range n {
-		a, _ := NewAllowlist([]Rule{{fmt.Sprintf("host-%d.example.test", i), port}})
+		a, _ := NewAllowlist([]Rule{{Host: fmt.Sprintf("host-%d.example.test", i), Port: port}})
 		proxies[i], _ = New(Options{Allow: a, Resolve: f.Resolve, Dial: f.Dial})
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {

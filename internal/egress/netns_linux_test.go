@@ -104,7 +104,7 @@ func namespaceParent(t *testing.T, v nsVariant) {
 	f := newFakeNet(t)
 	s, upstream := echoServer(t)
 	port := f.Host("allowed.example.test", s.Listener.Addr().String())
-	a, _ := NewAllowlist([]Rule{{"allowed.example.test", port}})
+	a, _ := NewAllowlist([]Rule{{Host: "allowed.example.test", Port: port}})
 	p, err := New(Options{Allow: a, Resolve: f.Resolve, Dial: f.Dial})
 	if err != nil {
 		t.Fatal(err)

@@ -43,7 +43,7 @@ func TestHTTPForward(t *testing.T) {
 	f := newFakeNet(t)
 	s, _ := echoServer(t)
 	port := f.Host("api.example.test", s.Listener.Addr().String())
-	_, paddr := startProxy(t, f, Rule{"api.example.test", port})
+	_, paddr := startProxy(t, f, Rule{Host: "api.example.test", Port: port})
 	c := proxyClient(paddr)
 	defer c.CloseIdleConnections()
 	base := fmt.Sprintf("http://api.example.test:%d", port)
@@ -76,7 +76,7 @@ func TestHTTPKeepAlive(t *testing.T) {
 	f := newFakeNet(t)
 	s, _ := echoServer(t)
 	port := f.Host("api.example.test", s.Listener.Addr().String())
-	_, paddr := startProxy(t, f, Rule{"api.example.test", port})
+	_, paddr := startProxy(t, f, Rule{Host: "api.example.test", Port: port})
 	c, err := net.Dial("tcp", paddr)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestConnectTLS(t *testing.T) {
 	}))
 	defer s.Close()
 	port := f.Host("secure.example.test", s.Listener.Addr().String())
-	_, paddr := startProxy(t, f, Rule{"secure.example.test", port})
+	_, paddr := startProxy(t, f, Rule{Host: "secure.example.test", Port: port})
 	tr := s.Client().Transport.(*http.Transport).Clone()
 	tr.Proxy = http.ProxyURL(&url.URL{Scheme: "http", Host: paddr})
 	tr.TLSClientConfig.ServerName = "example.com" // httptest's certificate names example.com
@@ -147,7 +147,7 @@ func halfCloseServer(t testing.TB) string {
 func TestConnectHalfClose(t *testing.T) {
 	f := newFakeNet(t)
 	port := f.Host("half.example.test", halfCloseServer(t))
-	_, paddr := startProxy(t, f, Rule{"half.example.test", port})
+	_, paddr := startProxy(t, f, Rule{Host: "half.example.test", Port: port})
 	c, err := net.Dial("tcp", paddr)
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +183,7 @@ func TestSOCKS5(t *testing.T) {
 	s6.Start()
 	defer s6.Close()
 	port6 := uint16(l6.Addr().(*net.TCPAddr).Port)
-	_, paddr := startProxy(t, f, Rule{"socks.example.test", port}, Rule{"127.0.0.1", port}, Rule{"::1", port6})
+	_, paddr := startProxy(t, f, Rule{Host: "socks.example.test", Port: port}, Rule{Host: "127.0.0.1", Port: port}, Rule{Host: "::1", Port: port6})
 
 	for _, target := range []string{
 		fmt.Sprintf("socks.example.test:%d", port), // ATYP 3, resolved by the proxy
@@ -244,7 +244,7 @@ func TestSOCKS5Refusals(t *testing.T) {
 	s, upstream := echoServer(t)
 	port := f.Host("socks.example.test", s.Listener.Addr().String())
 	f.Alias("rebind.example.test", "127.0.0.1")
-	p, paddr := startProxy(t, f, Rule{"socks.example.test", port}, Rule{"rebind.example.test", port}, Rule{"nowhere.example.test", port})
+	p, paddr := startProxy(t, f, Rule{Host: "socks.example.test", Port: port}, Rule{Host: "rebind.example.test", Port: port}, Rule{Host: "nowhere.example.test", Port: port})
 	for _, c := range []struct {
 		name   string
 		cmd    byte
@@ -293,7 +293,7 @@ func TestHTTPRefusals(t *testing.T) {
 	s, upstream := echoServer(t)
 	port := f.Host("api.example.test", s.Listener.Addr().String())
 	f.Alias("rebind.example.test", "127.0.0.1", "10.0.0.1", "::1")
-	p, paddr := startProxy(t, f, Rule{"api.example.test", port}, Rule{"rebind.example.test", port})
+	p, paddr := startProxy(t, f, Rule{Host: "api.example.test", Port: port}, Rule{Host: "rebind.example.test", Port: port})
 	for _, c := range []struct {
 		name, request string
 		status        int
@@ -339,7 +339,7 @@ func TestHTTPRefusals(t *testing.T) {
 	// connected to a public one only.
 	f.Host("mixed.example.test", s.Listener.Addr().String())
 	f.Alias("mixed.example.test", "127.0.0.1")
-	_, paddr = startProxy(t, f, Rule{"mixed.example.test", port})
+	_, paddr = startProxy(t, f, Rule{Host: "mixed.example.test", Port: port})
 	resp, err := proxyClient(paddr).Get(fmt.Sprintf("http://mixed.example.test:%d/", port))
 	if err != nil || resp.StatusCode != 200 {
 		t.Errorf("mixed answer: %v %v", resp, err)
@@ -352,7 +352,7 @@ func TestGatewayErrorIsNotADenial(t *testing.T) {
 	dead := l.Addr().String()
 	l.Close() // nothing listens there now: ECONNREFUSED
 	port := f.Host("down.example.test", dead)
-	p, paddr := startProxy(t, f, Rule{"down.example.test", port})
+	p, paddr := startProxy(t, f, Rule{Host: "down.example.test", Port: port})
 	resp, err := proxyClient(paddr).Get(fmt.Sprintf("http://down.example.test:%d/", port))
 	if err != nil {
 		t.Fatal(err)
@@ -404,7 +404,7 @@ func TestHTTPFixedLengthBody(t *testing.T) {
 	f := newFakeNet(t)
 	port := f.Host("bulk.example.test", s.Listener.Addr().String())
 	sport := f.Host("short.example.test", short)
-	_, paddr := startProxy(t, f, Rule{"bulk.example.test", port}, Rule{"short.example.test", sport})
+	_, paddr := startProxy(t, f, Rule{Host: "bulk.example.test", Port: port}, Rule{Host: "short.example.test", Port: sport})
 
 	c, err := net.Dial("tcp", paddr)
 	if err != nil {
@@ -448,7 +448,7 @@ func TestProxyRefusesOwnAddress(t *testing.T) {
 	own, _ := f.Resolve(context.Background(), "api.example.test") // the fake public address stands for one of ours
 	ownErr := error(nil)
 	local := func() ([]netip.Addr, error) { return own, ownErr }
-	a, _ := NewAllowlist([]Rule{{"api.example.test", port}, {"lit.example.test", port}})
+	a, _ := NewAllowlist([]Rule{{Host: "api.example.test", Port: port}, {Host: "lit.example.test", Port: port}})
 	p, _ := New(Options{Allow: a, Resolve: f.Resolve, Dial: f.Dial, LocalAddrs: local})
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	go p.Serve(l)
@@ -476,7 +476,7 @@ func TestProxyRefusesOwnAddress(t *testing.T) {
 	// An IP literal rule names the address: served.
 	lit, _ := f.Resolve(context.Background(), "api.example.test")
 	own, ownErr = lit, nil
-	a2, _ := NewAllowlist([]Rule{{lit[0].String(), port}})
+	a2, _ := NewAllowlist([]Rule{{Host: lit[0].String(), Port: port}})
 	p2, _ := New(Options{Allow: a2, Resolve: f.Resolve, Dial: f.Dial, LocalAddrs: local})
 	l2, _ := net.Listen("tcp", "127.0.0.1:0")
 	go p2.Serve(l2)

@@ -109,10 +109,10 @@ func (p *Proxy) serveTransparent(tc transparentConn, admitted bool) {
 // literal, "localhost", or an allowed name; "" and why not when none.
 func (p *Proxy) transparentHost(ctx context.Context, dst netip.AddrPort) (host, detail string) {
 	addr, port := dst.Addr(), dst.Port()
-	if p.allow.addrs[dst] {
+	if p.allow.addrNamed(addr, port) {
 		return addr.String(), ""
 	}
-	if (addr == loopback4 || addr == loopback6) && p.allow.localhost[port] {
+	if (addr == loopback4 || addr == loopback6) && p.allow.localhostOn(port) {
 		return "localhost", ""
 	}
 	for _, name := range p.allow.namesOn(port) {
@@ -124,9 +124,9 @@ func (p *Proxy) transparentHost(ctx context.Context, dst netip.AddrPort) (host, 
 		joinHostPort(addr.String(), port), port)
 }
 
-// namesOn returns the exact DNS names of the rules on port, sorted.
-// Wildcard rules are not served transparently: their names cannot be
-// listed (sandbox.ParseEndpoint refuses them anyway).
+// namesOn returns the exact DNS names of the rules on port, and of the
+// any-port rules, sorted. Wildcard rules are not served transparently:
+// their names cannot be listed (sandbox.ParseEndpoint refuses them anyway).
 func (a *Allowlist) namesOn(port uint16) []string {
 	var out []string
 	for r := range a.names {
@@ -134,14 +134,20 @@ func (a *Allowlist) namesOn(port uint16) []string {
 			out = append(out, r.Host)
 		}
 	}
+	for name := range a.namesAny {
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
 	slices.Sort(out)
 	return out
 }
 
 // hostPorts returns the ports of the rules whose host is name ("localhost"
-// or a DNS name; none for anything else): the resolver answers for those.
-func (a *Allowlist) hostPorts(name string) []uint16 {
-	var out []uint16
+// or a DNS name; none for anything else), and whether an any-port rule
+// names it: the resolver answers for those.
+func (a *Allowlist) hostPorts(name string) (out []uint16, anyPort bool) {
+	anyPort = a.namesAny[name] || name == "localhost" && a.localhostAny
 	if name == "localhost" {
 		for port := range a.localhost {
 			out = append(out, port)
@@ -153,7 +159,7 @@ func (a *Allowlist) hostPorts(name string) []uint16 {
 		}
 	}
 	slices.Sort(out)
-	return out
+	return out, anyPort
 }
 
 func addrPortOf(a net.Addr) (netip.AddrPort, bool) {

@@ -45,7 +45,7 @@ func BenchmarkConnectSetup(b *testing.B) {
 	})
 	f := newFakeNet(b)
 	port := f.Host("echo.example.test", echo)
-	_, paddr := startProxy(b, f, Rule{"echo.example.test", port})
+	_, paddr := startProxy(b, f, Rule{Host: "echo.example.test", Port: port})
 	trans := startTransparentTCP(b, echo)
 	bare := bareRelay(b, echo)
 	once := func(c net.Conn) {

@@ -126,6 +126,9 @@
 // ::ffff:127.x) to (remote tcp "localhost:PORT"), "" and "*" to
 // (remote tcp "*:PORT"), and any other host, name or address, to "*:PORT"
 // with a line in Profile.NotEnforced: the port is enforced, the host is not.
+// An Endpoint with AnyPort becomes Seatbelt's own any-port form, "HOST:*":
+// (remote tcp "localhost:*") for a loopback host (enforced), and
+// (remote tcp "*:*") for any other (the host reported, as above).
 // When a TCPConnect host is a DNS name or a wildcard (not localhost), the
 // profile also lets getaddrinfo reach mDNSResponder (its Unix socket
 // /private/var/run/mDNSResponder) and grants the network helpers resolvers

@@ -22,7 +22,7 @@ func fuzzPolicy(path string, dir bool) Policy {
 		IsDir:            func(string) bool { return dir },
 		AllowSpawn:       true,
 		AllowUnixSockets: true,
-		TCPConnect:       []Endpoint{{"localhost", 8080}, {"example.com", 443}},
+		TCPConnect:       []Endpoint{{Host: "localhost", Port: 8080}, {Host: "example.com", Port: 443}},
 		TCPBind:          []uint16{3000},
 		Camera:           true,
 		Microphone:       true,
@@ -165,7 +165,7 @@ func FuzzGenerateHost(f *testing.F) {
 	}
 	f.Add("example.com", uint16(0))
 	f.Fuzz(func(t *testing.T, host string, port uint16) {
-		prof, err := Generate(Policy{TCPConnect: []Endpoint{{host, port}}})
+		prof, err := Generate(Policy{TCPConnect: []Endpoint{{Host: host, Port: port}}})
 		if err != nil {
 			if !errors.Is(err, ErrInvalidPolicy) {
 				t.Fatalf("error does not wrap ErrInvalidPolicy: %v", err)
@@ -176,7 +176,7 @@ func FuzzGenerateHost(f *testing.F) {
 			t.Fatalf("profile check for %q: %v", host, err)
 		}
 		for _, canon := range []string{"localhost", "127.0.0.1", "*", "example.com", "192.0.2.1"} {
-			c, err := Generate(Policy{TCPConnect: []Endpoint{{canon, port}}})
+			c, err := Generate(Policy{TCPConnect: []Endpoint{{Host: canon, Port: port}}})
 			if err == nil && c.Text == prof.Text {
 				return
 			}

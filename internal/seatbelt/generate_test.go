@@ -92,7 +92,7 @@ var goldenCases = []struct {
 		policy: Policy{
 			ExecPaths:  []string{"/usr/bin/curl"},
 			IsDir:      dirs(),
-			TCPConnect: []Endpoint{{"localhost", 8080}, {"example.com", 443}},
+			TCPConnect: []Endpoint{{Host: "localhost", Port: 8080}, {Host: "example.com", Port: 443}},
 		},
 		params:      []Param{{"X0", "/usr/bin/curl"}},
 		notEnforced: []string{`host of "example.com:443" not enforced: Seatbelt network filters accept only "localhost" or "*"; allowed as *:443`},
@@ -120,7 +120,7 @@ var goldenCases = []struct {
 		policy: Policy{
 			ExecPaths:  []string{"/usr/bin/curl"},
 			IsDir:      dirs(),
-			TCPConnect: []Endpoint{{"localhost", 8080}, {"::1", 8081}},
+			TCPConnect: []Endpoint{{Host: "localhost", Port: 8080}, {Host: "::1", Port: 8081}},
 		},
 		params: []Param{{"X0", "/usr/bin/curl"}},
 	},
@@ -129,7 +129,7 @@ var goldenCases = []struct {
 		policy: Policy{
 			ExecPaths:  []string{"/usr/bin/curl"},
 			IsDir:      dirs(),
-			TCPConnect: []Endpoint{{"*", 443}},
+			TCPConnect: []Endpoint{{Host: "*", Port: 443}},
 			NoTrustd:   true,
 		},
 		params: []Param{{"X0", "/usr/bin/curl"}},
@@ -370,7 +370,7 @@ func TestNetworkMapping(t *testing.T) {
 		{"::ffff:10.0.0.1", "*:80", `host of "[::ffff:10.0.0.1]:80"` + ne + "80", false},
 	} {
 		t.Run(tc.host, func(t *testing.T) {
-			p := Policy{TCPConnect: []Endpoint{{tc.host, 80}}}
+			p := Policy{TCPConnect: []Endpoint{{Host: tc.host, Port: 80}}}
 			prof, a := mustCheck(t, p)
 			if !reflect.DeepEqual(a.netAddrs, []string{tc.addr}) {
 				t.Errorf("addresses = %q, want [%q]", a.netAddrs, tc.addr)
@@ -406,7 +406,7 @@ func TestNetworkMapping(t *testing.T) {
 
 func TestNetworkDedup(t *testing.T) {
 	p := Policy{
-		TCPConnect: []Endpoint{{"a.example", 443}, {"b.example", 443}, {"*", 443}, {"localhost", 5432}, {"127.0.0.1", 5432}},
+		TCPConnect: []Endpoint{{Host: "a.example", Port: 443}, {Host: "b.example", Port: 443}, {Host: "*", Port: 443}, {Host: "localhost", Port: 5432}, {Host: "127.0.0.1", Port: 5432}},
 		TCPBind:    []uint16{9000, 9000},
 	}
 	prof, a := mustCheck(t, p)
@@ -455,7 +455,7 @@ func TestPathsDedupAndIsDir(t *testing.T) {
 
 func TestDeterministic(t *testing.T) {
 	p := goldenCases[0].policy
-	p.TCPConnect = []Endpoint{{"example.com", 443}, {"localhost", 1}}
+	p.TCPConnect = []Endpoint{{Host: "example.com", Port: 443}, {Host: "localhost", Port: 1}}
 	p.TCPBind = []uint16{3000}
 	first, err := Generate(p)
 	if err != nil {
@@ -496,18 +496,18 @@ func TestRejects(t *testing.T) {
 		{"var symlink", Policy{WritePaths: []string{"/var/folders/x"}}, "/var"},
 		{"etc symlink", Policy{ReadPaths: []string{"/etc"}}, "/etc"},
 		{"second entry", Policy{ExecPaths: []string{"/bin/sh", "sh"}}, "ExecPaths[1]"},
-		{"connect port 0", Policy{TCPConnect: []Endpoint{{"localhost", 0}}}, "port 0"},
+		{"connect port 0", Policy{TCPConnect: []Endpoint{{Host: "localhost", Port: 0}}}, "port 0"},
 		{"bind port 0", Policy{TCPBind: []uint16{8080, 0}}, "TCPBind[1]: port 0"},
-		{"host with space", Policy{TCPConnect: []Endpoint{{"exa mple.com", 443}}}, "not"},
-		{"host with quote", Policy{TCPConnect: []Endpoint{{`a"b`, 443}}}, "DNS name"},
-		{"host with paren", Policy{TCPConnect: []Endpoint{{`")(allow default)(`, 443}}}, "DNS name"},
-		{"host with port", Policy{TCPConnect: []Endpoint{{"example.com:443", 443}}}, "DNS name"},
-		{"host newline", Policy{TCPConnect: []Endpoint{{"a\nb", 1}}}, "DNS name"},
-		{"empty label", Policy{TCPConnect: []Endpoint{{"a..b", 1}}}, "DNS name"},
-		{"leading hyphen", Policy{TCPConnect: []Endpoint{{"-a.example", 1}}}, "DNS name"},
-		{"long label", Policy{TCPConnect: []Endpoint{{strings.Repeat("a", 64) + ".example", 1}}}, "DNS name"},
-		{"unicode host", Policy{TCPConnect: []Endpoint{{"bücher.example", 1}}}, "DNS name"},
-		{"zone", Policy{TCPConnect: []Endpoint{{"fe80::1%en0", 1}}}, "zones"},
+		{"host with space", Policy{TCPConnect: []Endpoint{{Host: "exa mple.com", Port: 443}}}, "not"},
+		{"host with quote", Policy{TCPConnect: []Endpoint{{Host: `a"b`, Port: 443}}}, "DNS name"},
+		{"host with paren", Policy{TCPConnect: []Endpoint{{Host: `")(allow default)(`, Port: 443}}}, "DNS name"},
+		{"host with port", Policy{TCPConnect: []Endpoint{{Host: "example.com:443", Port: 443}}}, "DNS name"},
+		{"host newline", Policy{TCPConnect: []Endpoint{{Host: "a\nb", Port: 1}}}, "DNS name"},
+		{"empty label", Policy{TCPConnect: []Endpoint{{Host: "a..b", Port: 1}}}, "DNS name"},
+		{"leading hyphen", Policy{TCPConnect: []Endpoint{{Host: "-a.example", Port: 1}}}, "DNS name"},
+		{"long label", Policy{TCPConnect: []Endpoint{{Host: strings.Repeat("a", 64) + ".example", Port: 1}}}, "DNS name"},
+		{"unicode host", Policy{TCPConnect: []Endpoint{{Host: "bücher.example", Port: 1}}}, "DNS name"},
+		{"zone", Policy{TCPConnect: []Endpoint{{Host: "fe80::1%en0", Port: 1}}}, "zones"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			prof, err := Generate(tc.policy)

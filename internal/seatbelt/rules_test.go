@@ -140,12 +140,12 @@ func TestResolverOnlyForNames(t *testing.T) {
 		eps      []Endpoint
 		resolver bool
 	}{
-		{[]Endpoint{{"localhost", 80}}, false},
-		{[]Endpoint{{"localhost", 80}, {"127.0.0.1", 81}, {"::1", 82}}, false},
-		{[]Endpoint{{"10.0.0.1", 443}}, false},
-		{[]Endpoint{{"localhost", 80}, {"example.com", 443}}, true},
-		{[]Endpoint{{"*", 443}}, true},
-		{[]Endpoint{{"", 443}}, true},
+		{[]Endpoint{{Host: "localhost", Port: 80}}, false},
+		{[]Endpoint{{Host: "localhost", Port: 80}, {Host: "127.0.0.1", Port: 81}, {Host: "::1", Port: 82}}, false},
+		{[]Endpoint{{Host: "10.0.0.1", Port: 443}}, false},
+		{[]Endpoint{{Host: "localhost", Port: 80}, {Host: "example.com", Port: 443}}, true},
+		{[]Endpoint{{Host: "*", Port: 443}}, true},
+		{[]Endpoint{{Host: "", Port: 443}}, true},
 	} {
 		_, a := mustCheck(t, Policy{TCPConnect: tc.eps})
 		for _, r := range resolverRules {
@@ -159,7 +159,7 @@ func TestResolverOnlyForNames(t *testing.T) {
 func TestNoTrustd(t *testing.T) {
 	const trustd = `(allow mach-lookup (global-name "com.apple.trustd.agent"))`
 	const certs = `(allow file-read* (subpath "/private/etc/ssl"))`
-	eps := []Endpoint{{"*", 443}}
+	eps := []Endpoint{{Host: "*", Port: 443}}
 	_, on := mustCheck(t, Policy{TCPConnect: eps})
 	_, off := mustCheck(t, Policy{TCPConnect: eps, NoTrustd: true})
 	if formIndex(on, trustd) < 0 || formIndex(off, trustd) >= 0 {

@@ -24,8 +24,12 @@ type Endpoint struct {
 	// IP literal (IPv6 with or without brackets), or a DNS name. Only
 	// loopback hosts and wildcards are enforceable; see the package doc.
 	Host string
-	// Port is the destination port; 0 is rejected.
+	// Port is the destination port; 0 is rejected unless AnyPort.
 	Port uint16
+	// AnyPort is every port ("host:*"; Port must be 0): the rule becomes
+	// (remote tcp "localhost:*") for a loopback host, "*:*" otherwise
+	// (the host reported in Profile.NotEnforced as for a port).
+	AnyPort bool
 }
 
 // Policy is what the confined command may do. The zero Policy allows only
@@ -314,7 +318,7 @@ func Generate(p Policy) (Profile, error) {
 		if c.notEnforced != "" {
 			prof.NotEnforced = append(prof.NotEnforced, c.notEnforced)
 		}
-		addr := c.rule + ":" + strconv.FormatUint(uint64(c.port), 10)
+		addr := c.rule + ":" + c.port
 		if emitted[addr] {
 			continue
 		}
@@ -323,7 +327,11 @@ func Generate(p Policy) (Profile, error) {
 		if c.rule == "*" {
 			what = "any host (Seatbelt cannot filter by host)"
 		}
-		b.rule(fmt.Sprintf("TCPConnect[%d]: %s, port %d", c.index, what, c.port),
+		port := "port " + c.port
+		if c.port == "*" {
+			port = "any port"
+		}
+		b.rule(fmt.Sprintf("TCPConnect[%d]: %s, %s", c.index, what, port),
 			"(allow network-outbound (remote tcp "+b.quote(addr)+"))")
 	}
 	if needHosts {

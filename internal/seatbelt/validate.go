@@ -56,7 +56,7 @@ func checkPath(p string) error {
 type conn struct {
 	index       int
 	rule        string // "localhost" or "*"
-	port        uint16
+	port        string // decimal, or "*" for every port
 	resolve     bool   // the host is a DNS name or a wildcard: needs the resolver
 	hostsFile   bool   // the host is the name localhost: resolved from /private/etc/hosts
 	notEnforced string // NotEnforced line, or ""
@@ -67,10 +67,16 @@ type conn struct {
 func resolveConnects(eps []Endpoint) ([]conn, error) {
 	out := make([]conn, 0, len(eps))
 	for i, ep := range eps {
-		if ep.Port == 0 {
+		switch {
+		case ep.AnyPort && ep.Port != 0:
+			return nil, fmt.Errorf("%w: TCPConnect[%d] %q: AnyPort with port %d", ErrInvalidPolicy, i, ep.Host, ep.Port)
+		case !ep.AnyPort && ep.Port == 0:
 			return nil, fmt.Errorf("%w: TCPConnect[%d] %q: port 0", ErrInvalidPolicy, i, ep.Host)
 		}
-		c := conn{index: i, port: ep.Port}
+		c := conn{index: i, port: strconv.FormatUint(uint64(ep.Port), 10)}
+		if ep.AnyPort {
+			c.port = "*"
+		}
 		host := ep.Host
 		switch {
 		case host == "" || host == "*":
@@ -100,9 +106,8 @@ func resolveConnects(eps []Endpoint) ([]conn, error) {
 				c.resolve = true
 			}
 			c.rule = "*"
-			port := strconv.FormatUint(uint64(ep.Port), 10)
 			c.notEnforced = fmt.Sprintf("host of %q not enforced: Seatbelt network filters accept only \"localhost\" or \"*\"; allowed as *:%s",
-				net.JoinHostPort(host, port), port)
+				net.JoinHostPort(host, c.port), c.port)
 		}
 		out = append(out, c)
 	}

@@ -1,0 +1,166 @@
+package sandbox
+
+// Any-port entries ("host:*") and "*:*" as data, on every OS: what the
+// Linux policy and ApplySelf's plan make of them, the macOS plan and
+// profile, and Describe. The egress namespace's plan is tested in
+// egress_anyport_internal_linux_test.go, enforcement in
+// egress_anyport_linux_test.go.
+
+import (
+	"strings"
+	"testing"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+func features(p Plan, name string) []Enforcement {
+	var out []Enforcement
+	for _, f := range p.Features {
+		if f.Feature == name {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestLinuxPlanAnyPort(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		connect  []string
+		enforced bool   // tcp_connect
+		detail   string // in tcp_connect's detail
+		host     bool   // a tcp_connect_host entry (ApplySelf's, not enforced)
+	}{
+		{"host any port", []string{"api.example.com:*", "127.0.0.1:8080"}, false, "api.example.com:* (any port) can be granted only by not handling TCP connect: the program can connect to any host on any port", true},
+		{"localhost any port", []string{"localhost:*"}, false, "localhost:*", true},
+		{"unrestricted", []string{"*:*"}, true, "*:* is TCP connect to any host on any port", false},
+		{"unrestricted beside a host", []string{"*:*", "api.example.com:*"}, true, "unrestricted", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rc := testResolved(t, Config{AllowedTCPConnect: c.connect, AllowedTCPBind: []uint16{9000}})
+			pol := buildLinuxPolicy(rc, 7, "/proc/self", nil)
+			// Landlock cannot name a host: connect is not handled at all
+			// (no rule could be made for an unhandled access), bind still is.
+			if pol.HandledNet&ll.AccessNetConnectTCP != 0 || pol.HandledNet&ll.AccessNetBindTCP == 0 || len(pol.Connect) != 0 {
+				t.Errorf("HandledNet %v, Connect %v: want connect unhandled, bind handled, no connect rule", pol.HandledNet, pol.Connect)
+			}
+			if !pol.Seccomp.AllowTCP {
+				t.Error("seccomp refuses TCP sockets")
+			}
+			plan := withArtefacts(linuxPlan(rc, pol, true, ""), pol)
+			fs := features(plan, FeatureTCPConnect)
+			if len(fs) != 1 || fs[0].Enforced != c.enforced || fs[0].Scope != "" || !strings.Contains(fs[0].Detail, c.detail) {
+				t.Errorf("tcp_connect %+v, want one entry, enforced %v, detail with %q", fs, c.enforced, c.detail)
+			}
+			if !c.enforced && fs[0].Hint == "" {
+				t.Error("tcp_connect not enforced without a remedy")
+			}
+			hs := features(plan, FeatureTCPHost)
+			if (len(hs) == 1 && !hs[0].Enforced && hs[0].Scope == ScopeApplySelf && strings.Contains(hs[0].Detail, "any port")) != c.host {
+				t.Errorf("tcp_connect_host %+v, want an ApplySelf entry: %v", hs, c.host)
+			}
+			if b := features(plan, FeatureTCPBind); len(b) != 1 || !b[0].Enforced || !strings.Contains(b[0].Detail, "9000") {
+				t.Errorf("tcp_bind %+v: the bind rules must stay", b)
+			}
+			err := plan.strictErrorIn(ScopeApplySelf)
+			if refused := err != nil && strings.Contains(err.Error(), FeatureTCPConnect+" ("); refused == c.enforced {
+				t.Errorf("Strict under ApplySelf: %v; want tcp_connect refused: %v", err, !c.enforced)
+			}
+			if !strings.Contains(strings.Join(plan.Network, "\n"), "tcp connect not handled by Landlock (any host, any port)") {
+				t.Errorf("Network lines %q do not say connect is not handled", plan.Network)
+			}
+		})
+	}
+	// Before ABI 4 nothing filters ports anyway: as for any Config.
+	rc := testResolved(t, Config{AllowedTCPConnect: []string{"api.example.com:*"}})
+	if fs := features(linuxPlan(rc, buildLinuxPolicy(rc, 3, "/proc/self", nil), true, ""), FeatureTCPConnect); len(fs) != 1 || fs[0].Enforced ||
+		!strings.Contains(fs[0].Detail, "needs Landlock ABI 4") {
+		t.Errorf("ABI 3: %+v", fs)
+	}
+	// A Config with no any-port entry keeps its port rules.
+	rc = testResolved(t, Config{AllowedTCPConnect: []string{"api.example.com:443"}})
+	if pol := buildLinuxPolicy(rc, 7, "/proc/self", nil); pol.HandledNet&ll.AccessNetConnectTCP == 0 || len(pol.Connect) != 1 || len(pol.ConnectAnyPort) != 0 {
+		t.Errorf("a per-port Config: HandledNet %v, Connect %v, ConnectAnyPort %v", pol.HandledNet, pol.Connect, pol.ConnectAnyPort)
+	}
+}
+
+func TestDarwinPlanAnyPort(t *testing.T) {
+	rcFor := func(eps ...string) *resolvedConfig {
+		rc := &resolvedConfig{cfg: Config{AllowedTCPConnect: eps}}
+		for _, s := range eps {
+			ep, err := ParseEndpoint(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc.connect = append(rc.connect, ep)
+		}
+		return rc
+	}
+	for _, c := range []struct {
+		eps         []string
+		rule        string // the only connect rule in the profile
+		notEnforced string // in the profile's NotEnforced, "" for none
+		connect     string // in tcp_connect's detail
+	}{
+		{[]string{"localhost:*"}, `(remote tcp "localhost:*")`, "", "connect only to localhost:*"},
+		{[]string{"[::1]:*"}, `(remote tcp "localhost:*")`, "", "connect only to localhost:*"},
+		{[]string{"api.example.com:*"}, `(remote tcp "*:*")`, `host of "api.example.com:*" not enforced`, "connect only to *:*"},
+		{[]string{"10.1.2.3:*"}, `(remote tcp "*:*")`, `host of "10.1.2.3:*" not enforced`, "connect only to *:*"},
+		{[]string{"*:*"}, `(remote tcp "*:*")`, "", "any host on any port (outgoing TCP is unrestricted)"},
+	} {
+		rc := rcFor(c.eps...)
+		prof, err := darwinProfile(rc, nil)
+		if err != nil {
+			t.Fatalf("%q: %v", c.eps, err)
+		}
+		if strings.Count(prof.Text, "(remote tcp ") != 1 || !strings.Contains(prof.Text, "(allow network-outbound "+c.rule+")") {
+			t.Errorf("%q: profile's connect rules:\n%s\nwant only %s", c.eps, grepLines(prof.Text, "remote tcp"), c.rule)
+		}
+		ne := strings.Join(prof.NotEnforced, "\n")
+		if (c.notEnforced == "") != (ne == "") || !strings.Contains(ne, c.notEnforced) {
+			t.Errorf("%q: NotEnforced %q, want %q", c.eps, ne, c.notEnforced)
+		}
+		plan := darwinPlan(rc, true)
+		if f := darwinFeatures(plan, FeatureTCPConnect); len(f) != 1 || !f[0].Enforced || !strings.Contains(f[0].Detail, c.connect) {
+			t.Errorf("%q: tcp_connect %+v, want %q", c.eps, f, c.connect)
+		}
+		hostNE := false
+		for _, f := range darwinFeatures(plan, FeatureTCPHost) {
+			hostNE = hostNE || !f.Enforced
+		}
+		if hostNE != (c.notEnforced != "") {
+			t.Errorf("%q: tcp_connect_host %+v, want not enforced: %v", c.eps, darwinFeatures(plan, FeatureTCPHost), c.notEnforced != "")
+		}
+	}
+}
+
+func grepLines(text, sub string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestDescribeAnyPort(t *testing.T) {
+	for _, c := range []struct {
+		connect []string
+		want    string
+	}{
+		{[]string{"*:*"}, "It can open TCP connections to any host on any port (outgoing TCP is not restricted)."},
+		{[]string{"localhost:*", "*:443"}, `It can open TCP connections only to localhost:* and *:443 ("*" as host: any host; as port: any port)`},
+	} {
+		p := Plan{Available: true, Mechanism: "test", Platform: "test", Grants: Grants{Connect: c.connect}}
+		if d := p.Describe(); !strings.Contains(d, c.want) {
+			t.Errorf("%q: Describe\n%s\nwant %q", c.connect, d, c.want)
+		}
+	}
+	p := Plan{Available: true, Grants: Grants{Connect: []string{"localhost:*"}},
+		Features: []Enforcement{{Feature: FeatureTCPAnyPort, Scope: ScopeCommand, Detail: "granted in part: test"}}}
+	if d := p.Describe(); !strings.Contains(d, "reachable on any port only through the proxy") || !strings.Contains(d, "granted only in part") ||
+		!strings.Contains(d, "- "+FeatureTCPAnyPort+": granted in part: test") {
+		t.Errorf("Describe with a partial any-port grant:\n%s", d)
+	}
+}
