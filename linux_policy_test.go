@@ -376,7 +376,10 @@ func TestMetadataPlanPerEntryPoint(t *testing.T) {
 		hint      string // that entry's hint
 		selfFixed bool   // ApplySelf's entry enforced
 	}{
-		{"default Config, layer not needed", Config{}, notNeeded, false, "chmod and utimes by path of files the user owns outside the grants are NOT restricted", "set strict", true},
+		// A layer that nothing asks for: no Config makes one any more
+		// (file metadata always asks), but what the plan says of a
+		// layer not in use must still be the truth.
+		{"layer not used", Config{}, notNeeded, false, "chmod and utimes by path of files the user owns outside the grants are NOT restricted", "confine the program with ApplySelf", true},
 		{"layer used", Config{}, used, true, "fail with EROFS", "", true},
 		{"layer unavailable", Config{}, unavailable, false, "unavailable here: probe refused", "the probe's remedy", true},
 		{"allow_chown, layer used", Config{AllowChown: true}, used, false, "allow_chown", "leave allow_chown off", false},
