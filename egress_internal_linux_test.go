@@ -74,7 +74,10 @@ func TestEgressPlanAsData(t *testing.T) {
 		{name: "proxy port bindable", connect: []string{"example.com:443"}, bind: []uint16{3128, 3129}, mode: EgressTransparent, port: 3130, ports: []uint16{443}},
 		{name: "proxy port is a destination", connect: []string{"example.com:3128", "127.0.0.1:3129"}, mode: EgressTransparent, port: 3130, ports: []uint16{3128, 3129}},
 		{name: "transparent path unavailable", connect: []string{"example.com:443"}, mode: EgressProxy, port: 3128, noTrans: true, reason: "no IPv6 (test)"},
-		{name: "a destination port also bound", connect: []string{"localhost:8080"}, bind: []uint16{8080}, mode: EgressProxy, port: 3128,
+		// Another host on a port the program binds: the proxy alone
+		// (localhost on that port is refused: "loopback port also
+		// bound" below).
+		{name: "a destination port also bound", connect: []string{"example.com:8080"}, bind: []uint16{8080}, mode: EgressProxy, port: 3128,
 			reason: "port 8080 is both an allowed destination and a port the program may bind"},
 		{name: "mixed", connect: []string{"example.com:443", "*:80"}, mode: EgressPortOnly, reason: "*:80"},
 	} {
@@ -150,6 +153,55 @@ func TestEgressPlanAsData(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("no tcp_bind entry for WrapCommand/Run saying %q: %+v", want, p.Features)
+		}
+	})
+
+	t.Run("loopback port also bound", func(t *testing.T) {
+		// Issue 28's decision: a Config that binds P and connects to
+		// the caller's localhost:P is refused by the plan under the
+		// egress namespace (the program's own listener and the inbound
+		// relay hold P there); ApplySelf, in the caller's namespace,
+		// keeps it; an any-port entry and another host on P are no
+		// conflict.
+		tavail(true)
+		for _, c := range []struct {
+			connect []string
+			refused string
+		}{
+			{[]string{"localhost:8080", "example.com:443"}, "localhost:8080"},
+			{[]string{"127.0.0.1:8080"}, "127.0.0.1:8080"},
+			{[]string{"127.0.0.2:8080"}, "127.0.0.2:8080"},
+			{[]string{"[::1]:8080"}, "[::1]:8080"},
+			{[]string{"example.com:8080"}, ""},
+			{[]string{"localhost:*", "example.com:443"}, ""},
+			{[]string{"localhost:8081"}, ""},
+		} {
+			cfg := Config{AllowedTCPConnect: c.connect, AllowedTCPBind: []uint16{8080}}
+			e, p := plan(t, cfg)
+			f, _ := feature(p)
+			err := e.loopBindError()
+			var ce *ConfigError
+			if c.refused == "" {
+				if err != nil || strings.HasPrefix(f.Detail, "WrapCommand/Run: refused:") {
+					t.Errorf("%v: %v, entry %q: want no refusal", c.connect, err, f.Detail)
+				}
+				continue
+			}
+			if !errors.As(err, &ce) || ce.Field != "allowed_tcp_connect" || ce.Value != c.refused || f.Enforced ||
+				!strings.HasPrefix(f.Detail, "WrapCommand/Run: refused:") {
+				t.Errorf("%v: %v, entry %+v: want a ConfigError for %s and the entry not enforced, saying refused", c.connect, err, f, c.refused)
+			}
+		}
+		if kernel().abi < 1 {
+			t.Skip("no Landlock here: WrapCommand fails before egress")
+		}
+		cfg := Config{AllowedTCPConnect: []string{"localhost:8080"}, AllowedTCPBind: []uint16{8080}}
+		var ce *ConfigError
+		if err := New().WrapCommand(exec.Command("/bin/true"), cfg); !errors.As(err, &ce) || ce.Value != "localhost:8080" {
+			t.Errorf("WrapCommand: %v, want the ConfigError for localhost:8080", err)
+		}
+		if _, err := Run(t.Context(), cfg, "/bin/true", nil, RunOptions{}); !errors.As(err, &ce) || ce.Value != "localhost:8080" {
+			t.Errorf("Run: %v, want the ConfigError for localhost:8080", err)
 		}
 	})
 

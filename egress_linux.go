@@ -70,6 +70,10 @@ type egressPlan struct {
 	inNote  string
 	// Otherwise why not, and the remedy (hosts fall back to port rules).
 	reason, hint string
+	// loopBind is a connect entry to the caller's loopback on a port the
+	// program may also bind (loopbackBindConflict), which WrapCommand and
+	// Run refuse: "" when there is none.
+	loopBind string
 }
 
 // egressPlanFor decides the egress mode of rc.
@@ -121,7 +125,39 @@ func egressPlanFor(rc *resolvedConfig) egressPlan {
 	e.transparent, e.tnote = transparentPorts(rc)
 	e.bind = rc.bind
 	e.inbound, e.poolPer, e.inNote = inboundPorts(rc.bind, os.Geteuid() == 0)
+	e.loopBind = loopbackBindConflict(rc.connect, rc.bind)
 	return e
+}
+
+// loopbackBindConflict returns the first connect entry that names the
+// caller's loopback (localhost, 127.0.0.0/8, ::1) on a port the program may
+// also bind, or "". Under the egress namespace the program's own listener
+// on P is in its namespace, and the caller's loopback port P serves the
+// inbound relay to it: such an entry would mean the caller's service on P
+// to the user and the program's own listener (or the relay back into it)
+// to the sandbox, so WrapCommand and Run refuse the Config, and the plan
+// says why. Any-port entries ("localhost:*") are not refused: they mean
+// every port, of which P is then the program's own.
+func loopbackBindConflict(connect []Endpoint, bind []uint16) string {
+	for _, ep := range connect {
+		if ep.AnyPort || !slices.Contains(bind, ep.Port) {
+			continue
+		}
+		if a, err := netip.ParseAddr(ep.Host); ep.Host == "localhost" || (err == nil && a.IsLoopback()) {
+			return ep.String()
+		}
+	}
+	return ""
+}
+
+// loopBindError is WrapCommand's and Run's refusal of e.loopBind.
+func (e egressPlan) loopBindError() error {
+	if !e.on || e.loopBind == "" {
+		return nil
+	}
+	return &ConfigError{Field: "allowed_tcp_connect", Value: e.loopBind,
+		Reason: "the program may also bind this port (allowed_tcp_bind): in its network namespace its own listener holds it, and the caller's " +
+			"loopback port serves the inbound relay to that listener, so the entry cannot name the caller's service; use another port for one of the two"}
 }
 
 // addr is the proxy's address inside the namespace.
@@ -137,6 +173,10 @@ func (e egressPlan) feature() (Enforcement, bool) {
 		return Enforcement{}, false
 	}
 	list := strings.Join(e.hosts, ", ")
+	if err := e.loopBindError(); err != nil {
+		return Enforcement{Feature: FeatureTCPHost, Scope: ScopeCommand,
+			Detail: "WrapCommand/Run: refused: " + err.Error(), Hint: "connect to the caller's service on a port the program does not bind"}, true
+	}
 	if e.on && len(e.transparent) > 0 {
 		return Enforcement{Feature: FeatureTCPHost, Scope: ScopeCommand, Enforced: true, Detail: e.transparentDetail()}, true
 	}

@@ -312,6 +312,9 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		cwd = abs
 	}
 	eplan := egressPlanFor(rc)
+	if err := eplan.loopBindError(); err != nil {
+		return nil, err
+	}
 	var resolvDir string
 	if len(eplan.transparent) > 0 {
 		// The program's resolver asks the caller's, on a loopback
