@@ -57,8 +57,7 @@ type DeniedRequest struct {
 // caller, outside the sandbox, checks every connection the program makes
 // against the allowlist: direct connections and DNS lookups on the
 // transparent path (EgressTransparent), requests to its proxy (see
-// PlanFor's tcp_connect_host and [Plan].Egress, docs/egress.md, and the
-// README's "Network egress by host name").
+// PlanFor's tcp_connect_host and [Plan].Egress, and docs/egress.md).
 //
 // Run manages its proxy itself and returns the refused requests in
 // RunResult.DeniedRequests. A caller of WrapCommand gets the proxy with

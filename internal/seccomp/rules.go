@@ -246,8 +246,8 @@ var maskedIoctls = []masked{
 // type 0xFF and such a number, if one exists, is refused as well). What
 // stays:
 // pidfd_open itself, waiting on a pidfd, and /proc/<pid>/status, which
-// says the same of a process whose /proc entry is visible (see the
-// README's "stays visible").
+// says the same of a process whose /proc entry is visible (see
+// docs/platforms.md, the table's row "stays visible").
 var pidfsIoctls = masked{mask: 0x0000fff0, val: 0xff00}
 
 // System call argument positions (the same on amd64 and arm64).

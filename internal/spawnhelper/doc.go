@@ -67,7 +67,7 @@
 // and child. The cost of the environment is small: for Config{} the
 // payload is 11.3 KB of base64 (mostly the seccomp program, then ~30
 // rules), copied once by execve and decoded in one pass, a copy an fd
-// transport would make too (see README's benchmarks for the whole spawn). The
+// transport would make too (see docs/benchmarks.md for the whole spawn). The
 // payload is trusted as the caller's, as with the trampoline: whoever sets
 // a process's environment can run any program anyway; a set-user-ID or
 // set-group-ID helper refuses to run (it never is: it lives in a memfd).
@@ -96,7 +96,7 @@
 // handing a listener over: about 300 lines of C. The measurement that
 // decided it: with the re-exec, a layered spawn from a cgo host whose
 // packages' init takes 20 ms cost 2.42× bwrap's with the same mounts,
-// against 0.84× from a static host (README's benchmarks). The Go
+// against 0.84× from a static host (docs/benchmarks.md). The Go
 // trampoline keeps the same step for other architectures and where the
 // helper cannot run; TestNamespaceStepParity runs both on the same
 // payloads (every kind of op, every failure) and requires the same result
