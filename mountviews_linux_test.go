@@ -30,6 +30,8 @@ import (
 func TestRunMountSourcePlanted(t *testing.T) {
 	requireSandbox(t)
 	sh := need(t, "/bin/sh", "dash")
+	need(t, "/bin/rm", "coreutils") // run 1's program plants the link with rm and ln
+	need(t, "/bin/ln", "coreutils")
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

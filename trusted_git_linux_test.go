@@ -277,6 +277,7 @@ func TestGitPlantedCommonDirThroughLink(t *testing.T) {
 // returns, and its program runs.
 func TestWrapAfterGitFIFO(t *testing.T) {
 	requireNamespaces(t)
+	need(t, "/bin/mkfifo", "coreutils") // the program plants the FIFO with it
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
