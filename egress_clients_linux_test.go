@@ -123,6 +123,7 @@ func transparentClients(t *testing.T) {
 	ps, rs := strconv.Itoa(int(p)), strconv.Itoa(int(r))
 	type client struct {
 		name string
+		prog string // the client program, which the test needs installed
 		argv func(host, port string) []string
 	}
 	url := func(host, port string) string { return "http://" + net.JoinHostPort(host, port) + "/c" }
@@ -138,21 +139,21 @@ o=u.build_opener() if sys.argv[2]=="env" else u.build_opener(u.ProxyHandler({}))
 print(o.open(sys.argv[1],timeout=10).read().decode())`
 	nodeFetch := `fetch(process.argv[1]).then(r=>r.text()).then(t=>console.log(t)).catch(e=>{console.error(String(e.cause||e));process.exit(1)})`
 	clients := []client{
-		{"curl with the proxy variables", curl},
-		{"curl without them", func(h, p string) []string { return append([]string{"/bin/sh", "-c", unsetProxy, "sh"}, curl(h, p)...) }},
-		{"python socket.create_connection", func(h, p string) []string { return []string{"/usr/bin/python3", "-c", pySock, h, p} }},
-		{"python urllib (variables)", func(h, p string) []string { return []string{"/usr/bin/python3", "-c", pyURL, url(h, p), "env"} }},
-		{"python urllib (no proxy)", func(h, p string) []string { return []string{"/usr/bin/python3", "-c", pyURL, url(h, p), "none"} }},
-		{"node fetch", func(h, p string) []string { return []string{"/usr/bin/node", "-e", nodeFetch, url(h, p)} }},
-		{"go, pure resolver", func(h, p string) []string { return []string{self(t), helperArg, "egress-godial", h, p} }},
+		{"curl with the proxy variables", "/usr/bin/curl", curl},
+		{"curl without them", "/usr/bin/curl", func(h, p string) []string { return append([]string{"/bin/sh", "-c", unsetProxy, "sh"}, curl(h, p)...) }},
+		{"python socket.create_connection", "/usr/bin/python3", func(h, p string) []string { return []string{"/usr/bin/python3", "-c", pySock, h, p} }},
+		{"python urllib (variables)", "/usr/bin/python3", func(h, p string) []string { return []string{"/usr/bin/python3", "-c", pyURL, url(h, p), "env"} }},
+		{"python urllib (no proxy)", "/usr/bin/python3", func(h, p string) []string { return []string{"/usr/bin/python3", "-c", pyURL, url(h, p), "none"} }},
+		{"node fetch", "/usr/bin/node", func(h, p string) []string { return []string{"/usr/bin/node", "-e", nodeFetch, url(h, p)} }},
+		{"go, pure resolver", self(t), func(h, p string) []string { return []string{self(t), helperArg, "egress-godial", h, p} }},
 	}
 	if repo != "" {
-		clients = append(clients, client{"git ls-remote (no proxy)", func(h, p string) []string {
+		clients = append(clients, client{"git ls-remote (no proxy)", git, func(h, p string) []string {
 			return []string{"/bin/sh", "-c", unsetProxy, "sh", git, "ls-remote", "http://" + net.JoinHostPort(h, p) + "/repo.git"}
 		}})
 	}
 	for _, c := range clients {
-		if _, err := os.Stat(c.argv("x", "1")[0]); err != nil {
+		if _, err := os.Stat(c.prog); err != nil {
 			t.Logf("%s: not installed (%v)", c.name, err)
 			continue
 		}
