@@ -592,7 +592,7 @@ func rawPgrpChain(fd uintptr) {
 
 const (
 	envCgCaller   = "SANDBOX_TEST_CG_CALLER"   // the helper's marker
-	envCgNoCgroup = "SANDBOX_TEST_CG_NOCGROUP" // the helper points detection at no cgroup
+	envCgNoCgroup = "SANDBOX_TEST_CG_NOCGROUP" // the helper points detection at no cgroup, with a file in this directory
 	envCgWrap     = "SANDBOX_TEST_CG_WRAP"     // the helper uses WrapCommand, not Run
 )
 
@@ -606,8 +606,10 @@ func TestRunKilledCallerHelper(t *testing.T) {
 	if mark == "" {
 		return
 	}
-	if os.Getenv(envCgNoCgroup) != "" {
-		empty := filepath.Join(t.TempDir(), "mountinfo")
+	if dir := os.Getenv(envCgNoCgroup); dir != "" {
+		// In the parent's directory: this process is killed, and its
+		// own t.TempDir would be left behind.
+		empty := filepath.Join(dir, "mountinfo")
 		os.WriteFile(empty, nil, 0o600)
 		sandbox.SetCgroupOptions(empty, "")
 	}
@@ -672,7 +674,7 @@ func killedCaller(t *testing.T, noCgroup, wrap bool) {
 	caller := exec.Command(os.Args[0], "-test.run=^TestRunKilledCallerHelper$", "-test.count=1")
 	caller.Env = append(os.Environ(), envCgCaller+"="+mark)
 	if noCgroup {
-		caller.Env = append(caller.Env, envCgNoCgroup+"=1")
+		caller.Env = append(caller.Env, envCgNoCgroup+"="+t.TempDir())
 	}
 	if wrap {
 		caller.Env = append(caller.Env, envCgWrap+"=1")
