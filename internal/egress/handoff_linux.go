@@ -63,15 +63,8 @@ func (h *Handoff) Close() {
 // listening nor connected (checkPoolSocket). Anything else (a tag out of
 // order, a socket of another kind or address, a missing message) is an
 // error, and every descriptor received so far is closed. With no ports
-// and no pool it is ReceiveListener.
+// and no pool it receives the proxy's listener alone ([ReceiveListener]).
 func ReceiveSockets(sock *os.File, timeout time.Duration, ports []uint16, pool int) (*Handoff, error) {
-	if len(ports) == 0 && pool == 0 {
-		l, err := ReceiveListener(sock, timeout)
-		if err != nil {
-			return nil, err
-		}
-		return &Handoff{Proxy: l}, nil
-	}
 	c, err := net.FileConn(sock)
 	if err != nil {
 		return nil, fmt.Errorf("egress: receive sockets: %w", err)
@@ -173,7 +166,7 @@ func receiveOne(uc *net.UnixConn, tag byte, check func(fd int) error) (int, erro
 	}
 	switch {
 	case n == 0 && oobn == 0:
-		return bad("the child closed its end before sending its %q socket", tag)
+		return bad("the child closed its end without sending its %q socket", tag)
 	case n != 1 || buf[0] != tag:
 		return bad("unexpected message (want tag %q)", tag)
 	case flags&unix.MSG_CTRUNC != 0:

@@ -3,9 +3,7 @@
 package egress
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"time"
@@ -84,66 +82,11 @@ func SendListener(sock, lfd int) error {
 // with it, and never leaves one open on error. The received descriptor is
 // close-on-exec in the caller.
 func ReceiveListener(sock *os.File, timeout time.Duration) (net.Listener, error) {
-	c, err := net.FileConn(sock)
+	h, err := ReceiveSockets(sock, timeout, nil, 0)
 	if err != nil {
-		return nil, fmt.Errorf("egress: receive listener: %w", err)
+		return nil, err
 	}
-	defer c.Close()
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return nil, errors.New("egress: receive listener: not a unix socket")
-	}
-	uc.SetReadDeadline(time.Now().Add(timeout))
-	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4*4))
-	n, oobn, flags, _, err := uc.ReadMsgUnix(buf, oob)
-	if errors.Is(err, io.EOF) {
-		n, oobn, err = 0, 0, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("egress: receive listener: %w", err)
-	}
-	var fds []int
-	if oobn > 0 {
-		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-		if err != nil {
-			return nil, fmt.Errorf("egress: receive listener: %w", err)
-		}
-		for _, m := range msgs {
-			if got, err := unix.ParseUnixRights(&m); err == nil {
-				fds = append(fds, got...)
-			}
-		}
-	}
-	for _, fd := range fds {
-		unix.CloseOnExec(fd) // ReadMsgUnix asks for MSG_CMSG_CLOEXEC; make sure
-	}
-	fail := func(format string, a ...any) (net.Listener, error) {
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-		return nil, fmt.Errorf("egress: receive listener: "+format, a...)
-	}
-	switch {
-	case n == 0 && oobn == 0:
-		return fail("the child closed its end without sending a listener")
-	case n != 1 || buf[0] != handoffTag:
-		return fail("unexpected message")
-	case flags&unix.MSG_CTRUNC != 0:
-		return fail("control message truncated (too many descriptors)")
-	case len(fds) != 1:
-		return fail("%d descriptors, want 1", len(fds))
-	}
-	fd := fds[0]
-	if err := checkLoopbackListener(fd); err != nil {
-		return fail("%v", err)
-	}
-	f := os.NewFile(uintptr(fd), "egress-listener")
-	l, err := net.FileListener(f) // dups fd
-	f.Close()
-	if err != nil {
-		return nil, fmt.Errorf("egress: receive listener: %w", err)
-	}
-	return l, nil
+	return h.Proxy, nil
 }
 
 // checkLoopbackListener checks that fd is a listening TCP socket bound to
