@@ -195,17 +195,10 @@ func (p *Proxy) ServeInboundPool(l net.Listener, pool *Pool, port uint16) error 
 }
 
 func (p *Proxy) serveInbound(l net.Listener, src inboundSource, port uint16) error {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		l.Close()
+	if !p.startServing(l) {
 		return ErrClosed
 	}
-	p.listeners[l] = struct{}{}
-	p.wg.Add(1)
-	p.mu.Unlock()
-	defer p.wg.Done()
-	defer l.Close()
+	defer p.stopServing(l)
 	sem := make(chan struct{}, maxInbound)
 	for {
 		select {

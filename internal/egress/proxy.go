@@ -156,27 +156,40 @@ func New(o Options) (*Proxy, error) {
 	return p, nil
 }
 
+// startServing registers l, which Close then closes, and counts its
+// serving loop in p.wg; false (l closed) once the proxy is closed. Every
+// loop that serves a listener of the proxy's begins with it and ends with
+// stopServing.
+func (p *Proxy) startServing(l net.Listener) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		l.Close()
+		return false
+	}
+	p.listeners[l] = struct{}{}
+	p.wg.Add(1)
+	return true
+}
+
+// stopServing forgets l, closes it and ends the loop's count.
+func (p *Proxy) stopServing(l net.Listener) {
+	p.mu.Lock()
+	delete(p.listeners, l)
+	p.mu.Unlock()
+	l.Close()
+	p.wg.Done()
+}
+
 // Serve accepts connections on l and serves each until it ends or the
 // proxy is closed. The proxy owns l from here on and closes it. Serve
 // returns ErrClosed after Close, or the listener's error if it fails for
 // good. Serve may be called for several listeners (127.0.0.1 and ::1).
 func (p *Proxy) Serve(l net.Listener) error {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		l.Close()
+	if !p.startServing(l) {
 		return ErrClosed
 	}
-	p.listeners[l] = struct{}{}
-	p.wg.Add(1)
-	p.mu.Unlock()
-	defer p.wg.Done()
-	defer func() {
-		p.mu.Lock()
-		delete(p.listeners, l)
-		p.mu.Unlock()
-		l.Close()
-	}()
+	defer p.stopServing(l)
 
 	backoff := 5 * time.Millisecond
 	for {
