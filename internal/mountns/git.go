@@ -65,7 +65,14 @@ func GitProtected(ws string, lookup func(string) Kind, readFile func(string) ([]
 	default:
 		return nil, nil
 	}
-	var subs []string
+	return append(protect, gitDirsProtected(gitdirs, lookup, readDir)...), []string{dotgit}
+}
+
+// gitDirsProtected returns what the protection keeps read-only in each of
+// gitdirs and in their submodules' git directories: hooks, config, and
+// commondir where one exists.
+func gitDirsProtected(gitdirs []string, lookup func(string) Kind, readDir func(string) []string) []string {
+	var subs, protect []string
 	for _, d := range gitdirs {
 		subs = append(subs, submoduleGitDirs(d, lookup, readDir)...)
 	}
@@ -75,7 +82,7 @@ func GitProtected(ws string, lookup func(string) Kind, readFile func(string) ([]
 			protect = append(protect, c)
 		}
 	}
-	return protect, []string{dotgit}
+	return protect
 }
 
 // CommonDirOf is the common directory gitdir's commondir file names

@@ -1,7 +1,5 @@
 package mountns
 
-import "path"
-
 // GitBareProtected is GitProtected for an implicit bare repository: a
 // directory dir that is itself a git directory (HEAD, objects/, refs/),
 // which git uses as one when run inside it, with its config (which names
@@ -20,15 +18,5 @@ func GitBareProtected(dir string, lookup func(string) Kind, readFile func(string
 	if common := CommonDirOf(dir, readFile); common != "" {
 		gitdirs = append(gitdirs, common)
 	}
-	var subs []string
-	for _, d := range gitdirs {
-		subs = append(subs, submoduleGitDirs(d, lookup, readDir)...)
-	}
-	for _, d := range append(gitdirs, subs...) {
-		protect = append(protect, path.Join(d, "hooks"), path.Join(d, "config"))
-		if c := path.Join(d, "commondir"); lookup(c) != Missing {
-			protect = append(protect, c)
-		}
-	}
-	return protect, []string{dir}
+	return gitDirsProtected(gitdirs, lookup, readDir), []string{dir}
 }
