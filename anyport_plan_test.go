@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 func features(p Plan, name string) []Enforcement {
@@ -86,13 +87,13 @@ func TestLinuxPlanAnyPort(t *testing.T) {
 
 func TestDarwinPlanAnyPort(t *testing.T) {
 	rcFor := func(eps ...string) *resolvedConfig {
-		rc := &resolvedConfig{cfg: Config{AllowedTCPConnect: eps}}
+		rc := &resolvedConfig{Config: spec.Config{AllowedTCPConnect: eps}}
 		for _, s := range eps {
 			ep, err := ParseEndpoint(s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rc.connect = append(rc.connect, ep)
+			rc.Connect = append(rc.Connect, ep)
 		}
 		return rc
 	}

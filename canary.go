@@ -1,18 +1,12 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"net"
-	"os"
-	"path/filepath"
 	"runtime"
-	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // Canary statuses (CanaryResult.Status).
@@ -26,10 +20,10 @@ const (
 
 // Probe outcomes (ProbeResult.Status).
 const (
-	ProbeBlocked = "blocked" // the sandbox denied it, by the exact error that proves so
-	ProbeFailed  = "failed"  // it was not denied (or a positive control did not work)
-	ProbeSkipped = "skipped" // not applicable here; Error says why
-	ProbeAllowed = "allowed" // a positive control worked, as it must
+	ProbeBlocked = spec.ProbeBlocked // the sandbox denied it, by the exact error that proves so
+	ProbeFailed  = spec.ProbeFailed  // it was not denied (or a positive control did not work)
+	ProbeSkipped = spec.ProbeSkipped // not applicable here; Error says why
+	ProbeAllowed = spec.ProbeAllowed // a positive control worked, as it must
 )
 
 // CanaryResult is the outcome of one canary run.
@@ -47,15 +41,11 @@ type CanaryResult struct {
 	Nonce string `json:"nonce,omitempty"`
 }
 
-// ProbeResult is one attempted operation. A positive control (something the
-// sandbox must still allow) has Status "allowed" when it worked and "failed"
-// when it did not.
-type ProbeResult struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
-	Target string `json:"target,omitempty"`
-	Error  string `json:"error,omitempty"`
-}
+// ProbeResult is one attempted operation: Name, Status (a Probe*
+// outcome), Target, Error. A positive control (something the sandbox must
+// still allow) has Status "allowed" when it worked and "failed" when it did
+// not.
+type ProbeResult = spec.ProbeResult
 
 func (r CanaryResult) count(status string) int {
 	n := 0
@@ -145,155 +135,6 @@ func NewCanaryResult(mechanism string, probes []ProbeResult) CanaryResult {
 	}
 }
 
-// outcome builds a probe result from an attempt's error. A nil error means
-// the operation went through: failed. An errno in blocked is blocked.
-// Anything else is failed, with the error, since it proves nothing.
-func outcome(name, target string, err error, blocked ...syscall.Errno) ProbeResult {
-	r := ProbeResult{Name: name, Target: target}
-	if err == nil {
-		r.Status, r.Error = ProbeFailed, "not denied: the operation succeeded"
-		return r
-	}
-	r.Error = err.Error()
-	if slices.Contains(blocked, errnoOf(err)) {
-		r.Status = ProbeBlocked
-	} else {
-		r.Status = ProbeFailed
-	}
-	return r
-}
-
-func skipped(name, why string) ProbeResult {
-	return ProbeResult{Name: name, Status: ProbeSkipped, Error: why}
-}
-
-func pathErr(op, path string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &os.PathError{Op: op, Path: path, Err: err}
-}
-
-func errOp(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("%s: %w", op, err)
-}
-
-// positiveControls check what the sandbox must still allow (the grants of
-// rc and the system paths): a sandbox that
-// also blocks those is broken, and a probe that cannot observe success
-// proves nothing.
-func positiveControls(rc *resolvedConfig, timeout time.Duration) []ProbeResult {
-	var out []ProbeResult
-	control := func(name, target string, err error) {
-		r := ProbeResult{Name: name, Target: target, Status: ProbeAllowed}
-		if err != nil {
-			r.Status, r.Error = ProbeFailed, "must be allowed: "+err.Error()
-		}
-		out = append(out, r)
-	}
-	buf := make([]byte, 16)
-	f, err := os.Open("/dev/urandom")
-	if err == nil {
-		_, err = f.Read(buf)
-		f.Close()
-	}
-	control("control_system", "/dev/urandom", err)
-	if len(rc.read) > 0 {
-		rp := rc.read[0]
-		if rp.IsDir {
-			_, err = os.ReadDir(rp.Resolved)
-		} else {
-			var f *os.File
-			if f, err = os.Open(rp.Resolved); err == nil {
-				if _, err = f.Read(buf[:1]); errors.Is(err, io.EOF) {
-					err = nil // an empty file was read
-				}
-				f.Close()
-			}
-		}
-		control("control_read", rp.Resolved, err)
-	}
-	for _, rp := range rc.write {
-		if !rp.IsDir {
-			continue
-		}
-		path := canaryFileName(rp.Resolved)
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err == nil {
-			_, err = f.Write([]byte("canary"))
-			f.Close()
-			if rmErr := os.Remove(path); err == nil {
-				err = rmErr
-			}
-		}
-		control("control_write", rp.Resolved, err)
-		break
-	}
-	if proxy, ok := egressProxyHere(rc); ok {
-		// Under WrapCommand and Run with host names: every entry,
-		// localhost's too, is reached through the caller's proxy; a raw
-		// connect reaches only the proxy's port.
-		out = append(out, egressControl(rc, proxy, timeout))
-		return out
-	}
-	for _, ep := range rc.connect {
-		if !ep.AnyHost() && !ep.Loopback() || ep.AnyPort {
-			continue // an any-port entry names no port to try
-		}
-		addr := "127.0.0.1:" + strconv.Itoa(int(ep.Port))
-		c, err := net.DialTimeout("tcp", addr, timeout)
-		if c != nil {
-			c.Close()
-		}
-		if errors.Is(err, syscall.ECONNREFUSED) {
-			out = append(out, ProbeResult{Name: "control_connect", Target: addr, Status: ProbeSkipped, Error: "nothing listening on the granted port"})
-			continue
-		}
-		control("control_connect", addr, err)
-		break
-	}
-	return out
-}
-
-// probePort is a loopback port for the network probe that no endpoint of rc
-// grants (whatever its host: a port rule matches 127.0.0.1 too), or 0. None
-// of the candidates normally has a listener, so a connect that is let
-// through is refused by the kernel (ECONNREFUSED), never mistaken for a
-// denial. An any-port entry for any host or for loopback ("*:*",
-// "localhost:*", "127.0.0.1:*") grants every loopback port: 0. (One for
-// another host grants none of them: where the sandbox lets the probe
-// through anyway, as ApplySelf's Landlock must, the probe fails, and
-// PlanFor reports tcp_connect not enforced.)
-func probePort(rc *resolvedConfig) int {
-	if slices.ContainsFunc(rc.connect, func(e Endpoint) bool { return e.AnyPort && (e.AnyHost() || e.Loopback()) }) {
-		return 0
-	}
-	for _, p := range []int{1, 9, 7, 13, 19, 37} {
-		if !slices.ContainsFunc(rc.connect, func(e Endpoint) bool { return int(e.Port) == p }) {
-			return p
-		}
-	}
-	return 0
-}
-
-// canaryFileName is a name in dir no other run uses: the file probes and
-// controls create it with O_EXCL and remove it.
-func canaryFileName(dir string) string {
-	return filepath.Join(dir, fmt.Sprintf(".sandbox-canary-%d-%d", os.Getpid(), time.Now().UnixNano()))
-}
-
-// errnoOf is the errno inside err, or 0.
-func errnoOf(err error) syscall.Errno {
-	var e syscall.Errno
-	if errors.As(err, &e) {
-		return e
-	}
-	return 0
-}
-
 // VerifyCanary runs the canary probes in the calling process, which should
 // already be sandboxed. In a process that confined itself with ApplySelf
 // (of a Sandbox from [New]) it verifies against the Config that was
@@ -326,74 +167,3 @@ func VerifyCanary() CanaryResult {
 // sandboxed process may not be able to read the symlinks above a path, pass
 // paths already resolved (/private/tmp, not /tmp).
 func VerifyCanaryFor(cfg Config) CanaryResult { return verifyPlatform(cfg) }
-
-// egressProxyHere reports whether this process runs behind the egress
-// proxy of WrapCommand and Run (Linux, a Config naming only hosts): its
-// network namespace has no interface but lo, and HTTP_PROXY names a
-// loopback address, which it returns. The environment alone proves
-// nothing (anyone may set it): the control below only ever counts as a
-// positive control, never as a probe.
-func egressProxyHere(rc *resolvedConfig) (string, bool) {
-	if runtime.GOOS != "linux" || len(rc.connect) == 0 || slices.ContainsFunc(rc.connect, Endpoint.AnyHost) {
-		return "", false
-	}
-	proxy, ok := strings.CutPrefix(os.Getenv("HTTP_PROXY"), "http://127.0.0.1:")
-	if !ok {
-		return "", false
-	}
-	dev, err := os.ReadFile("/proc/self/net/dev")
-	if err != nil {
-		return "", false
-	}
-	for _, line := range strings.Split(string(dev), "\n")[2:] {
-		if name, _, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(name) != "lo" {
-			return "", false
-		}
-	}
-	return "127.0.0.1:" + proxy, true
-}
-
-// egressControl asks the proxy for a tunnel to the first host entry of rc
-// (HTTP CONNECT): 200 means the proxy, outside the sandbox, let an allowed
-// host through, as it must. A refusal (403) fails the control; a
-// destination the caller cannot reach (502, a timeout) skips it.
-func egressControl(rc *resolvedConfig, proxy string, timeout time.Duration) ProbeResult {
-	i := slices.IndexFunc(rc.connect, func(e Endpoint) bool { return !e.AnyPort })
-	if i < 0 {
-		return ProbeResult{Name: "control_egress", Status: ProbeSkipped, Target: "via " + proxy,
-			Error: "every entry allows any port (\"host:*\"): no port to ask the proxy for"}
-	}
-	ep := rc.connect[i]
-	r := ProbeResult{Name: "control_egress", Target: ep.String() + " via " + proxy}
-	c, err := net.DialTimeout("tcp", proxy, timeout)
-	if errors.Is(err, syscall.EACCES) {
-		// The program's own Landlock domain (ApplySelf inside
-		// WrapCommand, as the seeds' Agent does) may leave the proxy's
-		// port out: the transparent path is the one in force then.
-		return transparentControl(rc, timeout)
-	}
-	if err != nil {
-		r.Status, r.Error = ProbeFailed, "must be allowed: connect to the proxy: "+err.Error()
-		return r
-	}
-	defer c.Close()
-	// Five times the probe timeout: the proxy resolves and connects in the
-	// caller's network.
-	c.SetDeadline(time.Now().Add(5 * timeout))
-	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", ep.String(), ep.String())
-	buf := make([]byte, 64)
-	n, err := io.ReadAtLeast(c, buf, 12)
-	status := string(buf[:n])
-	switch {
-	case err != nil && n < 12:
-		r.Status, r.Error = ProbeSkipped, "no answer from the proxy in time (the destination may be unreachable from the caller): "+err.Error()
-	case strings.HasPrefix(status, "HTTP/1.1 200"):
-		r.Status = ProbeAllowed
-	case strings.HasPrefix(status, "HTTP/1.1 403"):
-		r.Status, r.Error = ProbeFailed, "must be allowed: the proxy refused an allowed host"
-	default:
-		first, _, _ := strings.Cut(status, "\r")
-		r.Status, r.Error = ProbeSkipped, "the destination is not reachable from the caller: "+first
-	}
-	return r
-}

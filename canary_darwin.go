@@ -29,6 +29,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/openparallax/sandbox/internal/probe"
 	"github.com/openparallax/sandbox/internal/rawsys"
 )
 
@@ -46,7 +47,7 @@ func verifyPlatform(cfg Config) CanaryResult {
 		darwinProbeSpawn(rc),
 		darwinProbeProcInfo(),
 	}
-	probes = append(probes, positiveControls(rc, darwinProbeTimeout)...)
+	probes = append(probes, probe.PositiveControls(rc, darwinProbeTimeout)...)
 	return NewCanaryResult(ModeSandboxExec, probes)
 }
 
@@ -75,33 +76,33 @@ func darwinAccess(mode uint32) func(string) error {
 func darwinProbeFileRead(rc *resolvedConfig) ProbeResult {
 	path, ok := pickDarwinTarget(rc, darwinReadTargets, darwinAccess(unix.R_OK), os.Geteuid() == 0)
 	if !ok {
-		return skipped("file_read", "no readable file outside the granted paths to probe")
+		return probe.Skipped("file_read", "no readable file outside the granted paths to probe")
 	}
-	return outcome("file_read", path, tryRead(path), syscall.EPERM)
+	return probe.Outcome("file_read", path, probe.TryRead(path), syscall.EPERM)
 }
 
 func darwinProbeFileWrite(rc *resolvedConfig) ProbeResult {
 	dir, ok := pickDarwinTarget(rc, darwinWriteTargets, darwinAccess(unix.W_OK|unix.X_OK), os.Geteuid() == 0)
 	if !ok {
-		return skipped("file_write", "no writable directory outside the granted paths to probe")
+		return probe.Skipped("file_write", "no writable directory outside the granted paths to probe")
 	}
-	path, err := tryCreate(dir)
-	return outcome("file_write", path, err, syscall.EPERM)
+	path, err := probe.TryCreate(dir)
+	return probe.Outcome("file_write", path, err, syscall.EPERM)
 }
 
 // darwinProbeNetwork connects to a loopback port the Config does not grant,
 // with no listener expected: ECONNREFUSED means the connect was let through.
 func darwinProbeNetwork(rc *resolvedConfig) ProbeResult {
-	port := probePort(rc)
+	port := probe.Port(rc)
 	if port == 0 {
-		return skipped("network", "every candidate port is granted by the config")
+		return probe.Skipped("network", "every candidate port is granted by the config")
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	c, err := net.DialTimeout("tcp", addr, darwinProbeTimeout)
 	if c != nil {
 		c.Close()
 	}
-	return outcome("network", addr, err, syscall.EPERM, syscall.EACCES)
+	return probe.Outcome("network", addr, err, syscall.EPERM, syscall.EACCES)
 }
 
 // darwinProbeSpawn tries to create a process. The child, if there is one,
@@ -113,8 +114,8 @@ func darwinProbeNetwork(rc *resolvedConfig) ProbeResult {
 // is not taken for the fork's.
 func darwinProbeSpawn(rc *resolvedConfig) ProbeResult {
 	const name = "process_spawn"
-	if rc.cfg.AllowProcessSpawn {
-		return skipped(name, "process spawn is granted by the config")
+	if rc.Config.AllowProcessSpawn {
+		return probe.Skipped(name, "process spawn is granted by the config")
 	}
 	var p [2]int
 	if err := syscall.Pipe(p[:]); err != nil {
@@ -136,9 +137,9 @@ func darwinProbeSpawn(rc *resolvedConfig) ProbeResult {
 	case errors.Is(err, syscall.EBADF):
 		err = errors.New("fork: not denied: a child process was created (it exited before exec, as arranged)")
 	default:
-		err = errOp("fork", err)
+		err = probe.ErrOp("fork", err)
 	}
-	return outcome(name, "fork", err, syscall.EPERM)
+	return probe.Outcome(name, "fork", err, syscall.EPERM)
 }
 
 // darwinProbeProcInfo is proc_pidpath(1): the executable path of launchd,
@@ -151,7 +152,7 @@ func darwinProbeSpawn(rc *resolvedConfig) ProbeResult {
 func darwinProbeProcInfo() ProbeResult {
 	var err error
 	if _, errno := rawsys.ProcPidpath(1); errno != 0 {
-		err = errOp("proc_pidpath(1)", errno)
+		err = probe.ErrOp("proc_pidpath(1)", errno)
 	}
-	return outcome("process_info", "pid 1", err, syscall.EPERM)
+	return probe.Outcome("process_info", "pid 1", err, syscall.EPERM)
 }

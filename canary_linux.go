@@ -35,6 +35,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/openparallax/sandbox/internal/probe"
 	"github.com/openparallax/sandbox/internal/rawsys"
 )
 
@@ -79,7 +80,7 @@ func verifyPlatform(cfg Config) CanaryResult {
 		probeThreads(threads, terr),
 		probeCapabilities(threads, terr),
 	)
-	probes = append(probes, positiveControls(rc, probeTimeout)...)
+	probes = append(probes, probe.PositiveControls(rc, probeTimeout)...)
 	return NewCanaryResult(ModeLandlock, probes)
 }
 
@@ -89,14 +90,14 @@ func granted(rc *resolvedConfig, path string) bool {
 	under := func(root string) bool {
 		return path == root || strings.HasPrefix(path, strings.TrimSuffix(root, "/")+"/")
 	}
-	for _, list := range [][]ResolvedPath{rc.read, rc.write, rc.exec} {
+	for _, list := range [][]ResolvedPath{rc.Read, rc.Write, rc.Exec} {
 		for _, rp := range list {
 			if under(rp.Resolved) {
 				return true
 			}
 		}
 	}
-	if rc.cfg.AllowSharedMemory && under(sharedMemoryDir) {
+	if rc.Config.AllowSharedMemory && under(sharedMemoryDir) {
 		return true
 	}
 	for _, sp := range SystemPaths {
@@ -148,9 +149,9 @@ func target(rc *resolvedConfig, mode uint32, candidates ...string) (string, bool
 func probeFileRead(rc *resolvedConfig) ProbeResult {
 	path, ok := target(rc, unix.R_OK, "/etc/passwd", "/etc/group", "/etc/hostname", "/etc/os-release")
 	if !ok {
-		return skipped("file_read", "no readable file outside the granted paths to probe")
+		return probe.Skipped("file_read", "no readable file outside the granted paths to probe")
 	}
-	return outcome("file_read", path, tryRead(path), syscall.EACCES)
+	return probe.Outcome("file_read", path, probe.TryRead(path), syscall.EACCES)
 }
 
 // probeFileWrite creates a file in a directory outside the grants. Under
@@ -179,18 +180,18 @@ func probeFileWrite(rc *resolvedConfig, layer bool) ProbeResult {
 		dir, ok = target(rc, unix.W_OK|unix.X_OK, candidates...)
 	}
 	if !ok {
-		return skipped("file_write", "no writable directory outside the granted paths to probe")
+		return probe.Skipped("file_write", "no writable directory outside the granted paths to probe")
 	}
-	path, err := tryCreate(dir)
-	return outcome("file_write", path, err, blocked...)
+	path, err := probe.TryCreate(dir)
+	return probe.Outcome("file_write", path, err, blocked...)
 }
 
 // probeNetwork connects to a loopback port the Config does not grant, with
 // no listener expected: ECONNREFUSED means the connect was let through.
 func probeNetwork(rc *resolvedConfig, abi int) ProbeResult {
-	port := probePort(rc)
+	port := probe.Port(rc)
 	if port == 0 {
-		return skipped("network", "every candidate port is granted by the config")
+		return probe.Skipped("network", "every candidate port is granted by the config")
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	d := net.Dialer{Timeout: probeTimeout}
@@ -199,10 +200,10 @@ func probeNetwork(rc *resolvedConfig, abi int) ProbeResult {
 	if c != nil {
 		c.Close()
 	}
-	r := outcome("network", addr, err, syscall.EACCES, syscall.EPERM)
-	tcpGranted := len(rc.connect) > 0 || len(rc.bind) > 0
+	r := probe.Outcome("network", addr, err, syscall.EACCES, syscall.EPERM)
+	tcpGranted := len(rc.Connect) > 0 || len(rc.Bind) > 0
 	if r.Status == ProbeFailed && tcpGranted && abi >= 1 && abi < 4 {
-		return skipped("network", "requires Landlock ABI 4 (Linux 6.7+) to restrict TCP ports; this kernel has ABI "+strconv.Itoa(abi))
+		return probe.Skipped("network", "requires Landlock ABI 4 (Linux 6.7+) to restrict TCP ports; this kernel has ABI "+strconv.Itoa(abi))
 	}
 	return r
 }
@@ -214,11 +215,11 @@ func probeNetwork(rc *resolvedConfig, abi int) ProbeResult {
 // other threads free to fork.
 func probeProcessSpawn(rc *resolvedConfig) ProbeResult {
 	const name = "process_spawn"
-	if rc.cfg.AllowProcessSpawn {
-		return skipped(name, "process spawn is granted by the config")
+	if rc.Config.AllowProcessSpawn {
+		return probe.Skipped(name, "process spawn is granted by the config")
 	}
 	if e := rawsys.Fork(); e != syscall.EPERM {
-		return outcome(name, "fork", errnoErr("fork on the calling thread", e), syscall.EPERM)
+		return probe.Outcome(name, "fork", errnoErr("fork on the calling thread", e), syscall.EPERM)
 	}
 	// Other OS threads: the runtime's existing threads are covered by the
 	// /proc check below; these are goroutines pinned to fresh threads.
@@ -234,7 +235,7 @@ func probeProcessSpawn(rc *resolvedConfig) ProbeResult {
 	wg.Wait()
 	for _, e := range errs {
 		if e != syscall.EPERM {
-			return outcome(name, "fork", errnoErr("fork on another thread", e), syscall.EPERM)
+			return probe.Outcome(name, "fork", errnoErr("fork on another thread", e), syscall.EPERM)
 		}
 	}
 	// verifyPlatform checks from /proc that every thread is filtered.
@@ -256,26 +257,26 @@ func errnoErr(op string, e syscall.Errno) error {
 func probeExec(rc *resolvedConfig) ProbeResult {
 	path, ok := target(rc, unix.X_OK, "/bin/sh", "/usr/bin/env", "/bin/ls", "/usr/bin/id")
 	if !ok {
-		return skipped("exec", "no executable outside the exec allowlist to probe")
+		return probe.Skipped("exec", "no executable outside the exec allowlist to probe")
 	}
 	p, err := syscall.BytePtrFromString(path)
 	if err != nil {
-		return skipped("exec", err.Error())
+		return probe.Skipped("exec", err.Error())
 	}
 	_, _, e := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(p)), 1, 0)
 	if e == 0 {
 		e = syscall.EFAULT // unreachable: the process would have been replaced
 	}
-	err = pathErr("execve", path, e)
+	err = probe.PathErr("execve", path, e)
 	if e == syscall.EFAULT {
 		err = fmt.Errorf("execve %s: passed the permission checks (EFAULT on the deliberately bad argv)", path)
 	}
-	return outcome("exec", path, err, syscall.EACCES, syscall.EPERM)
+	return probe.Outcome("exec", path, err, syscall.EACCES, syscall.EPERM)
 }
 
 func probeUDP(rc *resolvedConfig) ProbeResult {
-	if rc.cfg.AllowUDP {
-		return skipped("udp", "UDP is granted by the config")
+	if rc.Config.AllowUDP {
+		return probe.Skipped("udp", "UDP is granted by the config")
 	}
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err == nil {
@@ -284,7 +285,7 @@ func probeUDP(rc *resolvedConfig) ProbeResult {
 		defer unix.Close(fd)
 		return udpContainment(fd)
 	}
-	return outcome("udp", "socket(AF_INET, SOCK_DGRAM)", errOp("socket", err), syscall.EPERM)
+	return probe.Outcome("udp", "socket(AF_INET, SOCK_DGRAM)", probe.ErrOp("socket", err), syscall.EPERM)
 }
 
 // probeUnixAbstract connects to an abstract unix socket that something
@@ -292,33 +293,33 @@ func probeUDP(rc *resolvedConfig) ProbeResult {
 // is the denial.
 func probeUnixAbstract(rc *resolvedConfig, abi int) ProbeResult {
 	const name = "unix_abstract"
-	if !rc.cfg.AllowUnixSockets {
+	if !rc.Config.AllowUnixSockets {
 		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		if err == nil {
 			unix.Close(fd)
 		}
-		return outcome(name, "socket(AF_UNIX)", errOp("socket", err), syscall.EPERM)
+		return probe.Outcome(name, "socket(AF_UNIX)", probe.ErrOp("socket", err), syscall.EPERM)
 	}
 	if abi < 6 {
-		return skipped(name, "requires Landlock ABI 6 (Linux 6.12+) to scope abstract unix sockets; this kernel has ABI "+strconv.Itoa(abi))
+		return probe.Skipped(name, "requires Landlock ABI 6 (Linux 6.12+) to scope abstract unix sockets; this kernel has ABI "+strconv.Itoa(abi))
 	}
 	names, err := abstractListeners()
 	if err != nil {
-		return skipped(name, "cannot list abstract unix sockets: "+err.Error())
+		return probe.Skipped(name, "cannot list abstract unix sockets: "+err.Error())
 	}
 	for _, n := range names {
 		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
-			return outcome(name, "@"+n, errOp("socket", err), syscall.EPERM)
+			return probe.Outcome(name, "@"+n, probe.ErrOp("socket", err), syscall.EPERM)
 		}
 		err = unix.Connect(fd, &unix.SockaddrUnix{Name: "@" + n})
 		unix.Close(fd)
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			continue // gone or not accepting: try another
 		}
-		return outcome(name, "@"+n, errOp("connect", err), syscall.EPERM)
+		return probe.Outcome(name, "@"+n, probe.ErrOp("connect", err), syscall.EPERM)
 	}
-	return skipped(name, "no abstract unix socket listening outside the sandbox to probe")
+	return probe.Skipped(name, "no abstract unix socket listening outside the sandbox to probe")
 }
 
 // abstractListeners lists listening abstract stream sockets from
@@ -349,19 +350,19 @@ func abstractListeners() ([]string, error) {
 func probeSignal(abi int) ProbeResult {
 	const name = "signal"
 	if abi < 6 {
-		return skipped(name, "requires Landlock ABI 6 (Linux 6.12+) to scope signals; this kernel has ABI "+strconv.Itoa(abi))
+		return probe.Skipped(name, "requires Landlock ABI 6 (Linux 6.12+) to scope signals; this kernel has ABI "+strconv.Itoa(abi))
 	}
 	ppid := os.Getppid()
 	var st unix.Stat_t
 	if ppid <= 1 || unix.Stat("/proc/"+strconv.Itoa(ppid), &st) != nil {
-		return skipped(name, "no parent process to probe")
+		return probe.Skipped(name, "no parent process to probe")
 	}
 	if euid := os.Geteuid(); euid != 0 && int(st.Uid) != euid {
-		return skipped(name, "the parent belongs to another user: ordinary permissions already forbid signalling it")
+		return probe.Skipped(name, "the parent belongs to another user: ordinary permissions already forbid signalling it")
 	}
 	err := syscall.Kill(ppid, 0)
 	if errors.Is(err, syscall.ESRCH) {
-		return skipped(name, "the parent exited")
+		return probe.Skipped(name, "the parent exited")
 	}
-	return outcome(name, "kill(ppid "+strconv.Itoa(ppid)+", 0)", errOp("kill", err), syscall.EPERM)
+	return probe.Outcome(name, "kill(ppid "+strconv.Itoa(ppid)+", 0)", probe.ErrOp("kill", err), syscall.EPERM)
 }

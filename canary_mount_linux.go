@@ -25,6 +25,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/openparallax/sandbox/internal/probe"
 	"golang.org/x/sys/unix"
 )
 
@@ -82,10 +83,10 @@ func hasOpt(opts, o string) bool {
 // nothing of the layer): a file is opened for appending (nothing is
 // written), a directory gets a new file (removed if it was made).
 func probeDenyWrite(rc *resolvedConfig) []ProbeResult {
-	if len(rc.denyWrite) == 0 {
+	if len(rc.DenyWrite) == 0 {
 		return nil
 	}
-	for _, p := range rc.denyWrite {
+	for _, p := range rc.DenyWrite {
 		r, err := filepath.EvalSymlinks(p)
 		if err != nil || !inWritePath(rc, r) {
 			continue
@@ -96,42 +97,42 @@ func probeDenyWrite(rc *resolvedConfig) []ProbeResult {
 		}
 		var res ProbeResult
 		if fi.IsDir() {
-			path, err := tryCreate(r)
-			res = outcome("deny_write", path, err, syscall.EROFS)
+			path, err := probe.TryCreate(r)
+			res = probe.Outcome("deny_write", path, err, syscall.EROFS)
 		} else {
 			fd, err := unix.Open(r, unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 			if err == nil {
 				unix.Close(fd)
 			}
-			res = outcome("deny_write", r, pathErr("open", r, err), syscall.EROFS)
+			res = probe.Outcome("deny_write", r, probe.PathErr("open", r, err), syscall.EROFS)
 		}
 		if res.Status == ProbeFailed && strings.HasPrefix(res.Error, "not denied") {
 			res.Error += " (the mount layer is not in force)"
 		}
 		return []ProbeResult{res, writeControlBeside(rc, r)}
 	}
-	return []ProbeResult{skipped("deny_write", "no deny-write path exists inside a write path here")}
+	return []ProbeResult{probe.Skipped("deny_write", "no deny-write path exists inside a write path here")}
 }
 
 // writeControlBeside creates (and removes) a file in the write path
 // holding p: the write path itself must stay writable.
 func writeControlBeside(rc *resolvedConfig, p string) ProbeResult {
-	for _, w := range rc.write {
+	for _, w := range rc.Write {
 		if !w.IsDir || !isUnder(p, w.Resolved) || p == w.Resolved {
 			continue
 		}
-		path, err := tryCreate(w.Resolved)
+		path, err := probe.TryCreate(w.Resolved)
 		r := ProbeResult{Name: "control_deny_write", Target: path, Status: ProbeAllowed}
 		if err != nil {
 			r.Status, r.Error = ProbeFailed, "must be allowed: "+err.Error()
 		}
 		return r
 	}
-	return skipped("control_deny_write", "the deny-write path is a whole write path")
+	return probe.Skipped("control_deny_write", "the deny-write path is a whole write path")
 }
 
 func inWritePath(rc *resolvedConfig, p string) bool {
-	for _, w := range rc.write {
+	for _, w := range rc.Write {
 		if isUnder(p, w.Resolved) {
 			return true
 		}
@@ -146,10 +147,10 @@ func inWritePath(rc *resolvedConfig, p string) bool {
 // ordinary permissions), or else lists (EACCES only counts where
 // ordinary permissions allow the listing).
 func probeDenyRead(rc *resolvedConfig) []ProbeResult {
-	if len(rc.denyRead) == 0 {
+	if len(rc.DenyRead) == 0 {
 		return nil
 	}
-	for _, p := range rc.denyRead {
+	for _, p := range rc.DenyRead {
 		if !granted(rc, p) {
 			continue
 		}
@@ -166,14 +167,14 @@ func probeDenyRead(rc *resolvedConfig) []ProbeResult {
 				continue
 			} else {
 				_, err := os.ReadDir(p)
-				res = outcome("deny_read", p, err, syscall.EACCES)
+				res = probe.Outcome("deny_read", p, err, syscall.EACCES)
 			}
 		} else {
-			res = outcome("deny_read", p, tryRead(p), syscall.EACCES)
+			res = probe.Outcome("deny_read", p, probe.TryRead(p), syscall.EACCES)
 		}
 		return []ProbeResult{res, readControlBeside(rc, p)}
 	}
-	return []ProbeResult{skipped("deny_read", "no deny-read path exists inside a grant here")}
+	return []ProbeResult{probe.Skipped("deny_read", "no deny-read path exists inside a grant here")}
 }
 
 // readControlBeside lists the directory holding p, which a grant covers:
@@ -182,7 +183,7 @@ func readControlBeside(rc *resolvedConfig, p string) ProbeResult {
 	dir := filepath.Dir(p)
 	r := ProbeResult{Name: "control_deny_read", Target: dir, Status: ProbeAllowed}
 	if !granted(rc, dir) {
-		return skipped("control_deny_read", "the directory holding the deny-read path is not granted")
+		return probe.Skipped("control_deny_read", "the directory holding the deny-read path is not granted")
 	}
 	if _, err := os.ReadDir(dir); err != nil {
 		r.Status, r.Error = ProbeFailed, "must be allowed: "+err.Error()

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/openparallax/sandbox/internal/probe"
 	"golang.org/x/sys/unix"
 )
 
@@ -187,7 +188,7 @@ func probeCapabilities(threads []threadState, err error) ProbeResult {
 		}
 	}
 	if !root {
-		return skipped(name, "not root and holding no capability (CapEff, CapPrm, CapInh, CapAmb empty): nothing was dropped, so this proves nothing; the bounding set of a non-root process is not required to be empty")
+		return probe.Skipped(name, "not root and holding no capability (CapEff, CapPrm, CapInh, CapAmb empty): nothing was dropped, so this proves nothing; the bounding set of a non-root process is not required to be empty")
 	}
 	return ProbeResult{Name: name, Status: ProbeBlocked, Target: "/proc/self/task",
 		Error: "user 0 holding no capability on any thread: CapEff, CapPrm, CapInh, CapAmb and the bounding set empty"}

@@ -30,6 +30,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/openparallax/sandbox/internal/probe"
 	"golang.org/x/sys/windows"
 )
 
@@ -40,9 +41,9 @@ func verifyPlatform(cfg Config) CanaryResult {
 		return NewCanaryResult(ModeJobObject, []ProbeResult{{Name: "config", Status: ProbeFailed, Error: err.Error()}})
 	}
 	return NewCanaryResult(ModeJobObject, []ProbeResult{
-		skipped("file_read", jobSkip),
-		skipped("file_write", jobSkip),
-		skipped("network", jobSkip),
+		probe.Skipped("file_read", jobSkip),
+		probe.Skipped("file_write", jobSkip),
+		probe.Skipped("network", jobSkip),
 		probeSpawnWindows(cfg),
 		probeSpawnParent(cfg),
 	})
@@ -51,7 +52,7 @@ func verifyPlatform(cfg Config) CanaryResult {
 func probeSpawnWindows(cfg Config) ProbeResult {
 	const name = "process_spawn"
 	if cfg.AllowProcessSpawn {
-		return skipped(name, "process spawn is granted by the config")
+		return probe.Skipped(name, "process spawn is granted by the config")
 	}
 	root := os.Getenv("SystemRoot")
 	if root == "" {
@@ -69,7 +70,7 @@ func probeSpawnWindows(cfg Config) ProbeResult {
 		return ProbeResult{Name: name, Status: ProbeBlocked, Target: target, Error: err.Error()}
 	}
 	if errors.Is(err, os.ErrNotExist) {
-		return skipped(name, target+" not found: nothing to probe with")
+		return probe.Skipped(name, target+" not found: nothing to probe with")
 	}
 	return ProbeResult{Name: name, Status: ProbeFailed, Target: target, Error: err.Error()}
 }
@@ -79,12 +80,12 @@ func probeSpawnWindows(cfg Config) ProbeResult {
 func probeSpawnParent(cfg Config) ProbeResult {
 	const name = "process_spawn_parent"
 	if cfg.AllowProcessSpawn {
-		return skipped(name, "process spawn is granted by the config")
+		return probe.Skipped(name, "process spawn is granted by the config")
 	}
 	ppid := os.Getppid()
 	target := fmt.Sprintf("parent process %d", ppid)
 	if ppid <= 0 {
-		return skipped(name, "no parent process: nothing to probe with")
+		return probe.Skipped(name, "no parent process: nothing to probe with")
 	}
 	h, err := windows.OpenProcess(windows.PROCESS_CREATE_PROCESS, false, uint32(ppid))
 	switch {
@@ -96,7 +97,7 @@ func probeSpawnParent(cfg Config) ProbeResult {
 	case errors.Is(err, windows.ERROR_ACCESS_DENIED):
 		return ProbeResult{Name: name, Status: ProbeBlocked, Target: target, Error: err.Error()}
 	case errors.Is(err, windows.ERROR_INVALID_PARAMETER):
-		return skipped(name, target+" has exited: nothing to probe with")
+		return probe.Skipped(name, target+" has exited: nothing to probe with")
 	}
 	return ProbeResult{Name: name, Status: ProbeFailed, Target: target, Error: err.Error()}
 }

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/openparallax/sandbox/internal/cgroup"
+	"github.com/openparallax/sandbox/internal/spec"
 	"github.com/openparallax/sandbox/internal/trampoline"
 )
 
@@ -36,7 +37,7 @@ func detectCgroup() (*cgroup.Manager, error) { return cgroup.Detect(cgroupOption
 
 // needsCgroup reports whether l has a limit only a cgroup enforces for the
 // whole tree.
-func needsCgroup(l Limits) bool { return l.Processes > 0 || l.MemoryBytes > 0 || l.CPUTime > 0 }
+func needsCgroup(l spec.Limits) bool { return l.Processes > 0 || l.MemoryBytes > 0 || l.CPUTime > 0 }
 
 // availOf is the plan's view of m (nil: none, err says why).
 func availOf(m *cgroup.Manager, err error) cgroupAvail {
@@ -45,23 +46,23 @@ func availOf(m *cgroup.Manager, err error) cgroupAvail {
 		if err != nil {
 			why = strings.TrimPrefix(err.Error(), cgroup.ErrUnavailable.Error()+": ")
 		}
-		return cgroupAvail{why: why}
+		return cgroupAvail{Why: why}
 	}
 	a := cgroupAvail{
-		version: m.Version.String(),
-		pids:    m.Has(cgroup.Pids),
-		memory:  m.Has(cgroup.Memory),
-		cpu:     m.Version == cgroup.V2 || m.Has(cgroup.CPUAcct),
+		Version: m.Version.String(),
+		Pids:    m.Has(cgroup.Pids),
+		Memory:  m.Has(cgroup.Memory),
+		CPU:     m.Version == cgroup.V2 || m.Has(cgroup.CPUAcct),
 	}
 	var where []string
 	for _, d := range m.Parents() {
 		where = append(where, filepath.Join(d, cgroup.DirName))
 	}
-	a.where = strings.Join(where, ", ")
+	a.Where = strings.Join(where, ", ")
 	if m.Version == cgroup.V2 {
-		a.swap = "memory.max, memory.swap.max 0 where swap is accounted, memory.oom.group 1 (the whole tree is killed)"
+		a.Swap = "memory.max, memory.swap.max 0 where swap is accounted, memory.oom.group 1 (the whole tree is killed)"
 	} else {
-		a.swap = "memory.limit_in_bytes, and memory.memsw.limit_in_bytes the same where swap is accounted (else swappiness 0)"
+		a.Swap = "memory.limit_in_bytes, and memory.memsw.limit_in_bytes the same where swap is accounted (else swappiness 0)"
 	}
 	var notes []string
 	for c, n := range m.Notes {
@@ -70,13 +71,13 @@ func availOf(m *cgroup.Manager, err error) cgroupAvail {
 		}
 	}
 	slices.Sort(notes)
-	a.why = strings.Join(notes, "; ")
+	a.Why = strings.Join(notes, "; ")
 	return a
 }
 
 // commandCgroup detects the cgroup for a spawn with limits l: the zero
 // cgroupAvail and a nil Manager when l needs none (only the rlimits apply).
-func commandCgroup(l Limits) (cgroupAvail, *cgroup.Manager) {
+func commandCgroup(l spec.Limits) (cgroupAvail, *cgroup.Manager) {
 	if !needsCgroup(l) {
 		return cgroupAvail{}, nil
 	}
@@ -85,15 +86,15 @@ func commandCgroup(l Limits) (cgroupAvail, *cgroup.Manager) {
 }
 
 // cgroupLimits are the limits of l the cgroup a enforces.
-func cgroupLimits(l Limits, a cgroupAvail) cgroup.Limits {
+func cgroupLimits(l spec.Limits, a cgroupAvail) cgroup.Limits {
 	var c cgroup.Limits
-	if a.pids {
+	if a.Pids {
 		c.Pids = l.Processes
 	}
-	if a.memory {
+	if a.Memory {
 		c.MemoryBytes = l.MemoryBytes
 	}
-	if a.cpu {
+	if a.CPU {
 		c.CPUTime = l.CPUTime
 	}
 	return c
@@ -107,15 +108,15 @@ func cgroupLimits(l Limits, a cgroupAvail) cgroup.Limits {
 // per resource, the most the child half can set as a hard limit
 // (rlimitCeilings): a limit above it is set as it, which still holds the
 // limit, rather than failing the spawn.
-func commandRlimits(l Limits, a cgroupAvail, ceiling map[int]uint64) []trampoline.Rlimit {
+func commandRlimits(l spec.Limits, a cgroupAvail, ceiling map[int]uint64) []trampoline.Rlimit {
 	limited := !l.IsZero()
-	if a.pids {
+	if a.Pids {
 		l.Processes = 0
 	}
-	if a.memory {
+	if a.Memory {
 		l.MemoryBytes = 0
 	}
-	if a.cpu {
+	if a.CPU {
 		l.CPUTime = 0
 	}
 	var out []trampoline.Rlimit
@@ -138,12 +139,12 @@ func commandRlimits(l Limits, a cgroupAvail, ceiling map[int]uint64) []trampolin
 type treeGroup struct {
 	g        *cgroup.Group
 	raceFree bool // Kill stops the whole tree first (v2, or the v1 freezer)
-	limits   Limits
+	limits   spec.Limits
 }
 
 // newTreeGroup makes the tree's cgroup with the part of l that a enforces,
 // in the hierarchies of m that part needs, plus the freezer for the kill.
-func newTreeGroup(m *cgroup.Manager, l Limits, a cgroupAvail) (*treeGroup, error) {
+func newTreeGroup(m *cgroup.Manager, l spec.Limits, a cgroupAvail) (*treeGroup, error) {
 	cl := cgroupLimits(l, a)
 	mm := m.For(cl)
 	if mm == nil {
@@ -181,7 +182,7 @@ func (t *treeGroup) exceeded(failed bool) string {
 
 // signalLimit names the limit a signal that ended a program stands for,
 // when l set it: SIGXCPU for RLIMIT_CPU, SIGXFSZ for RLIMIT_FSIZE.
-func signalLimit(ps *os.ProcessState, l Limits) string {
+func signalLimit(ps *os.ProcessState, l spec.Limits) string {
 	if ps == nil {
 		return ""
 	}

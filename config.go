@@ -1,17 +1,6 @@
 package sandbox
 
-import (
-	"errors"
-	"fmt"
-	"net"
-	"net/netip"
-	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
-	"unicode/utf8"
-)
+import "github.com/openparallax/sandbox/internal/spec"
 
 // Config describes what a confined process may do. Everything it does not
 // grant is denied. The zero Config grants nothing but the system paths every
@@ -242,74 +231,17 @@ type Config struct {
 
 // Mount shows the host path Path at the path At inside the sandbox,
 // read-only unless Write.
-type Mount struct {
-	Path  string `json:"path"`
-	At    string `json:"at"`
-	Write bool   `json:"write"`
-}
+type Mount = spec.Mount
 
 // ConfigError is the error for a Config value the library refuses. It names
-// the field and the value. errors.Is(err, ErrInvalidConfig) is true for it.
-type ConfigError struct {
-	Field  string // JSON name of the field, e.g. "allowed_read_paths"
-	Value  string // the offending value as given
-	Reason string
-	Err    error // underlying cause, e.g. from os.Stat; may be nil
-}
+// the field (its JSON name, e.g. "allowed_read_paths") and the value, and
+// why. errors.Is(err, ErrInvalidConfig) is true for it.
+type ConfigError = spec.ConfigError
 
-func (e *ConfigError) Error() string {
-	msg := fmt.Sprintf("sandbox: invalid config: %s %q: %s", e.Field, e.Value, e.Reason)
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
-}
-
-func (e *ConfigError) Unwrap() []error {
-	if e.Err != nil {
-		return []error{ErrInvalidConfig, e.Err}
-	}
-	return []error{ErrInvalidConfig}
-}
-
-// Endpoint is one parsed entry of Config.AllowedTCPConnect.
-type Endpoint struct {
-	// Host is "*" for any host, "localhost", a canonical IP literal, or a
-	// lower-cased DNS name.
-	Host string `json:"host"`
-	// Port is the destination port, 1 to 65535; 0 exactly when AnyPort.
-	Port uint16 `json:"port"`
-	// AnyPort is set for "host:*": every port of Host. Port is then 0,
-	// which no code may read as a port: check AnyPort first. ParseEndpoint
-	// refuses port 0 in every other form, so an Endpoint it returns with
-	// Port 0 is always an any-port entry.
-	AnyPort bool `json:"any_port,omitempty"`
-}
-
-// AnyHost reports whether the endpoint allows every host.
-func (e Endpoint) AnyHost() bool { return e.Host == "*" }
-
-// Unrestricted reports whether the endpoint is "*:*": any host, any port,
-// that is, outgoing TCP without restriction.
-func (e Endpoint) Unrestricted() bool { return e.AnyHost() && e.AnyPort }
-
-// Loopback reports whether the host is "localhost" or a loopback address.
-func (e Endpoint) Loopback() bool {
-	if e.Host == "localhost" {
-		return true
-	}
-	a, err := netip.ParseAddr(e.Host)
-	return err == nil && a.IsLoopback()
-}
-
-// String is the endpoint as a Config writes it: "host:port", "host:*"
-// for an any-port entry, IPv6 in brackets.
-func (e Endpoint) String() string {
-	if e.AnyPort {
-		return net.JoinHostPort(e.Host, "*")
-	}
-	return net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port)))
-}
+// Endpoint is one parsed entry of Config.AllowedTCPConnect: Host is "*"
+// for any host, "localhost", a canonical IP literal, or a lower-cased DNS
+// name; Port is 1 to 65535, or 0 exactly when AnyPort ("host:*").
+type Endpoint = spec.Endpoint
 
 // ParseEndpoint parses "host:port" as Config.AllowedTCPConnect takes it.
 // The port is decimal, 1 to 65535, or "*" for every port. The host is
@@ -341,260 +273,47 @@ func (e Endpoint) String() string {
 // (ApplySelf, macOS, no network namespaces, a Config mixing "*:PORT") an
 // entry falls back to its port, where a wildcard would read as narrower
 // than it is.
-func ParseEndpoint(s string) (Endpoint, error) {
-	if err := checkText(s); err != nil {
-		return Endpoint{}, err
-	}
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return Endpoint{}, errors.New(`want "host:port"`)
-	}
-	var ep Endpoint
-	if port == "*" {
-		ep.AnyPort = true
-	} else {
-		p, err := parsePort(port)
-		if err != nil {
-			return Endpoint{}, err
-		}
-		if p == 0 {
-			return Endpoint{}, errors.New("port 0 is not a destination")
-		}
-		ep.Port = p
-	}
-	switch {
-	case host == "" || host == "*":
-		host = "*"
-	case strings.EqualFold(host, "localhost"):
-		host = "localhost"
-	default:
-		if a, err := netip.ParseAddr(host); err == nil {
-			if a.Zone() != "" {
-				return Endpoint{}, errors.New("IPv6 zones are not supported")
-			}
-			host = a.Unmap().String()
-		} else if !validDNSName(host) {
-			return Endpoint{}, fmt.Errorf("host %q is not \"*\", localhost, an IP address or a DNS name", host)
-		} else {
-			host = strings.ToLower(strings.TrimSuffix(host, "."))
-		}
-	}
-	ep.Host = host
-	return ep, nil
-}
+func ParseEndpoint(s string) (Endpoint, error) { return spec.ParseEndpoint(s) }
 
-func parsePort(s string) (uint16, error) {
-	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
-		return 0, fmt.Errorf("port %q is not a decimal number or \"*\"", s)
-	}
-	n, err := strconv.ParseUint(s, 10, 16)
-	if err != nil {
-		return 0, fmt.Errorf("port %q is out of range 0-65535", s)
-	}
-	return uint16(n), nil
-}
+// ResolvedPath is a path from a Config after validation: as given,
+// resolved (absolute, cleaned, symlinks resolved), and whether it is a
+// directory.
+type ResolvedPath = spec.Path
 
-func validDNSName(h string) bool {
-	h = strings.TrimSuffix(h, ".")
-	if h == "" || len(h) > 253 {
-		return false
-	}
-	for label := range strings.SplitSeq(h, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for _, c := range label {
-			if !(c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// checkText rejects NUL, control characters and invalid UTF-8: none of them
-// belongs in a path or an endpoint, and each can confuse a log, a profile or
-// a terminal.
-func checkText(s string) error {
-	if !utf8.ValidString(s) {
-		return errors.New("not valid UTF-8")
-	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return fmt.Errorf("contains control character %U", r)
-		}
-	}
-	return nil
-}
-
-// ResolvedPath is a path from a Config after validation.
-type ResolvedPath struct {
-	Given    string `json:"given"`    // as written in the Config
-	Resolved string `json:"resolved"` // absolute, cleaned, symlinks resolved
-	IsDir    bool   `json:"is_dir"`
-}
-
-// resolvedConfig is a validated Config: every path resolved, every endpoint
-// parsed, duplicates removed. Rules are made from it, never from a Config.
-type resolvedConfig struct {
-	cfg     Config
-	read    []ResolvedPath
-	write   []ResolvedPath
-	exec    []ResolvedPath
-	connect []Endpoint
-	bind    []uint16
-	// denyWrite and denyRead are absolute and cleaned, not resolved: they
-	// need not exist. mounts have Path resolved and At cleaned.
-	denyWrite []string
-	denyRead  []string
-	mounts    []Mount
-	// cgroup, when set, is the cgroup WrapCommand found for this spawn;
-	// nil: the plan detects it (Linux).
-	cgroup *cgroupAvail
-	// terminal, on macOS, is the pseudo-terminal Run opened for the
-	// program (RunOptions.TTY), which the profile lets it use as one
-	// (seatbelt.Policy.Terminal); "" otherwise, and always for WrapCommand.
-	terminal string
-	// resolver, on Linux under WrapCommand and Run with the egress
-	// layer's transparent path, is the generated resolv.conf shown at
-	// resolverAt (/etc/resolv.conf, resolved) by the mount layer.
-	resolver, resolverAt string
-}
+// resolvedConfig is a validated Config (internal/spec): rules are made
+// from it, never from a Config.
+type resolvedConfig = spec.Resolved
 
 // resolve validates cfg. It touches the filesystem only to resolve symlinks
 // and to learn whether a path is a directory.
-func resolve(cfg Config) (*resolvedConfig, error) {
-	rc := &resolvedConfig{cfg: cfg}
-	if err := cfg.Limits.validate(); err != nil {
-		return nil, err
-	}
-	var err error
-	if rc.read, err = resolvePaths("allowed_read_paths", cfg.AllowedReadPaths); err != nil {
-		return nil, err
-	}
-	if rc.write, err = resolvePaths("allowed_write_paths", cfg.AllowedWritePaths); err != nil {
-		return nil, err
-	}
-	if rc.exec, err = resolvePaths("allowed_exec_paths", cfg.AllowedExecPaths); err != nil {
-		return nil, err
-	}
-	for _, s := range cfg.AllowedTCPConnect {
-		ep, err := ParseEndpoint(s)
-		if err != nil {
-			return nil, &ConfigError{Field: "allowed_tcp_connect", Value: s, Reason: err.Error()}
-		}
-		if !slices.Contains(rc.connect, ep) {
-			rc.connect = append(rc.connect, ep)
-		}
-	}
-	if rc.denyWrite, err = cleanPaths("deny_write_paths", cfg.DenyWritePaths); err != nil {
-		return nil, err
-	}
-	if rc.denyRead, err = cleanPaths("deny_read_paths", cfg.DenyReadPaths); err != nil {
-		return nil, err
-	}
-	for _, m := range cfg.Mounts {
-		src, err := resolvePath(m.Path)
-		if err != nil {
-			err.(*ConfigError).Field = "mounts"
-			return nil, err
-		}
-		at, err := cleanPath(m.At)
-		if err != nil {
-			return nil, &ConfigError{Field: "mounts", Value: m.At, Reason: "at: " + err.Error()}
-		}
-		if at == "/" {
-			return nil, &ConfigError{Field: "mounts", Value: m.At, Reason: "at: cannot mount over /"}
-		}
-		rc.mounts = append(rc.mounts, Mount{Path: src.Resolved, At: at, Write: m.Write})
-	}
-	for _, p := range cfg.AllowedTCPBind {
-		if !slices.Contains(rc.bind, p) {
-			rc.bind = append(rc.bind, p)
-		}
-	}
-	if err := rc.checkPlantedSymlinks(); err != nil {
-		return nil, err
-	}
-	return rc, nil
-}
+func resolve(cfg Config) (*resolvedConfig, error) { return spec.Resolve(cfg.spec()) }
 
-func resolvePaths(field string, paths []string) ([]ResolvedPath, error) {
-	var out []ResolvedPath
-	for _, p := range paths {
-		rp, err := resolvePath(p)
-		if err != nil {
-			var ce *ConfigError
-			if errors.As(err, &ce) {
-				ce.Field = field
-			}
-			return nil, err
-		}
-		if !slices.ContainsFunc(out, func(o ResolvedPath) bool { return o.Resolved == rp.Resolved }) {
-			out = append(out, rp)
-		}
+// spec is cfg as internal data: the one place each field of a Config
+// crosses into the engines.
+func (cfg Config) spec() spec.Config {
+	return spec.Config{
+		AllowedReadPaths:    cfg.AllowedReadPaths,
+		AllowedWritePaths:   cfg.AllowedWritePaths,
+		AllowedTCPConnect:   cfg.AllowedTCPConnect,
+		AllowedTCPBind:      cfg.AllowedTCPBind,
+		AllowProcessSpawn:   cfg.AllowProcessSpawn,
+		AllowedExecPaths:    cfg.AllowedExecPaths,
+		AllowUnixSockets:    cfg.AllowUnixSockets,
+		AllowUDP:            cfg.AllowUDP,
+		AllowChown:          cfg.AllowChown,
+		AllowSysVIPC:        cfg.AllowSysVIPC,
+		AllowExecWritePaths: cfg.AllowExecWritePaths,
+		AllowSharedMemory:   cfg.AllowSharedMemory,
+		DenyWritePaths:      cfg.DenyWritePaths,
+		DenyReadPaths:       cfg.DenyReadPaths,
+		Mounts:              cfg.Mounts,
+		NoGitProtection:     cfg.NoGitProtection,
+		AllowCamera:         cfg.AllowCamera,
+		AllowMicrophone:     cfg.AllowMicrophone,
+		NoTLSTrustService:   cfg.NoTLSTrustService,
+		Limits:              spec.Limits(cfg.Limits),
+		Strict:              cfg.Strict,
 	}
-	return out, nil
-}
-
-// cleanPaths validates paths that need not exist, and cleans them.
-func cleanPaths(field string, paths []string) ([]string, error) {
-	var out []string
-	for _, p := range paths {
-		c, err := cleanPath(p)
-		if err != nil {
-			return nil, &ConfigError{Field: field, Value: p, Reason: err.Error()}
-		}
-		if !slices.Contains(out, c) {
-			out = append(out, c)
-		}
-	}
-	return out, nil
-}
-
-// cleanPath checks one path's text: not empty, no control characters,
-// absolute, no ".." segment; and cleans it. It does not look at the
-// filesystem.
-func cleanPath(p string) (string, error) {
-	if p == "" {
-		return "", errors.New("empty path")
-	}
-	if err := checkText(p); err != nil {
-		return "", err
-	}
-	if !filepath.IsAbs(p) {
-		return "", errors.New("path is not absolute")
-	}
-	for seg := range strings.FieldsFuncSeq(p, func(r rune) bool { return r == '/' || r == filepath.Separator }) {
-		if seg == ".." {
-			return "", errors.New(`path has a ".." segment`)
-		}
-	}
-	return filepath.Clean(p), nil
-}
-
-// resolvePath validates one path: not empty, no control characters, absolute,
-// no ".." segment, existing; then cleans it and resolves symlinks.
-func resolvePath(p string) (ResolvedPath, error) {
-	bad := func(reason string, err error) (ResolvedPath, error) {
-		return ResolvedPath{}, &ConfigError{Value: p, Reason: reason, Err: err}
-	}
-	clean, err := cleanPath(p)
-	if err != nil {
-		return bad(err.Error(), nil)
-	}
-	resolved, err := filepath.EvalSymlinks(clean)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return bad("path does not exist", nil)
-		}
-		return bad("cannot resolve path", err)
-	}
-	fi, err := os.Stat(resolved)
-	if err != nil {
-		return bad("cannot stat path", err)
-	}
-	return ResolvedPath{Given: p, Resolved: resolved, IsDir: fi.IsDir()}, nil
 }
 
 // Validate checks cfg the way ApplySelf and WrapCommand will, without

@@ -6,6 +6,8 @@ package sandbox
 import (
 	"strings"
 	"syscall"
+
+	"github.com/openparallax/sandbox/internal/probe"
 )
 
 // darwinPrivatePath maps a path under the macOS root symlinks /tmp, /var and
@@ -30,7 +32,7 @@ func darwinPrivatePath(p string) string {
 func darwinGranted(rc *resolvedConfig, path string) bool {
 	lp := strings.ToLower(path)
 	under := func(root string) bool { return isUnder(lp, strings.ToLower(root)) }
-	for _, list := range [][]ResolvedPath{rc.read, rc.write, rc.exec} {
+	for _, list := range [][]ResolvedPath{rc.Read, rc.Write, rc.Exec} {
 		for _, rp := range list {
 			if under(rp.Resolved) {
 				return true
@@ -78,7 +80,7 @@ func pickDarwinTarget(rc *resolvedConfig, cands []darwinCandidate, access func(s
 			continue
 		}
 		err := access(c.path)
-		if err == nil || errnoOf(err) == syscall.EPERM && (c.world || root) {
+		if err == nil || probe.ErrnoOf(err) == syscall.EPERM && (c.world || root) {
 			return c.path, true
 		}
 	}

@@ -5,6 +5,8 @@ package sandbox
 import (
 	"syscall"
 	"testing"
+
+	"github.com/openparallax/sandbox/internal/probe"
 )
 
 func TestDarwinCanaryTargets(t *testing.T) {
@@ -21,7 +23,7 @@ func TestDarwinCanaryTargets(t *testing.T) {
 	rcRead := func(paths ...string) *resolvedConfig {
 		rc := &resolvedConfig{}
 		for _, p := range paths {
-			rc.read = append(rc.read, ResolvedPath{Given: p, Resolved: p, IsDir: true})
+			rc.Read = append(rc.Read, ResolvedPath{Given: p, Resolved: p, IsDir: true})
 		}
 		return rc
 	}
@@ -60,13 +62,13 @@ func TestDarwinCanaryTargets(t *testing.T) {
 			t.Errorf("baseline path %s not seen as granted", p)
 		}
 	}
-	tlsRC := &resolvedConfig{connect: []Endpoint{{Host: "example.com", Port: 443}}}
+	tlsRC := &resolvedConfig{Connect: []Endpoint{{Host: "example.com", Port: 443}}}
 	if darwinGranted(&resolvedConfig{}, "/private/etc/ssl/cert.pem") || !darwinGranted(tlsRC, "/private/etc/ssl/cert.pem") {
 		t.Error("/private/etc/ssl is granted exactly when a remote endpoint is")
 	}
 
-	rc := &resolvedConfig{connect: []Endpoint{{Host: "*", Port: 1}, {Host: "example.com", Port: 9}}}
-	if p := probePort(rc); p != 7 {
+	rc := &resolvedConfig{Connect: []Endpoint{{Host: "*", Port: 1}, {Host: "example.com", Port: 9}}}
+	if p := probe.Port(rc); p != 7 {
 		t.Errorf("probe port %d, want 7 (1 and 9 are granted)", p)
 	}
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/openparallax/sandbox/internal/seatbelt"
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // Feature names of the channels a macOS profile leaves open when it grants
@@ -53,7 +54,7 @@ type darwinNet struct {
 // file, and mDNSResponder would resolve any other name too.
 func darwinConnects(rc *resolvedConfig) darwinNet {
 	var n darwinNet
-	for _, ep := range rc.connect {
+	for _, ep := range rc.Connect {
 		host := "*"
 		if ep.Loopback() {
 			host = "localhost"
@@ -79,7 +80,7 @@ func darwinConnects(rc *resolvedConfig) darwinNet {
 		}
 		n.rules[i].asked = append(n.rules[i].asked, ep.String())
 	}
-	n.trustd = n.remote && !rc.cfg.NoTLSTrustService
+	n.trustd = n.remote && !rc.Config.NoTLSTrustService
 	return n
 }
 
@@ -87,7 +88,7 @@ func darwinConnects(rc *resolvedConfig) darwinNet {
 // whether /usr/bin/sandbox-exec is there. It is the Plan of WrapCommand;
 // ApplySelf is never available on macOS (see [darwinApplySelfError]).
 func darwinPlan(rc *resolvedConfig, available bool) Plan {
-	cfg := rc.cfg
+	cfg := rc.Config
 	plan := Plan{Platform: "darwin", Mechanism: ModeSandboxExec, Available: available, Reason: darwinNoApplySelf}
 	if !available {
 		plan.Reason = darwinUnavailable
@@ -113,7 +114,7 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 	f(FeatureIoctlDev, true, "Seatbelt: file-ioctl is granted nowhere, so ioctl on device files is refused, on an inherited terminal too "+
 		"(TIOCSTI; also tcsetattr, so no raw mode)", "")
 	execDetail := "Seatbelt: process-exec only of the command WrapCommand starts and its \"#!\" interpreter (the exec allowlist is empty)"
-	if len(rc.exec) > 0 {
+	if len(rc.Exec) > 0 {
 		execDetail = "Seatbelt: process-exec only of the exec allowlist, the command WrapCommand starts and their \"#!\" interpreters"
 	}
 	execDetail += "; an interpreter only when it is an executable regular file outside every write path; " +
@@ -131,13 +132,13 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 			addrs[i] = r.addr
 		}
 		detail := "Seatbelt: connect only to " + strings.Join(addrs, ", ")
-		if slices.ContainsFunc(rc.connect, Endpoint.Unrestricted) {
+		if slices.ContainsFunc(rc.Connect, Endpoint.Unrestricted) {
 			detail = "granted: Seatbelt (remote tcp \"*:*\"): TCP connect to any host on any port (outgoing TCP is unrestricted)"
 		}
 		f(FeatureTCPConnect, true, detail, "")
 	}
 	var loopback []string
-	for _, ep := range rc.connect {
+	for _, ep := range rc.Connect {
 		if ep.Loopback() {
 			loopback = append(loopback, ep.String())
 		}
@@ -147,7 +148,7 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 	}
 	// The lines internal/seatbelt reports for hosts it cannot express.
 	hostOnly := seatbelt.Policy{}
-	for _, ep := range rc.connect {
+	for _, ep := range rc.Connect {
 		hostOnly.TCPConnect = append(hostOnly.TCPConnect, seatbelt.Endpoint{Host: ep.Host, Port: ep.Port, AnyPort: ep.AnyPort})
 	}
 	if prof, err := seatbelt.Generate(hostOnly); err == nil {
@@ -157,7 +158,7 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 	}
 
 	var bindPorts []string
-	for _, p := range rc.bind {
+	for _, p := range rc.Bind {
 		if p != 0 {
 			bindPorts = append(bindPorts, strconv.Itoa(int(p)))
 		}
@@ -167,7 +168,7 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 		bindDetail = "Seatbelt: bind and accept only on ports " + strings.Join(bindPorts, ", ") +
 			", on every local address (Seatbelt cannot restrict who connects)"
 	}
-	if slices.Contains(rc.bind, 0) {
+	if slices.Contains(rc.Bind, 0) {
 		bindDetail += "; port 0 (a port the kernel picks) cannot be expressed in Seatbelt and is not granted: binding it fails"
 	}
 	f(FeatureTCPBind, true, bindDetail, "")
@@ -189,7 +190,7 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 			"(and configd's DNS configuration), which resolves any name: queries for names the process makes up reach "+
 			"any authoritative DNS server, a way to send data out that no rule limits",
 			`connect by IP address, or to localhost (resolved from /private/etc/hosts), and the resolver is not granted`)
-	} else if len(rc.connect) > 0 {
+	} else if len(rc.Connect) > 0 {
 		f(FeatureResolver, true, "Seatbelt: mDNSResponder not reachable: every endpoint is an IP address or localhost "+
 			"(resolved from "+darwinHostsFile+"; a libc that only asks mDNSResponder fails to resolve it: use 127.0.0.1)", "")
 	}
@@ -254,7 +255,7 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 		plan.Network = append(plan.Network, "mach-lookup "+darwinTrustd+" (TLS certificate evaluation: a channel, see "+FeatureTLSTrust+")")
 	}
 	if cfg.AllowUnixSockets {
-		for _, rp := range rc.write {
+		for _, rp := range rc.Write {
 			plan.Network = append(plan.Network, "unix bind and connect inside "+rp.Resolved)
 		}
 	}
@@ -264,8 +265,8 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 	if cfg.AllowMicrophone {
 		f(FeatureMicrophone, true, "Seatbelt: (allow device-microphone)", "")
 	}
-	plan.Features = append(plan.Features, layerFeatures(rc, false)...)
+	plan.Features = append(plan.Features, spec.LayerFeatures(rc, false)...)
 	plan.Features = append(plan.Features, unenforcedLimits(rc, "resource limits are not implemented on macOS yet")...)
-	plan.Features = append(plan.Features, toolchainFeaturesElsewhere(rc)...)
+	plan.Features = append(plan.Features, spec.ToolchainFeaturesElsewhere(rc)...)
 	return plan
 }

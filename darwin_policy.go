@@ -188,15 +188,15 @@ func darwinPathRulesWhy(rc *resolvedConfig, targets ...string) (out []darwinPath
 		return rp
 	}
 	var writeRoots []string
-	for _, rp := range rc.read {
+	for _, rp := range rc.Read {
 		out = append(out, darwinPath{canon(rp), darwinRead, "allowed_read_paths"})
 	}
-	for _, rp := range rc.write {
+	for _, rp := range rc.Write {
 		rp = canon(rp)
 		writeRoots = append(writeRoots, rp.Resolved)
 		out = append(out, darwinPath{rp, darwinReadWrite, "allowed_write_paths"})
 	}
-	for _, rp := range rc.exec {
+	for _, rp := range rc.Exec {
 		out = append(out, darwinPath{canon(rp), darwinExec, "allowed_exec_paths"})
 	}
 	covered := func(p string) bool {
@@ -244,12 +244,12 @@ func darwinPathRulesWhy(rc *resolvedConfig, targets ...string) (out []darwinPath
 func darwinPolicy(rc *resolvedConfig, paths []darwinPath) seatbelt.Policy {
 	dirs := make(map[string]bool, len(paths))
 	p := seatbelt.Policy{
-		AllowSpawn:       rc.cfg.AllowProcessSpawn,
-		AllowUnixSockets: rc.cfg.AllowUnixSockets,
-		Camera:           rc.cfg.AllowCamera,
-		Microphone:       rc.cfg.AllowMicrophone,
-		NoTrustd:         rc.cfg.NoTLSTrustService,
-		Terminal:         rc.terminal,
+		AllowSpawn:       rc.Config.AllowProcessSpawn,
+		AllowUnixSockets: rc.Config.AllowUnixSockets,
+		Camera:           rc.Config.AllowCamera,
+		Microphone:       rc.Config.AllowMicrophone,
+		NoTrustd:         rc.Config.NoTLSTrustService,
+		Terminal:         rc.Terminal,
 		IsDir:            func(path string) bool { return dirs[path] },
 	}
 	for _, d := range paths {
@@ -264,10 +264,10 @@ func darwinPolicy(rc *resolvedConfig, paths []darwinPath) seatbelt.Policy {
 		}
 	}
 	p.ShellShim, p.PerlShim, p.XcrunShim = seatbelt.Shims(p.ExecPaths, p.IsDir)
-	for _, ep := range rc.connect {
+	for _, ep := range rc.Connect {
 		p.TCPConnect = append(p.TCPConnect, seatbelt.Endpoint{Host: ep.Host, Port: ep.Port, AnyPort: ep.AnyPort})
 	}
-	for _, port := range rc.bind {
+	for _, port := range rc.Bind {
 		if port != 0 { // see darwinPlan: an ephemeral port cannot be expressed
 			p.TCPBind = append(p.TCPBind, port)
 		}

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/openparallax/sandbox/internal/seatbelt"
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // darwinTestRC is a resolved Config as it would be on a Mac, built by hand
@@ -35,18 +36,18 @@ func darwinTestRC(t *testing.T) *resolvedConfig {
 		AllowUnixSockets:  true,
 	}
 	rc := &resolvedConfig{
-		cfg:   cfg,
-		read:  []ResolvedPath{{Given: "/tmp/data", Resolved: "/private/tmp/data", IsDir: true}},
-		write: []ResolvedPath{{Given: "/Users/dev/ws", Resolved: "/Users/dev/ws", IsDir: true}},
-		exec:  []ResolvedPath{{Given: "/Users/dev/tools/lint", Resolved: "/Users/dev/tools/lint"}},
-		bind:  cfg.AllowedTCPBind,
+		Config: cfg.spec(),
+		Read:   []ResolvedPath{{Given: "/tmp/data", Resolved: "/private/tmp/data", IsDir: true}},
+		Write:  []ResolvedPath{{Given: "/Users/dev/ws", Resolved: "/Users/dev/ws", IsDir: true}},
+		Exec:   []ResolvedPath{{Given: "/Users/dev/tools/lint", Resolved: "/Users/dev/tools/lint"}},
+		Bind:   cfg.AllowedTCPBind,
 	}
 	for _, s := range cfg.AllowedTCPConnect {
 		ep, err := ParseEndpoint(s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rc.connect = append(rc.connect, ep)
+		rc.Connect = append(rc.Connect, ep)
 	}
 	return rc
 }
@@ -164,7 +165,7 @@ func TestDarwinPolicyMapping(t *testing.T) {
 		t.Errorf("flags: spawn %v unix %v camera %v microphone %v", pol.AllowSpawn, pol.AllowUnixSockets, pol.Camera, pol.Microphone)
 	}
 
-	rc.cfg.AllowProcessSpawn, rc.cfg.AllowUnixSockets = false, false
+	rc.Config.AllowProcessSpawn, rc.Config.AllowUnixSockets = false, false
 	pol = darwinPolicy(rc, paths)
 	if pol.AllowSpawn || pol.AllowUnixSockets {
 		t.Error("spawn or unix sockets allowed without the Config asking")
@@ -174,7 +175,7 @@ func TestDarwinPolicyMapping(t *testing.T) {
 func TestDarwinProfileOnlyParams(t *testing.T) {
 	rc := darwinTestRC(t)
 	hostile := `/Users/dev/ws "x") (allow default) ; \`
-	rc.write = append(rc.write, ResolvedPath{Given: hostile, Resolved: hostile, IsDir: true})
+	rc.Write = append(rc.Write, ResolvedPath{Given: hostile, Resolved: hostile, IsDir: true})
 	prof, err := darwinProfile(rc, darwinPathRules(rc))
 	if err != nil {
 		t.Fatal(err)
@@ -287,14 +288,14 @@ func TestDarwinPlan(t *testing.T) {
 	}
 
 	// Strict: the named host is an error, before anything is applied.
-	rc.cfg.Strict = true
-	err := checkApplicable(darwinPlan(rc, true), rc.cfg)
+	rc.Config.Strict = true
+	err := checkApplicable(darwinPlan(rc, true), Config{Strict: rc.Config.Strict})
 	if !errors.Is(err, ErrNotEnforced) || !strings.Contains(err.Error(), "tcp_connect_host") || !strings.Contains(err.Error(), "example.com:443") {
 		t.Errorf("strict: %v, want ErrNotEnforced naming tcp_connect_host and example.com:443", err)
 	}
 	// Loopback only: nothing left unenforced, and no resolver.
-	rc.connect = []Endpoint{{Host: "localhost", Port: 8080}, {Host: "127.0.0.1", Port: 5432}, {Host: "::1", Port: 5433}}
-	if err := checkApplicable(darwinPlan(rc, true), rc.cfg); err != nil {
+	rc.Connect = []Endpoint{{Host: "localhost", Port: 8080}, {Host: "127.0.0.1", Port: 5432}, {Host: "::1", Port: 5433}}
+	if err := checkApplicable(darwinPlan(rc, true), Config{Strict: rc.Config.Strict}); err != nil {
 		t.Errorf("strict with localhost, 127.0.0.1 and ::1: %v", err)
 	}
 	if f := darwinFeatures(darwinPlan(rc, true), FeatureResolver); len(f) != 1 || !f[0].Enforced || !strings.Contains(f[0].Detail, "not reachable") {
@@ -302,20 +303,20 @@ func TestDarwinPlan(t *testing.T) {
 	}
 	// "*" is expressible, but it brings the resolver and trustd: Strict
 	// refuses the channels, and without trustd only the resolver.
-	rc.connect = []Endpoint{{Host: "*", Port: 443}}
-	err = checkApplicable(darwinPlan(rc, true), rc.cfg)
+	rc.Connect = []Endpoint{{Host: "*", Port: 443}}
+	err = checkApplicable(darwinPlan(rc, true), Config{Strict: rc.Config.Strict})
 	if !errors.Is(err, ErrNotEnforced) || !strings.Contains(err.Error(), FeatureResolver) || !strings.Contains(err.Error(), FeatureTLSTrust) {
 		t.Errorf("strict with *:443: %v, want ErrNotEnforced naming %s and %s", err, FeatureResolver, FeatureTLSTrust)
 	}
-	rc.cfg.NoTLSTrustService = true
-	err = checkApplicable(darwinPlan(rc, true), rc.cfg)
+	rc.Config.NoTLSTrustService = true
+	err = checkApplicable(darwinPlan(rc, true), Config{Strict: rc.Config.Strict})
 	if !errors.Is(err, ErrNotEnforced) || !strings.Contains(err.Error(), FeatureResolver) || strings.Contains(err.Error(), FeatureTLSTrust) {
 		t.Errorf("strict with *:443 and no trustd: %v, want only %s refused", err, FeatureResolver)
 	}
 	if f := darwinFeatures(darwinPlan(rc, true), FeatureTLSTrust); len(f) != 1 || !f[0].Enforced {
 		t.Errorf("no_tls_trust_service: %+v, want an enforced entry saying trustd is not granted", f)
 	}
-	rc.cfg.NoTLSTrustService = false
+	rc.Config.NoTLSTrustService = false
 
 	// Without sandbox-exec nothing is enforced and applying fails closed.
 	off := darwinPlan(rc, false)
@@ -327,7 +328,7 @@ func TestDarwinPlan(t *testing.T) {
 			t.Errorf("unavailable plan: %+v", f)
 		}
 	}
-	if err := checkApplicable(off, rc.cfg); !errors.Is(err, ErrUnavailable) {
+	if err := checkApplicable(off, Config{Strict: rc.Config.Strict}); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("unavailable: %v, want ErrUnavailable", err)
 	}
 }
@@ -354,7 +355,7 @@ func TestDarwinPlanMinimal(t *testing.T) {
 	if f := darwinFeatures(plan, FeatureTCPHost); len(f) != 0 {
 		t.Errorf("tcp_connect_host without endpoints: %+v", f)
 	}
-	if f := darwinFeatures(darwinPlan(&resolvedConfig{cfg: Config{AllowUDP: true}}, true), FeatureUDP); !strings.Contains(f[0].Detail, "ignored") {
+	if f := darwinFeatures(darwinPlan(&resolvedConfig{Config: spec.Config{AllowUDP: true}}, true), FeatureUDP); !strings.Contains(f[0].Detail, "ignored") {
 		t.Errorf("allow_udp: %+v, want it reported as not granted", f)
 	}
 }
@@ -367,13 +368,13 @@ func TestDarwinNetworkMatchesProfile(t *testing.T) {
 		{"10.0.0.1:22"}, {"[2001:db8::1]:443"}, {"127.0.0.1:80", "10.0.0.1:22"}, {"localhost:80", "example.com:443", "*:443"},
 		{"localhost:*"}, {"[::1]:*", "10.0.0.1:*"}, {"api.example.com:*", "localhost:80"}, {"*:*"},
 	} {
-		rc := &resolvedConfig{cfg: Config{AllowedTCPConnect: eps}}
+		rc := &resolvedConfig{Config: spec.Config{AllowedTCPConnect: eps}}
 		for _, s := range eps {
 			ep, err := ParseEndpoint(s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rc.connect = append(rc.connect, ep)
+			rc.Connect = append(rc.Connect, ep)
 		}
 		prof, err := darwinProfile(rc, nil)
 		if err != nil {
@@ -407,7 +408,7 @@ func TestDarwinNetworkMatchesProfile(t *testing.T) {
 		if n := strings.Count(prof.Text, "(remote tcp "); n != len(rules) {
 			t.Errorf("%q: profile has %d connect rules, plan %d", eps, n, len(rules))
 		}
-		if got := len(darwinFeatures(plan, FeatureTCPHost)) - boolInt(slices.ContainsFunc(rc.connect, Endpoint.Loopback)); got != len(prof.NotEnforced) {
+		if got := len(darwinFeatures(plan, FeatureTCPHost)) - boolInt(slices.ContainsFunc(rc.Connect, Endpoint.Loopback)); got != len(prof.NotEnforced) {
 			t.Errorf("%q: %d unenforced host entries, profile reports %d", eps, got, len(prof.NotEnforced))
 		}
 	}

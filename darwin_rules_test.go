@@ -14,18 +14,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // connectRC is a resolvedConfig with only the given TCP endpoints.
 func connectRC(t *testing.T, eps ...string) *resolvedConfig {
 	t.Helper()
-	rc := &resolvedConfig{cfg: Config{AllowedTCPConnect: eps}}
+	rc := &resolvedConfig{Config: spec.Config{AllowedTCPConnect: eps}}
 	for _, s := range eps {
 		ep, err := ParseEndpoint(s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rc.connect = append(rc.connect, ep)
+		rc.Connect = append(rc.Connect, ep)
 	}
 	return rc
 }
@@ -58,7 +60,7 @@ func TestDarwinResolverChannel(t *testing.T) {
 		if len(f) != 1 || f[0].Enforced == granted {
 			t.Errorf("%q: resolver granted %v, plan entry %+v (want not enforced exactly when granted)", tc.eps, granted, f)
 		}
-		strict := rc.cfg
+		strict := Config{}
 		strict.Strict = true
 		err = checkApplicable(plan, strict)
 		if refused := err != nil && strings.Contains(err.Error(), FeatureResolver); refused != granted {
@@ -81,7 +83,7 @@ func TestDarwinTrustdOptional(t *testing.T) {
 	if f := darwinFeatures(darwinPlan(rc, true), FeatureTLSTrust); len(f) != 1 || f[0].Enforced || !strings.Contains(f[0].Detail, "AIA") {
 		t.Errorf("trustd granted: plan entry %+v, want a not-enforced channel", f)
 	}
-	rc.cfg.NoTLSTrustService = true
+	rc.Config.NoTLSTrustService = true
 	prof, err = darwinProfile(rc, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +143,7 @@ func TestDarwinInterpreterFromWritePath(t *testing.T) {
 		}
 		// The plan says so for an exec-listed script.
 		rcx := *rc
-		rcx.exec = []ResolvedPath{{Given: script, Resolved: script}}
+		rcx.Exec = []ResolvedPath{{Given: script, Resolved: script}}
 		detail := darwinFeatures(darwinPlan(&rcx, true), FeatureExec)[0].Detail
 		if said := strings.Contains(detail, "not granted, so that script cannot run: "+script); said == tc.granted {
 			t.Errorf("#!%s: plan mentions the refusal %v, granted %v: %s", tc.shebang, said, tc.granted, detail)
@@ -196,7 +198,7 @@ func TestDarwinShimGrants(t *testing.T) {
 		{ResolvedPath{Given: "/usr/bin/git", Resolved: "/usr/bin/git"}, `(subpath "/Library/Developer/CommandLineTools")`, "/Library/Developer/CommandLineTools"},
 		{ResolvedPath{Given: "/usr/bin/python3", Resolved: "/usr/bin/python3"}, `(literal "/private/var/db/xcode_select_link")`, "/private/var/db/xcode_select_link"},
 	} {
-		rc := &resolvedConfig{exec: []ResolvedPath{tc.exec}}
+		rc := &resolvedConfig{Exec: []ResolvedPath{tc.exec}}
 		prof, err := darwinProfile(rc, []darwinPath{{tc.exec, darwinExec, "allowed_exec_paths"}})
 		if err != nil {
 			t.Fatal(err)
@@ -209,8 +211,8 @@ func TestDarwinShimGrants(t *testing.T) {
 		}
 	}
 	// No shim, no shim rules.
-	rc := &resolvedConfig{exec: []ResolvedPath{{Given: "/bin/ls", Resolved: "/bin/ls"}}}
-	prof, err := darwinProfile(rc, []darwinPath{{rc.exec[0], darwinExec, "allowed_exec_paths"}})
+	rc := &resolvedConfig{Exec: []ResolvedPath{{Given: "/bin/ls", Resolved: "/bin/ls"}}}
+	prof, err := darwinProfile(rc, []darwinPath{{rc.Exec[0], darwinExec, "allowed_exec_paths"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +226,7 @@ func TestDarwinShimGrants(t *testing.T) {
 // The camera and microphone rules appear exactly when the Config asks.
 func TestDarwinDevices(t *testing.T) {
 	for _, tc := range []struct{ camera, mic bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
-		rc := &resolvedConfig{cfg: Config{AllowCamera: tc.camera, AllowMicrophone: tc.mic}}
+		rc := &resolvedConfig{Config: spec.Config{AllowCamera: tc.camera, AllowMicrophone: tc.mic}}
 		prof, err := darwinProfile(rc, nil)
 		if err != nil {
 			t.Fatal(err)

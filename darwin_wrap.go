@@ -37,7 +37,7 @@ func darwinCommand(cmd *exec.Cmd, rc *resolvedConfig) error {
 	if cmd.Err != nil {
 		return fmt.Errorf("sandbox: WrapCommand: %w", cmd.Err)
 	}
-	if rc.cfg.Strict {
+	if rc.Config.Strict {
 		if err := darwinPlan(rc, true).strictError(); err != nil {
 			return err
 		}
@@ -111,7 +111,7 @@ func wrapDarwinCommandTerminal(cmd *exec.Cmd, cfg Config, sandboxExec error, ter
 	if err != nil {
 		return err
 	}
-	rc.terminal = terminal
+	rc.Terminal = terminal
 	if sandboxExec != nil {
 		return fmt.Errorf("%w: %w", ErrUnavailable, sandboxExec)
 	}

@@ -4,8 +4,9 @@ import (
 	"os/exec"
 	"runtime"
 	"sync"
-	"time"
 	"weak"
+
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // DeniedRequest is one network request the egress layer of a sandbox
@@ -19,36 +20,7 @@ import (
 // name not on the list (NXDOMAIN). A connection to a port not on the list
 // is refused by Landlock in the kernel and never reaches the caller: it is
 // not listed.
-type DeniedRequest struct {
-	Time time.Time `json:"time"`
-	// Protocol is "http" (an absolute-URI request), "connect" (HTTP
-	// CONNECT), "socks5", "socks4", "" when the request was unreadable;
-	// "tcp" (a direct connection on the transparent path: Host is the
-	// address dialled, or the allowed name it was relayed as when the
-	// rebinding filter refused that name's addresses), "dns" (a lookup
-	// the caller's resolver refused: Host is the name, Port 0) or
-	// "inbound" (a connection from the caller's loopback to a port the
-	// program listens on, refused because that port's inbound pool was
-	// used up, Reason "inbound-pool-exhausted": Host is "127.0.0.1" and
-	// Port the port).
-	Protocol string `json:"protocol"`
-	// Host is the host as requested (lower case, canonical), "" when
-	// unreadable. It comes from the confined program: print it as text,
-	// never interpret it (control characters are replaced by '?').
-	Host string `json:"host"`
-	Port uint16 `json:"port"`
-	// Reason is "not-allowed", "non-public-address" (an allowed name
-	// resolved only to loopback, private, link-local... addresses or to
-	// the caller's own interfaces), "malformed-request", "unsupported",
-	// or one of the proxy's bounds on what the program may cost the
-	// caller: "request-too-large" (a request head over 32 KiB or 100
-	// header fields), "request-timeout" (a head not complete within
-	// 10 s), "proxy-busy" (128 connections open already, or 1 MiB of
-	// request heads held for the sandbox; the request may succeed later),
-	// "inbound-pool-exhausted" (Protocol "inbound").
-	Reason string `json:"reason"`
-	Detail string `json:"detail,omitempty"`
-}
+type DeniedRequest = spec.DeniedRequest
 
 // Egress is the network egress of one sandboxed command: when
 // Config.AllowedTCPConnect names hosts (DNS names, localhost, IP literals;

@@ -81,7 +81,7 @@ func egressPlanFor(rc *resolvedConfig) egressPlan {
 	var e egressPlan
 	var rules []egress.Rule
 	var anyHost []string
-	for _, ep := range rc.connect {
+	for _, ep := range rc.Connect {
 		if ep.AnyHost() {
 			anyHost = append(anyHost, ep.String())
 			continue
@@ -119,13 +119,13 @@ func egressPlanFor(rc *resolvedConfig) egressPlan {
 	}
 	e.on, e.allow = true, allow
 	e.port = egressPortBase
-	for slices.Contains(rc.bind, e.port) || slices.ContainsFunc(rc.connect, func(ep Endpoint) bool { return !ep.AnyPort && ep.Port == e.port }) {
+	for slices.Contains(rc.Bind, e.port) || slices.ContainsFunc(rc.Connect, func(ep Endpoint) bool { return !ep.AnyPort && ep.Port == e.port }) {
 		e.port++
 	}
 	e.transparent, e.tnote = transparentPorts(rc)
-	e.bind = rc.bind
-	e.inbound, e.poolPer, e.inNote = inboundPorts(rc.bind, os.Geteuid() == 0)
-	e.loopBind = loopbackBindConflict(rc.connect, rc.bind)
+	e.bind = rc.Bind
+	e.inbound, e.poolPer, e.inNote = inboundPorts(rc.Bind, os.Geteuid() == 0)
+	e.loopBind = loopbackBindConflict(rc.Connect, rc.Bind)
 	return e
 }
 

@@ -47,7 +47,7 @@ import (
 // ("host:*") add no port: one listener per port cannot hold them all.
 func transparentPorts(rc *resolvedConfig) ([]uint16, string) {
 	var ports []uint16
-	for _, ep := range rc.connect {
+	for _, ep := range rc.Connect {
 		if !ep.AnyPort && !slices.Contains(ports, ep.Port) {
 			ports = append(ports, ep.Port)
 		}
@@ -57,7 +57,7 @@ func transparentPorts(rc *resolvedConfig) ([]uint16, string) {
 	}
 	slices.Sort(ports)
 	for _, p := range ports {
-		if slices.Contains(rc.bind, p) {
+		if slices.Contains(rc.Bind, p) {
 			// The caller's listener would hold the port the program
 			// binds, and a connect to localhost:P would mean either.
 			return nil, "port " + strconv.Itoa(int(p)) + " is both an allowed destination and a port the program may bind"
@@ -180,7 +180,7 @@ func withResolvConf(rc *resolvedConfig) (string, error) {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("generated resolv.conf: %w", err)
 	}
-	rc.resolver, rc.resolverAt = f, at
+	rc.Resolver, rc.ResolverAt = f, at
 	return dir, nil
 }
 

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"errors"
 	"os/exec"
+
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // CommandReport is what [FinishCommand] found once a command that
@@ -38,15 +40,10 @@ type CommandReport struct {
 }
 
 // Finding is one thing the caller found in a place the program could
-// write, which the caller must know of (see CommandReport.Findings).
-type Finding struct {
-	// Kind is one of the Finding* constants.
-	Kind string `json:"kind"`
-	// Path is where it was found.
-	Path string `json:"path"`
-	// Detail says what it is and what to do about it.
-	Detail string `json:"detail,omitempty"`
-}
+// write, which the caller must know of (see CommandReport.Findings): Kind
+// (a Finding* constant), Path (where it was found), Detail (what it is and
+// what to do about it).
+type Finding = spec.Finding
 
 // gitReport is what the git checks after a command found (see gitEnd on
 // Linux): CommandReport's Removed, GitCreated and Findings.

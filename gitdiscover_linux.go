@@ -26,10 +26,10 @@ type gitFound struct {
 // the sources of writable Mounts.
 func gitRoots(rc *resolvedConfig) []string {
 	var roots []string
-	for _, w := range rc.write {
+	for _, w := range rc.Write {
 		roots = append(roots, w.Resolved)
 	}
-	for _, m := range rc.mounts {
+	for _, m := range rc.Mounts {
 		if m.Write && !slices.Contains(roots, m.Path) {
 			roots = append(roots, m.Path)
 		}

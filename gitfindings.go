@@ -10,6 +10,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // Kinds of Finding that git protection reports, on Linux with the
@@ -25,13 +27,13 @@ const (
 	// and the working directory's way up). Its hooks and config are the
 	// program's: git runs them the next time anyone works in it. Path is
 	// the .git.
-	FindingGitRepository = "git_repository_created"
+	FindingGitRepository = spec.FindingGitRepository
 	// FindingGitBareRepository: an implicit bare repository (HEAD,
 	// objects/, refs/) that the program created, a write path's top
 	// included: git run inside it takes it for a git directory and uses
 	// its config (core.sshCommand runs a program at git fetch, for one)
 	// and hooks. Path is the directory.
-	FindingGitBareRepository = "git_bare_repository_created"
+	FindingGitBareRepository = spec.FindingGitBareRepository
 	// FindingGitRebaseExec: rebase or cherry-pick state with exec lines
 	// (rebase-merge/git-rebase-todo, sequencer/todo) in the git
 	// directory of a protected repository, new or changed since the
@@ -40,16 +42,16 @@ const (
 	// runs each exec line outside the sandbox. Path is the todo file.
 	// rebase-apply (git am, and rebase's apply backend) holds no list of
 	// commands: its state runs nothing but hooks, which are protected.
-	FindingGitRebaseExec = "git_rebase_exec"
+	FindingGitRebaseExec = spec.FindingGitRebaseExec
 	// FindingGitNotWalked: the walk for repositories (before the program
 	// started, or after it) stopped at its budget or at an error: Path is
 	// a directory it did not walk, or walked in part; a repository there
 	// was not protected, or not reported.
-	FindingGitNotWalked = "git_not_walked"
+	FindingGitNotWalked = spec.FindingGitNotWalked
 	// FindingGitNotProtected: a repository found at the start beyond the
 	// per-spawn budget of protected repositories: its hooks and config
 	// were writable. Path is the repository's directory.
-	FindingGitNotProtected = "git_not_protected"
+	FindingGitNotProtected = spec.FindingGitNotProtected
 )
 
 // gitExecLines returns the lines of a git todo list (rebase -i's

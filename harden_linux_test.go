@@ -27,6 +27,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/openparallax/sandbox/internal/childtest"
+	"github.com/openparallax/sandbox/internal/probe"
 )
 
 // sysErr runs a raw system call and returns its errno (0 on success).
@@ -193,15 +194,15 @@ func hardeningChild(t *testing.T, user, ws, victim string) {
 	// Metadata outside the grants, by path: refused. (Each asks for the
 	// mode, owner and times the file already has.)
 	mode := uintptr(st.Mode & 0o7777)
-	wantErrno(t, "fchmodat(outside, same mode)", errnoOf(unix.Fchmodat(unix.AT_FDCWD, victim, uint32(mode), 0)), unix.EPERM)
+	wantErrno(t, "fchmodat(outside, same mode)", probe.ErrnoOf(unix.Fchmodat(unix.AT_FDCWD, victim, uint32(mode), 0)), unix.EPERM)
 	wantErrno(t, "fchmodat2(outside, same mode)", sysErr(unix.SYS_FCHMODAT2, atFDCWD, cstr(victim), mode, 0), unix.EPERM)
-	wantErrno(t, "fchownat(outside, same owner)", errnoOf(unix.Fchownat(unix.AT_FDCWD, victim, int(st.Uid), int(st.Gid), 0)), unix.EPERM)
-	wantErrno(t, "lchown(outside, same owner)", errnoOf(unix.Lchown(victim, int(st.Uid), int(st.Gid))), unix.EPERM)
+	wantErrno(t, "fchownat(outside, same owner)", probe.ErrnoOf(unix.Fchownat(unix.AT_FDCWD, victim, int(st.Uid), int(st.Gid), 0)), unix.EPERM)
+	wantErrno(t, "lchown(outside, same owner)", probe.ErrnoOf(unix.Lchown(victim, int(st.Uid), int(st.Gid))), unix.EPERM)
 	times := []unix.Timespec{st.Atim, st.Mtim}
-	wantErrno(t, "utimensat(outside, same times)", errnoOf(unix.UtimesNanoAt(unix.AT_FDCWD, victim, times, 0)), unix.EPERM)
-	wantErrno(t, "setxattr(outside, user.x)", errnoOf(unix.Setxattr(victim, "user.sandbox-test", []byte("x"), 0)), unix.EPERM)
-	wantErrno(t, "lsetxattr(outside, security.capability)", errnoOf(unix.Lsetxattr(victim, "security.capability", []byte{0}, 0)), unix.EPERM)
-	wantErrno(t, "removexattr(outside, user.x)", errnoOf(unix.Removexattr(victim, "user.sandbox-test")), unix.EPERM)
+	wantErrno(t, "utimensat(outside, same times)", probe.ErrnoOf(unix.UtimesNanoAt(unix.AT_FDCWD, victim, times, 0)), unix.EPERM)
+	wantErrno(t, "setxattr(outside, user.x)", probe.ErrnoOf(unix.Setxattr(victim, "user.sandbox-test", []byte("x"), 0)), unix.EPERM)
+	wantErrno(t, "lsetxattr(outside, security.capability)", probe.ErrnoOf(unix.Lsetxattr(victim, "security.capability", []byte{0}, 0)), unix.EPERM)
+	wantErrno(t, "removexattr(outside, user.x)", probe.ErrnoOf(unix.Removexattr(victim, "user.sandbox-test")), unix.EPERM)
 	wantErrno(t, "setxattrat(outside)", sysErr(unix.SYS_SETXATTRAT, atFDCWD, cstr(victim), 0, cstr("user.x"), 0, 0), unix.EPERM)
 	wantErrno(t, "removexattrat(outside)", sysErr(unix.SYS_REMOVEXATTRAT, atFDCWD, cstr(victim), 0, cstr("user.x")), unix.EPERM)
 	wantErrno(t, "file_setattr(outside)", sysErr(unix.SYS_FILE_SETATTR, atFDCWD, cstr(victim), 0, 0, 0), unix.EPERM)
@@ -210,12 +211,12 @@ func hardeningChild(t *testing.T, user, ws, victim string) {
 	if opath, err := unix.Open(victim, unix.O_PATH|unix.O_CLOEXEC, 0); err != nil {
 		t.Errorf("O_PATH open outside the grants: %v", err)
 	} else {
-		wantErrno(t, "fchownat(O_PATH, \"\", AT_EMPTY_PATH)", errnoOf(unix.Fchownat(opath, "", int(st.Uid), int(st.Gid), unix.AT_EMPTY_PATH)), unix.EPERM)
+		wantErrno(t, "fchownat(O_PATH, \"\", AT_EMPTY_PATH)", probe.ErrnoOf(unix.Fchownat(opath, "", int(st.Uid), int(st.Gid), unix.AT_EMPTY_PATH)), unix.EPERM)
 		wantErrno(t, "fchmodat2(O_PATH, \"\", AT_EMPTY_PATH)", sysErr(unix.SYS_FCHMODAT2, uintptr(opath), cstr(""), mode, unix.AT_EMPTY_PATH), unix.EPERM)
-		wantErrno(t, "utimensat(O_PATH, \"\", AT_EMPTY_PATH)", errnoOf(unix.UtimesNanoAt(opath, "", times, unix.AT_EMPTY_PATH)), unix.EPERM)
+		wantErrno(t, "utimensat(O_PATH, \"\", AT_EMPTY_PATH)", probe.ErrnoOf(unix.UtimesNanoAt(opath, "", times, unix.AT_EMPTY_PATH)), unix.EPERM)
 		// The descriptor forms refuse O_PATH descriptors themselves.
-		wantErrno(t, "fchmod(O_PATH)", errnoOf(unix.Fchmod(opath, uint32(mode))), unix.EBADF)
-		wantErrno(t, "fchown(O_PATH)", errnoOf(unix.Fchown(opath, int(st.Uid), int(st.Gid))), unix.EBADF)
+		wantErrno(t, "fchmod(O_PATH)", probe.ErrnoOf(unix.Fchmod(opath, uint32(mode))), unix.EBADF)
+		wantErrno(t, "fchown(O_PATH)", probe.ErrnoOf(unix.Fchown(opath, int(st.Uid), int(st.Gid))), unix.EBADF)
 		unix.Close(opath)
 	}
 	if runtime.GOARCH == "amd64" {
@@ -234,37 +235,37 @@ func hardeningChild(t *testing.T, user, ws, victim string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErrno(t, "(*os.File).Chmod(0o755) in the write path", errnoOf(f.Chmod(0o755)), 0)
-	wantErrno(t, "fchmod(04755) in the write path", errnoOf(unix.Fchmod(int(f.Fd()), 0o4755)), unix.EPERM)
-	wantErrno(t, "fchmod(02755) in the write path", errnoOf(unix.Fchmod(int(f.Fd()), 0o2755)), unix.EPERM)
-	wantErrno(t, "utimensat(fd, \"\", AT_EMPTY_PATH): a path, refused even inside", errnoOf(unix.UtimesNanoAt(int(f.Fd()), "", nil, unix.AT_EMPTY_PATH)), unix.EPERM)
+	wantErrno(t, "(*os.File).Chmod(0o755) in the write path", probe.ErrnoOf(f.Chmod(0o755)), 0)
+	wantErrno(t, "fchmod(04755) in the write path", probe.ErrnoOf(unix.Fchmod(int(f.Fd()), 0o4755)), unix.EPERM)
+	wantErrno(t, "fchmod(02755) in the write path", probe.ErrnoOf(unix.Fchmod(int(f.Fd()), 0o2755)), unix.EPERM)
+	wantErrno(t, "utimensat(fd, \"\", AT_EMPTY_PATH): a path, refused even inside", probe.ErrnoOf(unix.UtimesNanoAt(int(f.Fd()), "", nil, unix.AT_EMPTY_PATH)), unix.EPERM)
 	wantErrno(t, "futimens (utimensat with a NULL path)", sysErr(unix.SYS_UTIMENSAT, f.Fd(), 0, 0, 0), 0)
 	// fsetxattr stays allowed: 0, or EOPNOTSUPP on a filesystem without user.* attributes.
-	if e := errnoOf(unix.Fsetxattr(int(f.Fd()), "user.sandbox-test", []byte("x"), 0)); e != 0 && e != unix.EOPNOTSUPP {
+	if e := probe.ErrnoOf(unix.Fsetxattr(int(f.Fd()), "user.sandbox-test", []byte("x"), 0)); e != 0 && e != unix.EOPNOTSUPP {
 		t.Errorf("fsetxattr in the write path: %v, want success or EOPNOTSUPP", e)
 	}
 	f.Close()
-	wantErrno(t, "open(O_CREAT, 04755)", errnoOf(openMode(filepath.Join(ws, "suid"), unix.O_CREAT|unix.O_WRONLY, 0o4755)), unix.EPERM)
-	wantErrno(t, "open(O_CREAT, 02755)", errnoOf(openMode(filepath.Join(ws, "sgid"), unix.O_CREAT|unix.O_WRONLY, 0o2755)), unix.EPERM)
-	wantErrno(t, "open(O_TMPFILE, 04755)", errnoOf(openMode(ws, unix.O_TMPFILE|unix.O_WRONLY, 0o4755)), unix.EPERM)
-	wantErrno(t, "open(O_CREAT, 0755)", errnoOf(openMode(filepath.Join(ws, "plain"), unix.O_CREAT|unix.O_WRONLY, 0o755)), 0)
-	wantErrno(t, "mknodat(FIFO, 04644)", errnoOf(unix.Mknodat(unix.AT_FDCWD, filepath.Join(ws, "fifo"), unix.S_IFIFO|0o4644, 0)), unix.EPERM)
-	wantErrno(t, "mknodat(FIFO, 0644)", errnoOf(unix.Mknodat(unix.AT_FDCWD, filepath.Join(ws, "fifo"), unix.S_IFIFO|0o644, 0)), 0)
+	wantErrno(t, "open(O_CREAT, 04755)", probe.ErrnoOf(openMode(filepath.Join(ws, "suid"), unix.O_CREAT|unix.O_WRONLY, 0o4755)), unix.EPERM)
+	wantErrno(t, "open(O_CREAT, 02755)", probe.ErrnoOf(openMode(filepath.Join(ws, "sgid"), unix.O_CREAT|unix.O_WRONLY, 0o2755)), unix.EPERM)
+	wantErrno(t, "open(O_TMPFILE, 04755)", probe.ErrnoOf(openMode(ws, unix.O_TMPFILE|unix.O_WRONLY, 0o4755)), unix.EPERM)
+	wantErrno(t, "open(O_CREAT, 0755)", probe.ErrnoOf(openMode(filepath.Join(ws, "plain"), unix.O_CREAT|unix.O_WRONLY, 0o755)), 0)
+	wantErrno(t, "mknodat(FIFO, 04644)", probe.ErrnoOf(unix.Mknodat(unix.AT_FDCWD, filepath.Join(ws, "fifo"), unix.S_IFIFO|0o4644, 0)), unix.EPERM)
+	wantErrno(t, "mknodat(FIFO, 0644)", probe.ErrnoOf(unix.Mknodat(unix.AT_FDCWD, filepath.Join(ws, "fifo"), unix.S_IFIFO|0o644, 0)), 0)
 
 	// Other processes of the same user: the parent (the test process).
 	var lim unix.Rlimit
-	wantErrno(t, "prlimit64(parent, RLIMIT_NOFILE, NULL, &old)", errnoOf(unix.Prlimit(parent, unix.RLIMIT_NOFILE, nil, &lim)), unix.EPERM)
-	wantErrno(t, "prlimit64(0, RLIMIT_NOFILE, NULL, &old)", errnoOf(unix.Prlimit(0, unix.RLIMIT_NOFILE, nil, &lim)), 0)
+	wantErrno(t, "prlimit64(parent, RLIMIT_NOFILE, NULL, &old)", probe.ErrnoOf(unix.Prlimit(parent, unix.RLIMIT_NOFILE, nil, &lim)), unix.EPERM)
+	wantErrno(t, "prlimit64(0, RLIMIT_NOFILE, NULL, &old)", probe.ErrnoOf(unix.Prlimit(0, unix.RLIMIT_NOFILE, nil, &lim)), 0)
 	if perr == nil {
-		wantErrno(t, "setpriority(PRIO_PROCESS, parent, its own value)", errnoOf(unix.Setpriority(unix.PRIO_PROCESS, parent, 20-parentNice)), unix.EPERM)
+		wantErrno(t, "setpriority(PRIO_PROCESS, parent, its own value)", probe.ErrnoOf(unix.Setpriority(unix.PRIO_PROCESS, parent, 20-parentNice)), unix.EPERM)
 	}
 	own, _ := unix.Getpriority(unix.PRIO_PROCESS, 0)
-	wantErrno(t, "setpriority(PRIO_PROCESS, 0, its own value)", errnoOf(unix.Setpriority(unix.PRIO_PROCESS, 0, 20-own)), 0)
-	wantErrno(t, "setpriority(PRIO_USER, uid, 19)", errnoOf(unix.Setpriority(unix.PRIO_USER, os.Getuid(), 19)), unix.EPERM)
-	wantErrno(t, "setpriority(PRIO_PGRP, 0, 19)", errnoOf(unix.Setpriority(unix.PRIO_PGRP, 0, 19)), unix.EPERM)
-	wantErrno(t, "setpriority(PRIO_PROCESS, 0, -1)", errnoOf(unix.Setpriority(unix.PRIO_PROCESS, 0, -1)), unix.EPERM)
+	wantErrno(t, "setpriority(PRIO_PROCESS, 0, its own value)", probe.ErrnoOf(unix.Setpriority(unix.PRIO_PROCESS, 0, 20-own)), 0)
+	wantErrno(t, "setpriority(PRIO_USER, uid, 19)", probe.ErrnoOf(unix.Setpriority(unix.PRIO_USER, os.Getuid(), 19)), unix.EPERM)
+	wantErrno(t, "setpriority(PRIO_PGRP, 0, 19)", probe.ErrnoOf(unix.Setpriority(unix.PRIO_PGRP, 0, 19)), unix.EPERM)
+	wantErrno(t, "setpriority(PRIO_PROCESS, 0, -1)", probe.ErrnoOf(unix.Setpriority(unix.PRIO_PROCESS, 0, -1)), unix.EPERM)
 	if affErr == nil {
-		wantErrno(t, "sched_setaffinity(parent, its own set)", errnoOf(unix.SchedSetaffinity(parent, &parentSet)), unix.EPERM)
+		wantErrno(t, "sched_setaffinity(parent, its own set)", probe.ErrnoOf(unix.SchedSetaffinity(parent, &parentSet)), unix.EPERM)
 	}
 	wantErrno(t, "sched_setscheduler(parent, SCHED_OTHER)", sysErr(unix.SYS_SCHED_SETSCHEDULER, uintptr(parent), 0, uintptr(unsafe.Pointer(new(int32)))), unix.EPERM)
 	prio := int32(1)
@@ -290,7 +291,7 @@ func hardeningChild(t *testing.T, user, ws, victim string) {
 	if runtime.GOARCH == "amd64" {
 		wantErrno(t, "modify_ldt(read)", sysErr(154, 0, uintptr(unsafe.Pointer(&[16]byte{})), 16), unix.EPERM)
 	}
-	wantErrno(t, "fcntl(F_SETLEASE)", errnoOf(fcntlErr(int(procFile.Fd()), unix.F_SETLEASE, unix.F_RDLCK)), unix.EPERM)
+	wantErrno(t, "fcntl(F_SETLEASE)", probe.ErrnoOf(fcntlErr(int(procFile.Fd()), unix.F_SETLEASE, unix.F_RDLCK)), unix.EPERM)
 	wantErrno(t, "clone(CLONE_PARENT|CLONE_SIGHAND), EINVAL without the filter",
 		sysErr(unix.SYS_CLONE, unix.CLONE_PARENT|unix.CLONE_SIGHAND|uintptr(unix.SIGCHLD), 0, 0, 0, 0), unix.EPERM)
 
@@ -309,10 +310,10 @@ func hardeningChild(t *testing.T, user, ws, victim string) {
 	} else {
 		ifr, _ := unix.NewIfreq("sbxnoif0")
 		ifr.SetUint32(1500)
-		wantErrno(t, "ioctl(socketpair, SIOCSIFMTU, no such interface)", errnoOf(unix.IoctlIfreq(pair[0], unix.SIOCSIFMTU, ifr)), unix.EPERM)
-		wantErrno(t, "ioctl(socketpair, SIOCSIFFLAGS, no such interface)", errnoOf(unix.IoctlIfreq(pair[0], unix.SIOCSIFFLAGS, ifr)), unix.EPERM)
+		wantErrno(t, "ioctl(socketpair, SIOCSIFMTU, no such interface)", probe.ErrnoOf(unix.IoctlIfreq(pair[0], unix.SIOCSIFMTU, ifr)), unix.EPERM)
+		wantErrno(t, "ioctl(socketpair, SIOCSIFFLAGS, no such interface)", probe.ErrnoOf(unix.IoctlIfreq(pair[0], unix.SIOCSIFFLAGS, ifr)), unix.EPERM)
 		lo, _ := unix.NewIfreq("lo")
-		wantErrno(t, "ioctl(socketpair, SIOCGIFMTU, lo)", errnoOf(unix.IoctlIfreq(pair[0], unix.SIOCGIFMTU, lo)), 0)
+		wantErrno(t, "ioctl(socketpair, SIOCGIFMTU, lo)", probe.ErrnoOf(unix.IoctlIfreq(pair[0], unix.SIOCGIFMTU, lo)), 0)
 		unix.Close(pair[0])
 		unix.Close(pair[1])
 	}
@@ -322,14 +323,14 @@ func hardeningChild(t *testing.T, user, ws, victim string) {
 		t.Logf("no pseudo-terminal (%v): terminal ioctls not tried here (the seccomp VM tests cover them)", ptmxErr)
 	} else {
 		ws, err := unix.IoctlGetWinsize(pts, unix.TIOCGWINSZ)
-		wantErrno(t, "TIOCGWINSZ", errnoOf(err), 0)
+		wantErrno(t, "TIOCGWINSZ", probe.ErrnoOf(err), 0)
 		if err == nil {
-			wantErrno(t, "TIOCSWINSZ (same size)", errnoOf(unix.IoctlSetWinsize(pts, unix.TIOCSWINSZ, ws)), unix.EPERM)
+			wantErrno(t, "TIOCSWINSZ (same size)", probe.ErrnoOf(unix.IoctlSetWinsize(pts, unix.TIOCSWINSZ, ws)), unix.EPERM)
 		}
 		tio, err := unix.IoctlGetTermios(pts, unix.TCGETS)
-		wantErrno(t, "TCGETS", errnoOf(err), 0)
+		wantErrno(t, "TCGETS", probe.ErrnoOf(err), 0)
 		if err == nil {
-			wantErrno(t, "TCSETS (same settings)", errnoOf(unix.IoctlSetTermios(pts, unix.TCSETS, tio)), 0)
+			wantErrno(t, "TCSETS (same settings)", probe.ErrnoOf(unix.IoctlSetTermios(pts, unix.TCSETS, tio)), 0)
 		}
 		for _, req := range []struct {
 			name string
@@ -394,7 +395,7 @@ func TestApplySelfMemfd(t *testing.T) {
 				// MFD_NOEXEC_SEAL is Linux 6.3+; before, the kernel says EINVAL.
 				sealWant := syscall.Errno(0)
 				if fd, err := unix.MemfdCreate("sbx", unix.MFD_CLOEXEC|unix.MFD_NOEXEC_SEAL); err != nil {
-					sealWant = errnoOf(err)
+					sealWant = probe.ErrnoOf(err)
 				} else {
 					unix.Close(fd)
 				}
@@ -409,13 +410,13 @@ func TestApplySelfMemfd(t *testing.T) {
 				if err == nil {
 					unix.Close(fd)
 				}
-				wantErrno(t, "memfd_create(MFD_CLOEXEC)", errnoOf(err), want)
+				wantErrno(t, "memfd_create(MFD_CLOEXEC)", probe.ErrnoOf(err), want)
 				fd, err = unix.MemfdCreate("sandbox-test", unix.MFD_CLOEXEC|unix.MFD_NOEXEC_SEAL)
 				if err == nil {
-					wantErrno(t, "fchmod(sealed memfd, 0755)", errnoOf(unix.Fchmod(fd, 0o755)), unix.EPERM)
+					wantErrno(t, "fchmod(sealed memfd, 0755)", probe.ErrnoOf(unix.Fchmod(fd, 0o755)), unix.EPERM)
 					unix.Close(fd)
 				}
-				wantErrno(t, "memfd_create(MFD_CLOEXEC|MFD_NOEXEC_SEAL) (as without the sandbox)", errnoOf(err), sealWant)
+				wantErrno(t, "memfd_create(MFD_CLOEXEC|MFD_NOEXEC_SEAL) (as without the sandbox)", probe.ErrnoOf(err), sealWant)
 			})
 		})
 	}

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strconv"
 	"time"
+
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // Limits bound the resources a confined program may consume. Each field's
@@ -213,47 +215,27 @@ func (l *Limits) UnmarshalJSON(b []byte) error {
 }
 
 // validate refuses negative limits.
-func (l Limits) validate() error {
-	for _, f := range []struct {
-		name  string
-		v     int64
-		shown string
-	}{
-		{"limits.processes", l.Processes, ""},
-		{"limits.memory_bytes", l.MemoryBytes, ""},
-		{"limits.cpu_time", int64(l.CPUTime), l.CPUTime.String()},
-		{"limits.file_size_bytes", l.FileSizeBytes, ""},
-		{"limits.open_files", l.OpenFiles, ""},
-	} {
-		if f.v < 0 {
-			if f.shown == "" {
-				f.shown = strconv.FormatInt(f.v, 10)
-			}
-			return &ConfigError{Field: f.name, Value: f.shown, Reason: "negative: 0 means no limit"}
-		}
-	}
-	return nil
-}
+func (l Limits) validate() error { return spec.Limits(l).Validate() }
 
 // Feature names of the limits in [Plan.Features]. Each requested limit is
 // listed once per entry point, with [Enforcement.Scope] set.
 const (
-	FeatureLimitProcesses = "limit_processes"  // Limits.Processes
-	FeatureLimitMemory    = "limit_memory"     // Limits.MemoryBytes
-	FeatureLimitCPUTime   = "limit_cpu_time"   // Limits.CPUTime
-	FeatureLimitFileSize  = "limit_file_size"  // Limits.FileSizeBytes
-	FeatureLimitOpenFiles = "limit_open_files" // Limits.OpenFiles
+	FeatureLimitProcesses = spec.FeatureLimitProcesses // Limits.Processes
+	FeatureLimitMemory    = spec.FeatureLimitMemory    // Limits.MemoryBytes
+	FeatureLimitCPUTime   = spec.FeatureLimitCPUTime   // Limits.CPUTime
+	FeatureLimitFileSize  = spec.FeatureLimitFileSize  // Limits.FileSizeBytes
+	FeatureLimitOpenFiles = spec.FeatureLimitOpenFiles // Limits.OpenFiles
 )
 
 // Values of [Enforcement.Scope]. An Enforcement without a Scope holds for
 // every entry point.
 const (
-	ScopeApplySelf = "apply_self" // Sandbox.ApplySelf
-	ScopeCommand   = "command"    // Sandbox.WrapCommand and Run
+	ScopeApplySelf = spec.ScopeApplySelf // Sandbox.ApplySelf
+	ScopeCommand   = spec.ScopeCommand   // Sandbox.WrapCommand and Run
 )
 
 // requestedLimits lists the features of the limits l sets, in a fixed order.
-func requestedLimits(l Limits) []string {
+func requestedLimits(l spec.Limits) []string {
 	var out []string
 	if l.Processes > 0 {
 		out = append(out, FeatureLimitProcesses)
@@ -277,7 +259,7 @@ func requestedLimits(l Limits) []string {
 // entry point, for platforms that enforce none.
 func unenforcedLimits(rc *resolvedConfig, why string) []Enforcement {
 	var out []Enforcement
-	for _, f := range requestedLimits(rc.cfg.Limits) {
+	for _, f := range requestedLimits(rc.Config.Limits) {
 		out = append(out, Enforcement{Feature: f, Detail: "not enforced: " + why})
 	}
 	return out
@@ -286,16 +268,7 @@ func unenforcedLimits(rc *resolvedConfig, why string) []Enforcement {
 // cgroupAvail is what WrapCommand and Run can use of a cgroup here, as
 // data for the plan (limits_linux.go detects it). The zero value is "no
 // cgroup".
-type cgroupAvail struct {
-	version           string // "cgroup v1" or "cgroup v2"; "" when none can be managed
-	pids, memory, cpu bool   // Processes, MemoryBytes and CPUTime can be enforced by it
-	swap              string // how swap is kept out of MemoryBytes, for the plan
-	why               string // why there is none, or why a controller is missing
-	// where is the directory (one per v1 hierarchy, comma-separated) the
-	// trees' cgroups are made in (cgroup.Manager.Parents + DirName), for
-	// the plan.
-	where string
-}
+type cgroupAvail = spec.Cgroup
 
 // selfCreds is what decides whether the rlimits ApplySelf sets bind the
 // calling process.
@@ -342,7 +315,7 @@ func (c selfCreds) commandHardNote(f string, v uint64) string {
 // commandRlimits). It is pure: the caller's credentials and the cgroup
 // found are arguments.
 func linuxLimitFeatures(rc *resolvedConfig, c selfCreds, cg cgroupAvail) []Enforcement {
-	l := rc.cfg.Limits
+	l := rc.Config.Limits
 	var out []Enforcement
 	self := func(feature string, enforced bool, detail, hint string) {
 		detail += c.selfHardNote(feature, rlimitAsked(l, feature))
@@ -371,7 +344,7 @@ func linuxLimitFeatures(rc *resolvedConfig, c selfCreds, cg cgroupAvail) []Enfor
 		case FeatureLimitCPUTime:
 			secs := rlimitSeconds(l.CPUTime)
 			d := "RLIMIT_CPU: SIGXCPU at " + strconv.FormatUint(secs, 10) + " s of CPU time, SIGKILL a second later"
-			if rc.cfg.AllowProcessSpawn {
+			if rc.Config.AllowProcessSpawn {
 				self(f, false, "partly: "+d+", per process: each child gets a budget of its own, so the tree's total is not bounded; "+noCgroup,
 					"deny AllowProcessSpawn to make the process the whole tree")
 			} else {
@@ -392,7 +365,7 @@ func linuxLimitFeatures(rc *resolvedConfig, c selfCreds, cg cgroupAvail) []Enfor
 // rlimits the child half sets (commandRlimits), which bind the same way as
 // ApplySelf's, except that the child half has dropped every capability.
 func commandLimitFeature(rc *resolvedConfig, c selfCreds, cg cgroupAvail, f string) Enforcement {
-	l := rc.cfg.Limits
+	l := rc.Config.Limits
 	e := Enforcement{Feature: f, Scope: ScopeCommand}
 	set := func(enforced bool, detail, hint string) Enforcement {
 		e.Enforced, e.Detail, e.Hint = enforced, "WrapCommand/Run: "+detail, hint
@@ -404,17 +377,17 @@ func commandLimitFeature(rc *resolvedConfig, c selfCreds, cg cgroupAvail, f stri
 		return set(enforced, detail+c.commandHardNote(f, rlimitAsked(l, f)), hint)
 	}
 	noCg := "no cgroup the caller may manage"
-	if cg.version != "" {
-		noCg = cg.version + " without the controller"
+	if cg.Version != "" {
+		noCg = cg.Version + " without the controller"
 	}
-	if cg.why != "" {
-		noCg += " (" + cg.why + ")"
+	if cg.Why != "" {
+		noCg += " (" + cg.Why + ")"
 	}
 	cgHint := "run as root on a host with cgroup controllers, or in a leaf of a delegated cgroup v2 subtree that enables pids and memory for its children (systemd Delegate=yes)"
-	tree := "the tree's own " + cg.version + " (a cgroup in " + cg.where + "), made before the target starts and removed when the tree is gone: "
+	tree := "the tree's own " + cg.Version + " (a cgroup in " + cg.Where + "), made before the target starts and removed when the tree is gone: "
 	switch f {
 	case FeatureLimitProcesses:
-		if cg.pids {
+		if cg.Pids {
 			return set(true, tree+"pids.max "+strconv.FormatInt(l.Processes, 10)+": every task of the tree, threads included; a fork past it fails with EAGAIN", "")
 		}
 		if c.uid0 {
@@ -425,19 +398,19 @@ func commandLimitFeature(rc *resolvedConfig, c selfCreds, cg cgroupAvail, f stri
 			"(where the child half starts in a user namespace of its own, as it does for a caller that is not root when the namespaces are used, "+
 			"Linux 5.14 and later count only that namespace's tasks: the tree's)", "")
 	case FeatureLimitMemory:
-		if cg.memory {
+		if cg.Memory {
 			return set(true, tree+"memory limit "+strconv.FormatInt(l.MemoryBytes, 10)+" over anonymous memory, page cache, memfd and tmpfs pages of the whole tree, "+
-				cg.swap+"; past it the out-of-memory killer ends the program", "")
+				cg.Swap+"; past it the out-of-memory killer ends the program", "")
 		}
 		return setRlimit(false, "partly: RLIMIT_DATA "+strconv.FormatInt(l.MemoryBytes, 10)+" bounds each process's private writable memory; "+
 			"memfd, shared memory and tmpfs pages, and the sum over processes, are not bounded: "+noCg, cgHint)
 	case FeatureLimitCPUTime:
-		if cg.cpu {
+		if cg.CPU {
 			return set(true, tree+"a watchdog in the caller reads the tree's CPU time every 20 ms and kills the whole tree at "+l.CPUTime.String()+
 				" (it may overrun by about 20 ms per CPU)", "")
 		}
 		d := "RLIMIT_CPU: SIGXCPU at " + strconv.FormatUint(rlimitSeconds(l.CPUTime), 10) + " s of CPU time, SIGKILL a second later"
-		if rc.cfg.AllowProcessSpawn {
+		if rc.Config.AllowProcessSpawn {
 			return setRlimit(false, "partly: "+d+", per process: each child gets a budget of its own, so the tree's total is not bounded: "+noCg, cgHint)
 		}
 		return setRlimit(true, d+" (spawn denied: the process is the whole tree; "+noCg+")", "")
@@ -451,7 +424,7 @@ func commandLimitFeature(rc *resolvedConfig, c selfCreds, cg cgroupAvail, f stri
 
 // rlimitAsked is the hard limit asked of the rlimit that stands for the
 // limit feature f (see rlimitsFor), in that rlimit's unit.
-func rlimitAsked(l Limits, f string) uint64 {
+func rlimitAsked(l spec.Limits, f string) uint64 {
 	switch f {
 	case FeatureLimitProcesses:
 		return uint64(l.Processes)

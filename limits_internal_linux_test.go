@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/openparallax/sandbox/internal/spec"
 	"github.com/openparallax/sandbox/internal/trampoline"
 )
 
@@ -20,7 +21,7 @@ func TestLimitCommandRlimitsCeiling(t *testing.T) {
 	l := Limits{Processes: 200000, CPUTime: 10 * time.Second, FileSizeBytes: 4096, OpenFiles: 30000}
 	ceiling := map[int]uint64{unix.RLIMIT_NPROC: 4096, unix.RLIMIT_NOFILE: 20000, unix.RLIMIT_FSIZE: ^uint64(0), unix.RLIMIT_CPU: 5}
 	got := map[uint32]trampoline.Rlimit{}
-	for _, r := range commandRlimits(l, cgroupAvail{}, ceiling) {
+	for _, r := range commandRlimits(spec.Limits(l), cgroupAvail{}, ceiling) {
 		got[r.Resource] = r
 	}
 	for res, want := range map[int][2]uint64{
@@ -35,7 +36,7 @@ func TestLimitCommandRlimitsCeiling(t *testing.T) {
 		}
 	}
 	// Without a ceiling (a limit the caller could not read): the limits asked.
-	for _, r := range commandRlimits(l, cgroupAvail{}, nil) {
+	for _, r := range commandRlimits(spec.Limits(l), cgroupAvail{}, nil) {
 		if r.Resource == unix.RLIMIT_NOFILE && (r.Cur != 30000 || r.Max != 30000) {
 			t.Errorf("RLIMIT_NOFILE without a ceiling: %+v", r)
 		}
@@ -79,14 +80,14 @@ func TestLimitHardNotes(t *testing.T) {
 // limit asked and the child half sets no other rlimit; with none, no
 // rlimit at all.
 func TestLimitCommandRlimitsCore(t *testing.T) {
-	full := cgroupAvail{version: "cgroup v2", pids: true, memory: true, cpu: true}
+	full := cgroupAvail{Version: "cgroup v2", Pids: true, Memory: true, CPU: true}
 	for _, l := range []Limits{{Processes: 8}, {MemoryBytes: 1 << 20, CPUTime: time.Second}, {OpenFiles: 8}} {
-		rs := commandRlimits(l, full, nil)
+		rs := commandRlimits(spec.Limits(l), full, nil)
 		if len(rs) == 0 || rs[len(rs)-1] != (trampoline.Rlimit{Resource: unix.RLIMIT_CORE}) {
 			t.Errorf("%+v with every controller: %+v, want RLIMIT_CORE 0 last", l, rs)
 		}
 	}
-	if rs := commandRlimits(Limits{}, full, nil); len(rs) != 0 {
+	if rs := commandRlimits(spec.Limits{}, full, nil); len(rs) != 0 {
 		t.Errorf("no limits: %+v", rs)
 	}
 }

@@ -30,7 +30,7 @@ func TestLinuxLimitFeatures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fs := linuxLimitFeatures(rc, c.creds, cgroupAvail{why: "test: none"})
+			fs := linuxLimitFeatures(rc, c.creds, cgroupAvail{Why: "test: none"})
 			if len(fs) != 10 {
 				t.Fatalf("%d entries, want 5 per entry point: %+v", len(fs), fs)
 			}
@@ -89,7 +89,7 @@ func TestCommandLimitsWithCgroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full := cgroupAvail{version: "cgroup v2", pids: true, memory: true, cpu: true, where: "/sys/fs/cgroup/system.slice/openparallax-sandbox"}
+	full := cgroupAvail{Version: "cgroup v2", Pids: true, Memory: true, CPU: true, Where: "/sys/fs/cgroup/system.slice/openparallax-sandbox"}
 	p := Plan{Available: true, Features: linuxLimitFeatures(rc, selfCreds{uid0: true}, full)}
 	for _, f := range p.Features {
 		if f.Scope == ScopeCommand && !f.Enforced {
@@ -101,13 +101,13 @@ func TestCommandLimitsWithCgroup(t *testing.T) {
 			t.Errorf("WrapCommand %s does not say which cgroup: %s", f.Feature, f.Detail)
 		}
 	}
-	if err := checkApplicable(p, rc.cfg); err != nil {
+	if err := checkApplicable(p, Config{Strict: rc.Config.Strict}); err != nil {
 		t.Errorf("Strict WrapCommand with a full cgroup: %v", err)
 	}
 	noMem := full
-	noMem.memory, noMem.why = false, "memory: not mounted"
+	noMem.Memory, noMem.Why = false, "memory: not mounted"
 	p = Plan{Available: true, Features: linuxLimitFeatures(rc, selfCreds{uid0: true}, noMem)}
-	err = checkApplicable(p, rc.cfg)
+	err = checkApplicable(p, Config{Strict: rc.Config.Strict})
 	if !errors.Is(err, ErrNotEnforced) || !strings.Contains(err.Error(), FeatureLimitMemory+" (") || !strings.Contains(err.Error(), "memory: not mounted") ||
 		strings.Contains(err.Error(), FeatureLimitProcesses+" (") {
 		t.Errorf("Strict WrapCommand without the memory controller: %v", err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/openparallax/sandbox/internal/spec"
 	"golang.org/x/sys/unix"
 )
 
@@ -81,7 +82,7 @@ type rlimit struct {
 
 // rlimitsFor returns the resource limits for l, in the order they
 // are set. It is empty for a zero l.
-func rlimitsFor(l Limits) []rlimit {
+func rlimitsFor(l spec.Limits) []rlimit {
 	if l.IsZero() {
 		return nil
 	}

@@ -20,6 +20,7 @@ import (
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
 	"github.com/openparallax/sandbox/internal/seccomp"
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // Landlock access right sets, named for what they grant.
@@ -208,7 +209,7 @@ func landlockABIConfig(abi int) landlock.Config {
 func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []string) linuxPolicy {
 	abiCfg := landlockABIConfig(abi)
 	p := linuxPolicy{ABI: abi, HandledFS: abiCfg.HandledAccessFS}
-	cfg := rc.cfg
+	cfg := rc.Config
 
 	if abi >= 4 {
 		p.HandledNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
@@ -251,18 +252,18 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 	if cfg.AllowUnixSockets {
 		unixRight = ll.AccessFSResolveUnix
 	}
-	for _, rp := range rc.read {
+	for _, rp := range rc.Read {
 		add(rp.Resolved, pick(rp.IsDir, llReadDir, llRead), "allowed_read_paths")
 	}
-	for _, rp := range rc.write {
+	for _, rp := range rc.Write {
 		add(rp.Resolved, pick(rp.IsDir, llWriteDir|unixRight, llWriteFile), "allowed_write_paths")
 	}
-	execPaths := slices.Clone(rc.exec)
+	execPaths := slices.Clone(rc.Exec)
 	for _, e := range exec {
 		execPaths = append(execPaths, ResolvedPath{Given: e, Resolved: e})
 	}
-	writePaths := make([]string, len(rc.write))
-	for i, w := range rc.write {
+	writePaths := make([]string, len(rc.Write))
+	for i, w := range rc.Write {
 		writePaths[i] = w.Resolved
 	}
 	for _, rp := range execPaths {
@@ -302,7 +303,7 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 			}
 		}
 	}
-	for _, x := range execExtrasFor(rc.exec) {
+	for _, x := range execExtrasFor(rc.Exec) {
 		if slices.ContainsFunc(writePaths, func(w string) bool {
 			return x.Path == w || strings.HasPrefix(x.Path, strings.TrimSuffix(w, "/")+"/")
 		}) {
@@ -311,9 +312,9 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 		add(x.Path, pick(x.IsDir, llExecDir, llExecFile), "allowed_exec_paths: "+x.Reason)
 		grantInterps(pick(x.IsDir, elfInterpreters, x.Interps), pick(x.IsDir, elfInterpreters, []string{x.Loader}), x.Path)
 	}
-	execWrites := cfg.AllowExecWritePaths && len(rc.write) > 0
+	execWrites := cfg.AllowExecWritePaths && len(rc.Write) > 0
 	if execWrites {
-		for _, rp := range rc.write {
+		for _, rp := range rc.Write {
 			add(rp.Resolved, ll.AccessFSExecute, "allow_exec_write_paths: programs built here may run")
 		}
 		grantInterps(elfInterpreters, elfInterpreters, "programs in the write paths")
@@ -322,7 +323,7 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 		add(sharedMemoryDir, llWriteDir, "allow_shared_memory: POSIX shared memory and semaphores")
 	}
 
-	for _, ep := range rc.connect {
+	for _, ep := range rc.Connect {
 		if ep.AnyPort {
 			// Landlock's connect rules name ports only: a host on any
 			// port can be granted only by not handling connect at all.
@@ -340,13 +341,13 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 		p.HandledNet &^= ll.AccessNetConnectTCP
 		p.Connect = nil
 	}
-	p.Bind = slices.Clone(rc.bind)
+	p.Bind = slices.Clone(rc.Bind)
 
 	p.Seccomp = seccomp.Policy{
 		AllowSpawn:       cfg.AllowProcessSpawn,
 		AllowExec:        len(execPaths) > 0 || execWrites,
 		AllowUnixSockets: cfg.AllowUnixSockets,
-		AllowTCP:         len(rc.connect) > 0 || len(rc.bind) > 0,
+		AllowTCP:         len(rc.Connect) > 0 || len(rc.Bind) > 0,
 		AllowUDP:         cfg.AllowUDP,
 		DenyChownXattr:   !cfg.AllowChown,
 		AllowSysVIPC:     cfg.AllowSysVIPC,
@@ -360,7 +361,7 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 	// wrap_linux.go). Otherwise whatever the filter lets through, Landlock
 	// decides.
 	if len(exec) > 0 {
-		p.ExecAfterStart = cfg.AllowProcessSpawn || len(rc.exec) > 0
+		p.ExecAfterStart = cfg.AllowProcessSpawn || len(rc.Exec) > 0
 	} else {
 		p.ExecAfterStart = p.Seccomp.AllowExec
 	}
@@ -572,7 +573,7 @@ func needABI(abi int) string {
 // linuxPlan reports what p enforces, given whether Landlock (abi > 0) and
 // seccomp are there. landlockReason explains an ABI of 0.
 func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason string) Plan {
-	cfg := rc.cfg
+	cfg := rc.Config
 	plan := Plan{Platform: "linux", Mechanism: ModeLandlock, Version: p.ABI, Available: p.ABI >= 1 && seccompOK, Skipped: p.Skipped}
 	var missing []string
 	if p.ABI < 1 {
@@ -618,7 +619,7 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 			"grant only statically linked programs; or, under WrapCommand and Run, no exec paths and no process spawn: then nothing can be executed once the target runs")
 	}
 
-	tcp := len(rc.connect) > 0 || len(rc.bind) > 0
+	tcp := len(rc.Connect) > 0 || len(rc.Bind) > 0
 	switch {
 	case !tcp:
 		f(FeatureTCPConnect, true, "seccomp: no TCP granted, IP sockets denied", "")
@@ -636,7 +637,7 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 		f(FeatureTCPBind, false, "TCP bind is not restricted: "+needABI(4), upgrade)
 	}
 	var hosts []string
-	for _, ep := range rc.connect {
+	for _, ep := range rc.Connect {
 		if !ep.AnyHost() {
 			hosts = append(hosts, ep.String())
 		}
@@ -713,21 +714,21 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 			f(FeatureSharedMem, false, shared+"; "+layerMissing(p.Layer), shmHint)
 		}
 	}
-	plan.Features = append(plan.Features, slices.DeleteFunc(layerFeatures(rc, true), func(e Enforcement) bool {
+	plan.Features = append(plan.Features, slices.DeleteFunc(spec.LayerFeatures(rc, true), func(e Enforcement) bool {
 		return e.Feature == FeatureDenyWrite || e.Feature == FeatureDenyRead || e.Feature == FeatureMounts
 	})...)
 	plan.Features = append(plan.Features, mountLayerFeatures(rc, p.Layer, plan.Available)...)
 	if plan.Available {
 		// Without limits there is nothing to report: neither the cgroups
 		// nor the credentials (the caller's hard limits) are looked at.
-		if !rc.cfg.Limits.IsZero() {
+		if !rc.Config.Limits.IsZero() {
 			// The credentials ApplySelf's rlimits will live with: today
 			// the caller's own. An ApplySelf that drops capabilities
 			// before the target code runs must pass them as they will
 			// be after the drop.
-			cg := rc.cgroup
+			cg := rc.Cgroup
 			if cg == nil {
-				a, _ := commandCgroup(rc.cfg.Limits)
+				a, _ := commandCgroup(rc.Config.Limits)
 				cg = &a
 			}
 			plan.Features = append(plan.Features, linuxLimitFeatures(rc, currentCreds(), *cg)...)
@@ -756,7 +757,7 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 // working directory, gets both; ApplySelf's own check (layer nil, never
 // looked at) only its own. Everywhere, no set-user-ID or set-group-ID bit
 // can be set.
-func metadataPlan(cfg Config, sp seccomp.Policy, layer *mountLayer) []Enforcement {
+func metadataPlan(cfg spec.Config, sp seccomp.Policy, layer *mountLayer) []Enforcement {
 	const setid = "; no set-user-ID or set-group-ID bit can be set anywhere"
 	chown := "chown and extended attribute writes by path refused"
 	if cfg.AllowChown {
@@ -861,7 +862,7 @@ func withArtefacts(plan Plan, p linuxPolicy) Plan {
 // namespace's own.
 func anyPortConnect(rc *resolvedConfig) Enforcement {
 	var anyPort []string
-	for _, ep := range rc.connect {
+	for _, ep := range rc.Connect {
 		if ep.Unrestricted() {
 			return Enforcement{Feature: FeatureTCPConnect, Enforced: true,
 				Detail: "granted: *:* is TCP connect to any host on any port: Landlock does not handle TCP connect (outgoing TCP is unrestricted)"}

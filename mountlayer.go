@@ -131,21 +131,21 @@ func mountLayerFeatures(rc *resolvedConfig, l *mountLayer, available bool) []Enf
 	if l != nil && len(l.hardLinked) > 0 {
 		linked = "; NOT through their other names: " + strings.Join(l.hardLinked, ", ") + " (hard links elsewhere, which no mount of a name reaches)"
 	}
-	if len(rc.denyWrite) > 0 {
-		out = append(out, command(FeatureDenyWrite, "deny_write_paths", "read-only mounts over "+strings.Join(rc.denyWrite, ", ")+
+	if len(rc.DenyWrite) > 0 {
+		out = append(out, command(FeatureDenyWrite, "deny_write_paths", "read-only mounts over "+strings.Join(rc.DenyWrite, ", ")+
 			": writes, creates, deletes and truncation fail with EROFS; as mount points they cannot be renamed or removed (EBUSY); "+
 			"the same wherever the sandbox sees them (inside a writable Mount of a directory holding them, at the host's bind mounts of them; hard links are not followed)"+linked, false),
 			Enforcement{Feature: FeatureDenyWrite, Scope: ScopeApplySelf, Detail: noSelf, Hint: selfHint})
 	}
-	if len(rc.denyRead) > 0 {
+	if len(rc.DenyRead) > 0 {
 		out = append(out, command(FeatureDenyRead, "deny_read_paths", "hidden: a directory is an empty read-only tmpfs of mode 000 (listing fails with EACCES "+
 			"for a non-root target; root's dropped capabilities leave it the same), a file is a /dev/null on a nodev mount (opening it fails with EACCES; stat shows a character device): "+
-			strings.Join(rc.denyRead, ", ")+"; the same wherever the sandbox sees them (inside a Mount of a directory holding them, at the host's bind mounts of them; hard links are not followed)"+linked, false),
+			strings.Join(rc.DenyRead, ", ")+"; the same wherever the sandbox sees them (inside a Mount of a directory holding them, at the host's bind mounts of them; hard links are not followed)"+linked, false),
 			Enforcement{Feature: FeatureDenyRead, Scope: ScopeApplySelf, Detail: noSelf, Hint: selfHint})
 	}
-	if len(rc.mounts) > 0 {
+	if len(rc.Mounts) > 0 {
 		var shown []string
-		for _, m := range rc.mounts {
+		for _, m := range rc.Mounts {
 			shown = append(shown, m.Path+" at "+m.At+pick(m.Write, " (read-write)", " (read-only)"))
 		}
 		out = append(out, command(FeatureMounts, "mounts", strings.Join(shown, ", ")+"; Landlock grants follow (read, or read-write)", false),

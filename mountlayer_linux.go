@@ -78,9 +78,9 @@ import (
 // ("" when unknown).
 func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer {
 	l := &mountLayer{}
-	cfg := rc.cfg
+	cfg := rc.Config
 	var writes []string
-	for _, w := range rc.write {
+	for _, w := range rc.Write {
 		writes = append(writes, w.Resolved)
 	}
 	// The working directory, resolved once and only when something below
@@ -120,7 +120,7 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 
 	spec := mountns.Spec{PrivateTmp: true, Lookup: mountns.HostLookup, Resolve: mountns.HostResolve}
 	var execs []ResolvedPath
-	execs = append(execs, rc.exec...)
+	execs = append(execs, rc.Exec...)
 	for _, t := range targets {
 		execs = append(execs, ResolvedPath{Given: t, Resolved: t})
 	}
@@ -136,7 +136,7 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 	inWrite := func(p string) bool {
 		return slices.ContainsFunc(writes, func(w string) bool { return isUnder(p, w) })
 	}
-	for _, r := range rc.read {
+	for _, r := range rc.Read {
 		spec.Read = append(spec.Read, r.Resolved)
 	}
 	// Executables stay visible under a private /tmp, and executable
@@ -163,7 +163,7 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 		// mountns.Spec.Read). One no grant covers is kept as a name only
 		// (mountns.Spec.Opaque): the private /tmp's own grant would
 		// otherwise let the target read it.
-		granted := slices.ContainsFunc(append(append(slices.Clone(rc.read), rc.write...), rc.exec...), func(g ResolvedPath) bool {
+		granted := slices.ContainsFunc(append(append(slices.Clone(rc.Read), rc.Write...), rc.Exec...), func(g ResolvedPath) bool {
 			return isUnder(r, g.Resolved)
 		})
 		if granted {
@@ -172,15 +172,15 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 			spec.Opaque = append(spec.Opaque, r)
 		}
 	}
-	for _, m := range rc.mounts {
+	for _, m := range rc.Mounts {
 		exec := slices.ContainsFunc(execs, func(e ResolvedPath) bool { return isUnder(e.Resolved, m.At) || isUnder(m.At, e.Resolved) })
 		spec.Mounts = append(spec.Mounts, mountns.Mount{Source: m.Path, Target: m.At, Write: m.Write, Exec: exec})
 	}
-	if rc.resolver != "" {
-		spec.Mounts = append(spec.Mounts, mountns.Mount{Source: rc.resolver, Target: rc.resolverAt})
+	if rc.Resolver != "" {
+		spec.Mounts = append(spec.Mounts, mountns.Mount{Source: rc.Resolver, Target: rc.ResolverAt})
 	}
-	spec.DenyWrite = slices.Clone(rc.denyWrite)
-	spec.DenyRead = slices.Clone(rc.denyRead)
+	spec.DenyWrite = slices.Clone(rc.DenyWrite)
+	spec.DenyRead = slices.Clone(rc.DenyRead)
 	for _, p := range gitProtect {
 		if !slices.Contains(spec.DenyWrite, p) {
 			spec.DenyWrite = append(spec.DenyWrite, p)
@@ -216,7 +216,7 @@ func newMountLayer(rc *resolvedConfig, targets []string, cwd string) *mountLayer
 	if l.err != nil {
 		return l
 	}
-	l.hardLinked = hardLinked(append(slices.Clone(rc.denyWrite), rc.denyRead...))
+	l.hardLinked = hardLinked(append(slices.Clone(rc.DenyWrite), rc.DenyRead...))
 
 	l.spec = spec
 	l.plan, l.err = mountns.Build(spec)
@@ -269,22 +269,22 @@ func hardLinked(paths []string) []string {
 // git are the repositories the default protection covers.
 func layerNeeds(rc *resolvedConfig, git []string) []string {
 	var needs []string
-	if len(rc.denyWrite) > 0 {
+	if len(rc.DenyWrite) > 0 {
 		needs = append(needs, "deny_write_paths")
 	}
-	if len(rc.denyRead) > 0 {
+	if len(rc.DenyRead) > 0 {
 		needs = append(needs, "deny_read_paths")
 	}
-	if len(rc.mounts) > 0 {
+	if len(rc.Mounts) > 0 {
 		needs = append(needs, "mounts")
 	}
-	if rc.resolver != "" {
-		needs = append(needs, "the egress resolver (a generated "+rc.resolverAt+")")
+	if rc.Resolver != "" {
+		needs = append(needs, "the egress resolver (a generated "+rc.ResolverAt+")")
 	}
 	if len(git) > 0 {
 		needs = append(needs, "git protection of "+strings.Join(git, ", "))
 	}
-	if rc.cfg.AllowSharedMemory {
+	if rc.Config.AllowSharedMemory {
 		needs = append(needs, "allow_shared_memory (a private /dev/shm)")
 	}
 	// Last, so that the list says first what the Config itself asks for.

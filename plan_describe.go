@@ -5,26 +5,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // Grants is a Config as resolved on this machine (paths absolute with
 // symlinks resolved, endpoints parsed), in terms every platform shares: what
 // [Plan.Describe] speaks of. PlanFor fills it.
-type Grants struct {
-	Read        []string `json:"read,omitempty"`
-	Write       []string `json:"write,omitempty"`
-	Exec        []string `json:"exec,omitempty"`
-	Connect     []string `json:"connect,omitempty"` // "host:port", "*" for any host
-	Bind        []uint16 `json:"bind,omitempty"`
-	Spawn       bool     `json:"spawn,omitempty"`
-	UDP         bool     `json:"udp,omitempty"`
-	UnixSockets bool     `json:"unix_sockets,omitempty"`
-	Camera      bool     `json:"camera,omitempty"`
-	Microphone  bool     `json:"microphone,omitempty"`
-	DenyWrite   []string `json:"deny_write,omitempty"`
-	DenyRead    []string `json:"deny_read,omitempty"`
-	Mounts      []Mount  `json:"mounts,omitempty"`
-}
+type Grants = spec.Grants
 
 func grantsOf(rc *resolvedConfig) Grants {
 	resolved := func(rps []ResolvedPath) []string {
@@ -35,12 +23,12 @@ func grantsOf(rc *resolvedConfig) Grants {
 		return out
 	}
 	g := Grants{
-		Read: resolved(rc.read), Write: resolved(rc.write), Exec: resolved(rc.exec),
-		Bind: slices.Clone(rc.bind), Spawn: rc.cfg.AllowProcessSpawn, UDP: rc.cfg.AllowUDP,
-		UnixSockets: rc.cfg.AllowUnixSockets, Camera: rc.cfg.AllowCamera, Microphone: rc.cfg.AllowMicrophone,
-		DenyWrite: slices.Clone(rc.denyWrite), DenyRead: slices.Clone(rc.denyRead), Mounts: slices.Clone(rc.mounts),
+		Read: resolved(rc.Read), Write: resolved(rc.Write), Exec: resolved(rc.Exec),
+		Bind: slices.Clone(rc.Bind), Spawn: rc.Config.AllowProcessSpawn, UDP: rc.Config.AllowUDP,
+		UnixSockets: rc.Config.AllowUnixSockets, Camera: rc.Config.AllowCamera, Microphone: rc.Config.AllowMicrophone,
+		DenyWrite: slices.Clone(rc.DenyWrite), DenyRead: slices.Clone(rc.DenyRead), Mounts: slices.Clone(rc.Mounts),
 	}
-	for _, ep := range rc.connect {
+	for _, ep := range rc.Connect {
 		g.Connect = append(g.Connect, ep.String())
 	}
 	return g

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
+	"github.com/openparallax/sandbox/internal/spec"
 	"github.com/openparallax/sandbox/internal/winjob"
 )
 
@@ -82,14 +83,14 @@ func probePlatform() Status {
 
 func planPlatform(rc *resolvedConfig) Plan {
 	if err := jobSupport(); err != nil {
-		return unavailablePlan(ModeJobObject, "Job Objects unavailable: "+err.Error())
+		return Plan(spec.UnavailablePlan(ModeJobObject, "Job Objects unavailable: "+err.Error()))
 	}
 	return windowsPlan(rc, currentHost())
 }
 
 // windowsPlan is the plan of rc on a host in state h.
 func windowsPlan(rc *resolvedConfig, h hostState) Plan {
-	cfg := rc.cfg
+	cfg := rc.Config
 	p := Plan{Platform: "windows", Mechanism: ModeJobObject, Available: true, Reason: windowsLimits}
 	f := func(feature string, enforced bool, detail, hint string) {
 		p.Features = append(p.Features, Enforcement{Feature: feature, Enforced: enforced, Detail: detail, Hint: hint})
@@ -135,9 +136,9 @@ func windowsPlan(rc *resolvedConfig, h hostState) Plan {
 		f(featureUnelevated, true, "the confined process runs with this process's unelevated token", "")
 	}
 	f(FeatureSyscalls, false, "Job Objects do not filter system calls", "")
-	p.Features = append(p.Features, layerFeatures(rc, true)...)
+	p.Features = append(p.Features, spec.LayerFeatures(rc, true)...)
 	p.Features = append(p.Features, unenforcedLimits(rc, "Job Object limits for memory, processes and CPU time are not implemented yet")...)
-	p.Features = append(p.Features, toolchainFeaturesElsewhere(rc)...)
+	p.Features = append(p.Features, spec.ToolchainFeaturesElsewhere(rc)...)
 	return p
 }
 

@@ -56,6 +56,8 @@ import (
 	"os/exec"
 	"slices"
 	"sync/atomic"
+
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // Sandbox is the platform's confinement mechanism.
@@ -95,29 +97,29 @@ type PostStarter interface {
 
 // Mechanism names returned by [Sandbox.Mode] and carried in [Status].
 const (
-	ModeLandlock    = "landlock"
-	ModeSandboxExec = "sandbox-exec"
-	ModeJobObject   = "job-object"
-	ModeNone        = "none"
+	ModeLandlock    = spec.ModeLandlock
+	ModeSandboxExec = spec.ModeSandboxExec
+	ModeJobObject   = spec.ModeJobObject
+	ModeNone        = spec.ModeNone
 )
 
 var (
 	// ErrUnavailable: the platform's sandbox mechanism is missing or
 	// disabled; nothing was applied.
-	ErrUnavailable = errors.New("sandbox: mechanism not available")
+	ErrUnavailable = spec.ErrUnavailable
 
 	// ErrInvalidConfig: the Config was refused; nothing was applied. The
 	// error is a *ConfigError naming the field and value.
-	ErrInvalidConfig = errors.New("sandbox: invalid config")
+	ErrInvalidConfig = spec.ErrInvalidConfig
 
 	// ErrNotEnforced: Config.Strict is set and part of the Config cannot be
 	// enforced on this system; nothing was applied.
-	ErrNotEnforced = errors.New("sandbox: config cannot be fully enforced here")
+	ErrNotEnforced = spec.ErrNotEnforced
 
 	// ErrPartiallyApplied: one layer of the sandbox was applied and a later
 	// one failed. The process is restricted, but not as asked, and the
 	// restriction cannot be undone: it should exit rather than continue.
-	ErrPartiallyApplied = errors.New("sandbox: sandbox only partially applied")
+	ErrPartiallyApplied = spec.ErrPartiallyApplied
 )
 
 // New returns the sandbox for this platform.

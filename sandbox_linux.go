@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/openparallax/sandbox/internal/seccomp"
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 type linuxSandbox struct{}
@@ -73,8 +74,8 @@ var kernel = sync.OnceValue(func() kernelState {
 
 func probePlatform() Status {
 	k := kernel()
-	rc := &resolvedConfig{cfg: Config{AllowedTCPConnect: []string{"*:1"}}}
-	rc.connect = []Endpoint{{Host: "*", Port: 1}}
+	rc := &resolvedConfig{Config: spec.Config{AllowedTCPConnect: []string{"*:1"}}}
+	rc.Connect = []Endpoint{{Host: "*", Port: 1}}
 	plan := linuxPlan(rc, buildLinuxPolicy(rc, k.abi, "/proc/self", nil).forSelf(), k.seccomp, k.abiReason)
 	st := Status{Active: plan.Available, Mode: ModeLandlock, Version: k.abi, Filesystem: plan.Available}
 	var notes []string
@@ -110,11 +111,11 @@ func planPlatform(rc *resolvedConfig) Plan {
 		// The resolv.conf WrapCommand would generate, planned with
 		// the host's as its stand-in source: nothing is written.
 		if at, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil {
-			rc.resolver, rc.resolverAt = at, at
+			rc.Resolver, rc.ResolverAt = at, at
 		}
 	}
 	pol.Layer = newMountLayer(rc, nil, cwd)
-	if rc.cfg.AllowSysVIPC {
+	if rc.Config.AllowSysVIPC {
 		ns := namespaces()
 		pol.IPCNamespace = &ns
 	}
@@ -135,7 +136,7 @@ func planPlatform(rc *resolvedConfig) Plan {
 // Landlock ruleset are prepared (nothing is applied on any error up to
 // here), then the seccomp filter is loaded on every thread, then the
 // Landlock ruleset is enforced on every thread, then every capability set
-// is emptied, then the resource limits of cfg.Limits are set (see
+// is emptied, then the resource limits of spec.Limits(cfg.Limits) are set (see
 // [Limits]). Only a failure after the filter is loaded leaves the process
 // partly restricted; it is reported as ErrPartiallyApplied.
 //
@@ -167,7 +168,7 @@ func (linuxSandbox) ApplySelf(cfg Config) error {
 	}
 	// Last: lowering a limit cannot be undone without CAP_SYS_RESOURCE,
 	// so it must not happen before a step that may still fail cleanly.
-	if err := applyRlimits(rlimitsFor(cfg.Limits)); err != nil {
+	if err := applyRlimits(rlimitsFor(spec.Limits(cfg.Limits))); err != nil {
 		return fmt.Errorf("%w: seccomp and landlock applied, resource limits failed: %w", ErrPartiallyApplied, err)
 	}
 	return nil

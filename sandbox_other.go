@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os/exec"
 	"runtime"
+
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // otherSandbox is the sandbox of a platform this library has no mechanism
@@ -30,5 +32,5 @@ func probePlatform() Status {
 }
 
 func planPlatform(*resolvedConfig) Plan {
-	return unavailablePlan(ModeNone, "no sandbox mechanism on "+runtime.GOOS)
+	return spec.UnavailablePlan(ModeNone, "no sandbox mechanism on "+runtime.GOOS)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/openparallax/sandbox/internal/cgroup"
 	"github.com/openparallax/sandbox/internal/seccomp"
 	"github.com/openparallax/sandbox/internal/spawnhelper"
+	"github.com/openparallax/sandbox/internal/spec"
 	"github.com/openparallax/sandbox/internal/trampoline"
 )
 
@@ -294,14 +295,14 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 	// plan (and Strict) judge the limits by what this spawn will get.
 	var cgm *cgroup.Manager
 	var avail cgroupAvail
-	if needsCgroup(cfg.Limits) || opts.killGroup && cfg.AllowProcessSpawn {
+	if needsCgroup(spec.Limits(cfg.Limits)) || opts.killGroup && cfg.AllowProcessSpawn {
 		var derr error
 		cgm, derr = detectCgroup()
-		if needsCgroup(cfg.Limits) {
+		if needsCgroup(spec.Limits(cfg.Limits)) {
 			avail = availOf(cgm, derr)
 		}
 	}
-	rc.cgroup = &avail
+	rc.Cgroup = &avail
 
 	k := kernel()
 	pol := buildLinuxPolicy(rc, k.abi, inChild, []string{resolved})
@@ -376,7 +377,7 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 	sp.DenyPdeathsigChange = opts.denyPdeathsigChange
 	// Without spawning and without an exec allowlist the target is the
 	// only program its process may ever run (see seccomp's exec_nonce.go).
-	sp.ExecNonce = !cfg.AllowProcessSpawn && len(rc.exec) == 0
+	sp.ExecNonce = !cfg.AllowProcessSpawn && len(rc.Exec) == 0
 	filter, err := trampolineFilter(sp)
 	if err != nil {
 		return nil, err
@@ -475,33 +476,33 @@ func wrapLinux(cmd *exec.Cmd, cfg Config, opts wrapOptions) (g *egressProc, err 
 		extra = append(extra, g.childEnd)
 		p.Net = trampoline.NetStep{FD: 3 + len(extra) - 1, Port: eplan.port, Transparent: eplan.transparent, Pool: uint32(eplan.poolSize())}
 	}
-	if !cfg.Limits.IsZero() {
+	if !spec.Limits(cfg.Limits).IsZero() {
 		// The caller's hard limits are read only when there is a limit
 		// to clamp: not on every spawn.
-		p.Rlimits = commandRlimits(cfg.Limits, avail, rlimitCeilings())
+		p.Rlimits = commandRlimits(spec.Limits(cfg.Limits), avail, rlimitCeilings())
 	}
 
 	// Last, as nothing can fail after it: the tree's cgroup, with its
 	// limits written, whose cgroup.procs descriptors the child half
 	// writes "0" to before anything else (failing closed).
 	var tg *treeGroup
-	if cgroupLimits(cfg.Limits, avail) != (cgroup.Limits{}) {
-		t, err := newTreeGroup(cgm, cfg.Limits, avail)
+	if cgroupLimits(spec.Limits(cfg.Limits), avail) != (cgroup.Limits{}) {
+		t, err := newTreeGroup(cgm, spec.Limits(cfg.Limits), avail)
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: WrapCommand: cannot make the tree's cgroup for Limits: %w", err)
 		}
 		tg = t
 	} else if opts.killGroup && cfg.AllowProcessSpawn && cgm != nil && cgm.KillsRaceFree() {
 		// Only for the kill: without it Run falls back to its own.
-		tg, _ = newTreeGroup(cgm, Limits{}, avail)
+		tg, _ = newTreeGroup(cgm, spec.Limits{}, avail)
 	}
 	if tg != nil {
 		for _, f := range tg.g.ProcsFiles() {
 			p.CgroupFDs = append(p.CgroupFDs, 3+len(extra))
 			extra = append(extra, f)
 		}
-	} else if !cfg.Limits.IsZero() {
-		tg = &treeGroup{limits: cfg.Limits}
+	} else if !spec.Limits(cfg.Limits).IsZero() {
+		tg = &treeGroup{limits: spec.Limits(cfg.Limits)}
 	}
 	if opts.group != nil {
 		*opts.group = tg
@@ -568,7 +569,7 @@ func withNamespaceStep(p *trampoline.Payload, rc *resolvedConfig, pol linuxPolic
 		}
 	}
 	unixRight := landlock.AccessFSSet(0)
-	if rc.cfg.AllowUnixSockets {
+	if rc.Config.AllowUnixSockets {
 		unixRight = ll.AccessFSResolveUnix
 	}
 	// The private /tmp and /dev/shm are the sandbox's own: granted
@@ -578,7 +579,7 @@ func withNamespaceStep(p *trampoline.Payload, rc *resolvedConfig, pol linuxPolic
 	for _, d := range pol.Layer.plan.Tmp {
 		p.Rules = append(p.Rules, trampoline.PathRule{Path: d, Dir: uint64((llWriteDir | unixRight) & pol.HandledFS)})
 	}
-	for _, m := range rc.mounts {
+	for _, m := range rc.Mounts {
 		// m.Path is resolved: lstat, as for the rules above.
 		var st unix.Stat_t
 		if err := unix.Lstat(m.Path, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
