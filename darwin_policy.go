@@ -170,9 +170,9 @@ func aliasFold(s string) string {
 // through canonicalPath.
 //
 // Interpreters are read from the "#!" line when the rules are made, by
-// execgrant.InterpreterOf (which opens with O_NONBLOCK: an exec-listed FIFO
-// does not hang), and granted only as execgrant.Grantable allows: an executable
-// regular file outside every write path. So a script in a write path,
+// execgrant.InterpreterOf (which opens with O_NONBLOCK: an exec-listed
+// FIFO does not hang), and granted only as execgrant.Grantable allows: an
+// executable regular file outside every write path. So a script in a write path,
 // which the confined program can rewrite, may name only an interpreter the
 // system already has outside its reach. Scripts inside an exec directory get
 // none (they cannot be known in advance): grant their interpreter too.

@@ -98,9 +98,9 @@ func InterpreterOf(path string) (interp string, script bool) {
 	// O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
 	// writer, for ever. (It changes nothing for a regular file.)
 	//
-	// O_NOFOLLOW: path is already resolved (by resolve, or by
-	// Grantable); a symlink here was put in since, and is not
-	// followed.
+	// O_NOFOLLOW: path is already resolved (by the root package's
+	// resolve, or by Grantable); a symlink here was put in since, and is
+	// not followed.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|openNoFollow, 0)
 	if err != nil {
 		return "", false
