@@ -234,35 +234,14 @@ const (
 	ScopeCommand   = spec.ScopeCommand   // Sandbox.WrapCommand and Run
 )
 
-// requestedLimits lists the features of the limits l sets, in a fixed order.
-func requestedLimits(l spec.Limits) []string {
-	var out []string
-	if l.Processes > 0 {
-		out = append(out, FeatureLimitProcesses)
-	}
-	if l.MemoryBytes > 0 {
-		out = append(out, FeatureLimitMemory)
-	}
-	if l.CPUTime > 0 {
-		out = append(out, FeatureLimitCPUTime)
-	}
-	if l.FileSizeBytes > 0 {
-		out = append(out, FeatureLimitFileSize)
-	}
-	if l.OpenFiles > 0 {
-		out = append(out, FeatureLimitOpenFiles)
-	}
-	return out
-}
+// requestedLimits lists the features of the limits l sets, in a fixed order
+// (spec.RequestedLimits).
+func requestedLimits(l spec.Limits) []string { return spec.RequestedLimits(l) }
 
 // unenforcedLimits reports every requested limit as not enforced for every
-// entry point, for platforms that enforce none.
+// entry point, for platforms that enforce none (spec.UnenforcedLimits).
 func unenforcedLimits(rc *resolvedConfig, why string) []Enforcement {
-	var out []Enforcement
-	for _, f := range requestedLimits(rc.Config.Limits) {
-		out = append(out, Enforcement{Feature: f, Detail: "not enforced: " + why})
-	}
-	return out
+	return spec.UnenforcedLimits(rc, why)
 }
 
 // cgroupAvail is what WrapCommand and Run can use of a cgroup here, as

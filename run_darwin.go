@@ -10,6 +10,7 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/openparallax/sandbox/internal/darwin"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,7 +25,7 @@ type confinedProc struct {
 // a new session. The program gets a private temporary directory, made for
 // this run under os.TempDir (/var/folders/…, resolved to /private/var/…),
 // added to the write paths and removed by release; TMPDIR, HOME and
-// GIT_CONFIG_GLOBAL point into it unless cmd.Env sets them (darwinRunEnv).
+// GIT_CONFIG_GLOBAL point into it unless cmd.Env sets them (darwin.RunEnv).
 // Without it no temporary directory is writable: /tmp and the per-user
 // /var/folders are not granted.
 func startConfined(cmd *exec.Cmd, cfg Config, tty bool) (*confinedProc, error) {
@@ -39,7 +40,7 @@ func startConfined(cmd *exec.Cmd, cfg Config, tty bool) (*confinedProc, error) {
 		return nil, fmt.Errorf("sandbox: Run: private temporary directory: %w", err)
 	}
 	cfg.AllowedWritePaths = append(slices.Clone(cfg.AllowedWritePaths), real)
-	cmd.Env = darwinRunEnv(cmd.Env, real)
+	cmd.Env = darwin.RunEnv(cmd.Env, real)
 	// With RunOptions.TTY (tty), Run made the program's standard input,
 	// output and error one pseudo-terminal of its own, and the profile
 	// must let the program use it as a terminal (a terminal never reaches
@@ -49,7 +50,7 @@ func startConfined(cmd *exec.Cmd, cfg Config, tty bool) (*confinedProc, error) {
 	if in, ok := cmd.Stdin.(*os.File); tty && ok {
 		terminal = in.Name()
 	}
-	if err := wrapDarwinCommandTerminal(cmd, cfg, sandboxExec(), terminal); err != nil {
+	if err := darwin.WrapCommand(cmd, cfg.spec(), darwin.SandboxExec(), terminal); err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
 	}

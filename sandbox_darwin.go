@@ -3,21 +3,14 @@
 package sandbox
 
 import (
-	"bytes"
-	"context"
 	"os/exec"
-	"path/filepath"
-	"sync"
-	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/openparallax/sandbox/internal/rawsys"
-	"github.com/openparallax/sandbox/internal/seatbelt"
+	"github.com/openparallax/sandbox/internal/darwin"
 )
 
 // darwinSandbox is the macOS sandbox: a deny-by-default Seatbelt profile,
-// generated from the Config by internal/seatbelt, applied by running the
+// generated from the Config by internal/seatbelt (the engine, internal/darwin,
+// makes the policy, the plan and the command), applied by running the
 // command through /usr/bin/sandbox-exec (mode "sandbox-exec").
 //
 // # WrapCommand only
@@ -58,62 +51,18 @@ type darwinSandbox struct{}
 
 func newPlatform() Sandbox { return darwinSandbox{} }
 
-// sandboxExec is nil when /usr/bin/sandbox-exec exists, is executable, and
-// applies a trivial profile; asked once. The trial run is what tells a
-// process already inside a Seatbelt sandbox (where sandbox-exec fails with
-// forbidden-sandbox-reinit, so every wrap would) from one that can wrap.
-var sandboxExec = sync.OnceValue(func() error {
-	if err := checkSandboxExec(seatbelt.SandboxExecPath); err != nil {
-		return err
-	}
-	return trialSandboxExec()
-})
-
-// trialSandboxExec runs /usr/bin/true under the trial profile
-// (darwinTrialArgs), with an empty environment and a time limit.
-func trialSandboxExec() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, seatbelt.SandboxExecPath, darwinTrialArgs...)
-	cmd.Env = []string{}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	return darwinTrialError(err, stderr.String())
-}
-
-func init() { canonicalPath = darwinGetPath }
-
-// darwinGetPath is canonicalPath on macOS: the path fcntl(F_GETPATH) reports
-// for p opened with O_EVTONLY (no read permission needed), O_NOFOLLOW and
-// O_NONBLOCK (an exec-listed FIFO does not block). p itself when it cannot
-// be opened, or the answer is not a clean absolute path that canonicalAlias
-// accepts as another spelling of p.
-func darwinGetPath(p string) string {
-	fd, err := unix.Open(p, unix.O_EVTONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return p
-	}
-	defer unix.Close(fd)
-	got, errno := rawsys.FcntlGetpath(fd)
-	if errno == 0 && filepath.IsAbs(got) && filepath.Clean(got) == got && canonicalAlias(p, got) {
-		return got
-	}
-	return p
-}
-
 // Available reports whether /usr/bin/sandbox-exec is there and applied a
 // trivial profile in a trial run (it cannot inside another Seatbelt
 // sandbox), that is whether WrapCommand can work. ApplySelf never can on
 // macOS.
-func (darwinSandbox) Available() bool { return sandboxExec() == nil }
+func (darwinSandbox) Available() bool { return darwin.SandboxExec() == nil }
 
 func (darwinSandbox) Mode() string { return ModeSandboxExec }
 
 // ApplySelf is not available on macOS: it returns an error matching
 // [ErrUnavailable] and changes nothing. Start the process with WrapCommand
 // (sandbox-exec) instead, and verify it from inside with VerifyCanaryFor.
-func (darwinSandbox) ApplySelf(Config) error { return darwinApplySelfError() }
+func (darwinSandbox) ApplySelf(Config) error { return darwin.ApplySelfError() }
 
 // WrapCommand rewrites cmd so that it runs its program under the Seatbelt
 // profile for cfg:
@@ -151,15 +100,9 @@ func (darwinSandbox) ApplySelf(Config) error { return darwinApplySelfError() }
 // inside another Seatbelt sandbox, so an Engine that is itself sandboxed
 // cannot wrap commands.
 func (darwinSandbox) WrapCommand(cmd *exec.Cmd, cfg Config) error {
-	return wrapDarwinCommand(cmd, cfg, sandboxExec())
+	return darwin.WrapCommand(cmd, cfg.spec(), darwin.SandboxExec(), "")
 }
 
-func probePlatform() Status { return darwinStatus(sandboxExec()) }
+func probePlatform() Status { return Status(darwin.Status(darwin.SandboxExec())) }
 
-func planPlatform(rc *resolvedConfig) Plan {
-	p := darwinPlan(rc, sandboxExec() == nil)
-	if err := sandboxExec(); err != nil {
-		p.Reason = err.Error()
-	}
-	return p
-}
+func planPlatform(rc *resolvedConfig) Plan { return Plan(darwin.PlanHere(rc)) }

@@ -44,6 +44,18 @@ const (
 // serves them on any port (see [ParseEndpoint]).
 const FeatureTCPAnyPort = "tcp_connect_any_port"
 
+// Feature names of the channels a macOS profile leaves open when it grants
+// them: services outside the sandbox that act for the process. Each is
+// reported as not enforced whenever it is granted, so Strict refuses it.
+const (
+	// FeatureResolver: mDNSResponder, granted when a TCP endpoint's host is
+	// a DNS name or "*".
+	FeatureResolver = "name_resolver"
+	// FeatureTLSTrust: com.apple.trustd.agent, granted with a non-loopback
+	// TCP endpoint unless Config.NoTLSTrustService.
+	FeatureTLSTrust = "tls_trust_service"
+)
+
 // Feature names of the limits in [Plan.Features]. Each requested limit is
 // listed once per entry point, with [Enforcement.Scope] set.
 const (
@@ -272,6 +284,38 @@ func ToolchainFeaturesElsewhere(rc *Resolved) []Enforcement {
 	}
 	if rc.Config.AllowSharedMemory {
 		out = append(out, Enforcement{Feature: FeatureSharedMem, Detail: "not implemented on " + runtime.GOOS})
+	}
+	return out
+}
+
+// RequestedLimits lists the features of the limits l sets, in a fixed
+// order: processes, memory, CPU time, file size, open files.
+func RequestedLimits(l Limits) []string {
+	var out []string
+	if l.Processes > 0 {
+		out = append(out, FeatureLimitProcesses)
+	}
+	if l.MemoryBytes > 0 {
+		out = append(out, FeatureLimitMemory)
+	}
+	if l.CPUTime > 0 {
+		out = append(out, FeatureLimitCPUTime)
+	}
+	if l.FileSizeBytes > 0 {
+		out = append(out, FeatureLimitFileSize)
+	}
+	if l.OpenFiles > 0 {
+		out = append(out, FeatureLimitOpenFiles)
+	}
+	return out
+}
+
+// UnenforcedLimits reports every requested limit as not enforced for every
+// entry point, with why, for platforms that enforce none.
+func UnenforcedLimits(rc *Resolved, why string) []Enforcement {
+	var out []Enforcement
+	for _, f := range RequestedLimits(rc.Config.Limits) {
+		out = append(out, Enforcement{Feature: f, Detail: "not enforced: " + why})
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package sandbox
+package darwin
 
 // The macOS policy as data, on every OS: which Seatbelt policy, profile,
 // Plan and sandbox-exec command line a Config becomes, and how the darwin
@@ -19,14 +19,14 @@ import (
 	"github.com/openparallax/sandbox/internal/spec"
 )
 
-// darwinTestRC is a resolved Config as it would be on a Mac, built by hand
+// testRC is a resolved Config as it would be on a Mac, built by hand
 // so that it depends on no file system: an agent with a workspace, a
 // read-only data directory under /private/tmp, one tool, a local and a
 // remote endpoint, and a bind port (plus port 0, which Seatbelt cannot
 // express).
-func darwinTestRC(t *testing.T) *resolvedConfig {
+func testRC(t *testing.T) *spec.Resolved {
 	t.Helper()
-	cfg := Config{
+	cfg := spec.Config{
 		AllowedReadPaths:  []string{"/tmp/data"},
 		AllowedWritePaths: []string{"/Users/dev/ws"},
 		AllowedExecPaths:  []string{"/Users/dev/tools/lint"},
@@ -35,15 +35,15 @@ func darwinTestRC(t *testing.T) *resolvedConfig {
 		AllowProcessSpawn: true,
 		AllowUnixSockets:  true,
 	}
-	rc := &resolvedConfig{
-		Config: cfg.spec(),
-		Read:   []ResolvedPath{{Given: "/tmp/data", Resolved: "/private/tmp/data", IsDir: true}},
-		Write:  []ResolvedPath{{Given: "/Users/dev/ws", Resolved: "/Users/dev/ws", IsDir: true}},
-		Exec:   []ResolvedPath{{Given: "/Users/dev/tools/lint", Resolved: "/Users/dev/tools/lint"}},
+	rc := &spec.Resolved{
+		Config: cfg,
+		Read:   []spec.Path{{Given: "/tmp/data", Resolved: "/private/tmp/data", IsDir: true}},
+		Write:  []spec.Path{{Given: "/Users/dev/ws", Resolved: "/Users/dev/ws", IsDir: true}},
+		Exec:   []spec.Path{{Given: "/Users/dev/tools/lint", Resolved: "/Users/dev/tools/lint"}},
 		Bind:   cfg.AllowedTCPBind,
 	}
 	for _, s := range cfg.AllowedTCPConnect {
-		ep, err := ParseEndpoint(s)
+		ep, err := spec.ParseEndpoint(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,18 +52,18 @@ func darwinTestRC(t *testing.T) *resolvedConfig {
 	return rc
 }
 
-// darwinSafeDir is a temporary directory whose resolved path a Seatbelt
+// safeDir is a temporary directory whose resolved path a Seatbelt
 // profile accepts: not under /tmp, /var or /etc, which are symlinks on macOS
 // (t.TempDir is fine on a Mac, where it resolves under /private; on Linux it
 // is under /tmp, so /dev/shm is tried instead).
-func darwinSafeDir(t *testing.T) string {
+func safeDir(t *testing.T) string {
 	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("a Seatbelt profile takes POSIX paths; Windows paths cannot appear in one")
 	}
 	try := func(d string) (string, bool) {
 		r, err := filepath.EvalSymlinks(d)
-		return r, err == nil && darwinPrivatePath(r) == r
+		return r, err == nil && privatePath(r) == r
 	}
 	if d, ok := try(t.TempDir()); ok {
 		return d
@@ -78,8 +78,8 @@ func darwinSafeDir(t *testing.T) string {
 	return ""
 }
 
-func darwinFeatures(p Plan, name string) []Enforcement {
-	var out []Enforcement
+func features(p spec.Plan, name string) []spec.Enforcement {
+	var out []spec.Enforcement
 	for _, f := range p.Features {
 		if f.Feature == name {
 			out = append(out, f)
@@ -139,9 +139,9 @@ func checkSBPL(t *testing.T, text string) {
 }
 
 func TestDarwinPolicyMapping(t *testing.T) {
-	rc := darwinTestRC(t)
-	paths := darwinPathRules(rc)
-	pol := darwinPolicy(rc, paths)
+	rc := testRC(t)
+	paths := pathRules(rc)
+	pol := seatbeltPolicy(rc, paths)
 	if want := []string{"/private/tmp/data"}; !slices.Equal(pol.ReadPaths, want) {
 		t.Errorf("ReadPaths = %q, want %q", pol.ReadPaths, want)
 	}
@@ -166,17 +166,17 @@ func TestDarwinPolicyMapping(t *testing.T) {
 	}
 
 	rc.Config.AllowProcessSpawn, rc.Config.AllowUnixSockets = false, false
-	pol = darwinPolicy(rc, paths)
+	pol = seatbeltPolicy(rc, paths)
 	if pol.AllowSpawn || pol.AllowUnixSockets {
 		t.Error("spawn or unix sockets allowed without the Config asking")
 	}
 }
 
 func TestDarwinProfileOnlyParams(t *testing.T) {
-	rc := darwinTestRC(t)
+	rc := testRC(t)
 	hostile := `/Users/dev/ws "x") (allow default) ; \`
-	rc.Write = append(rc.Write, ResolvedPath{Given: hostile, Resolved: hostile, IsDir: true})
-	prof, err := darwinProfile(rc, darwinPathRules(rc))
+	rc.Write = append(rc.Write, spec.Path{Given: hostile, Resolved: hostile, IsDir: true})
+	prof, err := profile(rc, pathRules(rc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,22 +221,22 @@ func TestDarwinProfileOnlyParams(t *testing.T) {
 }
 
 func TestDarwinPlan(t *testing.T) {
-	rc := darwinTestRC(t)
-	plan := darwinPlan(rc, true)
-	if plan.Platform != "darwin" || plan.Mechanism != ModeSandboxExec || !plan.Available || plan.Reason != darwinNoApplySelf {
+	rc := testRC(t)
+	plan := Plan(rc, true)
+	if plan.Platform != "darwin" || plan.Mechanism != spec.ModeSandboxExec || !plan.Available || plan.Reason != noApplySelf {
 		t.Errorf("plan header: %+v", plan)
 	}
-	for _, f := range []string{FeatureFilesystem, FeatureTruncate, FeatureIoctlDev, FeatureExec, FeatureTCPConnect,
-		FeatureTCPBind, FeatureUDP, FeatureUnixSockets, FeatureScopeSignal, FeatureSpawn, FeatureSyscalls} {
-		fs := darwinFeatures(plan, f)
+	for _, f := range []string{spec.FeatureFilesystem, spec.FeatureTruncate, spec.FeatureIoctlDev, spec.FeatureExec, spec.FeatureTCPConnect,
+		spec.FeatureTCPBind, spec.FeatureUDP, spec.FeatureUnixSockets, spec.FeatureScopeSignal, spec.FeatureSpawn, spec.FeatureSyscalls} {
+		fs := features(plan, f)
 		if len(fs) != 1 || !fs[0].Enforced || fs[0].Detail == "" {
 			t.Errorf("%s: %+v, want one enforced entry with a detail", f, fs)
 		}
 	}
-	if fs := darwinFeatures(plan, FeatureScopeUnix); len(fs) != 0 {
-		t.Errorf("%s reported on macOS, which has no abstract unix sockets: %+v", FeatureScopeUnix, fs)
+	if fs := features(plan, spec.FeatureScopeUnix); len(fs) != 0 {
+		t.Errorf("%s reported on macOS, which has no abstract unix sockets: %+v", spec.FeatureScopeUnix, fs)
 	}
-	hosts := darwinFeatures(plan, FeatureTCPHost)
+	hosts := features(plan, spec.FeatureTCPHost)
 	if len(hosts) != 2 {
 		t.Fatalf("tcp_connect_host: %+v, want the localhost entry and the example.com entry", hosts)
 	}
@@ -250,16 +250,16 @@ func TestDarwinPlan(t *testing.T) {
 	for _, f := range plan.NotEnforced() {
 		ne = append(ne, f.Feature)
 	}
-	if want := []string{FeatureTCPHost, FeatureResolver, FeatureTLSTrust}; !slices.Equal(ne, want) {
+	if want := []string{spec.FeatureTCPHost, spec.FeatureResolver, spec.FeatureTLSTrust}; !slices.Equal(ne, want) {
 		t.Errorf("NotEnforced = %q, want %q: the example.com host and the two channels it opens", ne, want)
 	}
-	if r := darwinFeatures(plan, FeatureResolver)[0]; !strings.Contains(r.Detail, "example.com:443") || strings.Contains(r.Detail, "localhost:8080") || r.Hint == "" {
+	if r := features(plan, spec.FeatureResolver)[0]; !strings.Contains(r.Detail, "example.com:443") || strings.Contains(r.Detail, "localhost:8080") || r.Hint == "" {
 		t.Errorf("resolver entry %+v: want it to name example.com:443 (not localhost) with a hint", r)
 	}
-	if tr := darwinFeatures(plan, FeatureTLSTrust)[0]; !strings.Contains(tr.Detail, "OCSP") || !strings.Contains(tr.Hint, "no_tls_trust_service") {
+	if tr := features(plan, spec.FeatureTLSTrust)[0]; !strings.Contains(tr.Detail, "OCSP") || !strings.Contains(tr.Hint, "no_tls_trust_service") {
 		t.Errorf("trustd entry %+v: want the AIA/OCSP/CRL channel and the way to leave it out", tr)
 	}
-	bind := darwinFeatures(plan, FeatureTCPBind)[0]
+	bind := features(plan, spec.FeatureTCPBind)[0]
 	if !strings.Contains(bind.Detail, "9000") || !strings.Contains(bind.Detail, "port 0") {
 		t.Errorf("tcp_bind detail %q, want port 9000 and the port 0 note", bind.Detail)
 	}
@@ -275,7 +275,7 @@ func TestDarwinPlan(t *testing.T) {
 	if !slices.Equal(plan.Network, wantNet) {
 		t.Errorf("Network =\n%q\nwant\n%q", plan.Network, wantNet)
 	}
-	for _, want := range []PathRule{
+	for _, want := range []spec.PathRule{
 		{Path: "/private/tmp/data", Access: "read", Source: "allowed_read_paths"},
 		{Path: "/Users/dev/ws", Access: "read-write", Source: "allowed_write_paths"},
 		{Path: "/Users/dev/tools/lint", Access: "exec", Source: "allowed_exec_paths"},
@@ -289,38 +289,38 @@ func TestDarwinPlan(t *testing.T) {
 
 	// Strict: the named host is an error, before anything is applied.
 	rc.Config.Strict = true
-	err := checkApplicable(darwinPlan(rc, true), Config{Strict: rc.Config.Strict})
-	if !errors.Is(err, ErrNotEnforced) || !strings.Contains(err.Error(), "tcp_connect_host") || !strings.Contains(err.Error(), "example.com:443") {
+	err := spec.CheckApplicable(Plan(rc, true), rc.Config.Strict, spec.ScopeCommand)
+	if !errors.Is(err, spec.ErrNotEnforced) || !strings.Contains(err.Error(), "tcp_connect_host") || !strings.Contains(err.Error(), "example.com:443") {
 		t.Errorf("strict: %v, want ErrNotEnforced naming tcp_connect_host and example.com:443", err)
 	}
 	// Loopback only: nothing left unenforced, and no resolver.
-	rc.Connect = []Endpoint{{Host: "localhost", Port: 8080}, {Host: "127.0.0.1", Port: 5432}, {Host: "::1", Port: 5433}}
-	if err := checkApplicable(darwinPlan(rc, true), Config{Strict: rc.Config.Strict}); err != nil {
+	rc.Connect = []spec.Endpoint{{Host: "localhost", Port: 8080}, {Host: "127.0.0.1", Port: 5432}, {Host: "::1", Port: 5433}}
+	if err := spec.CheckApplicable(Plan(rc, true), rc.Config.Strict, spec.ScopeCommand); err != nil {
 		t.Errorf("strict with localhost, 127.0.0.1 and ::1: %v", err)
 	}
-	if f := darwinFeatures(darwinPlan(rc, true), FeatureResolver); len(f) != 1 || !f[0].Enforced || !strings.Contains(f[0].Detail, "not reachable") {
+	if f := features(Plan(rc, true), spec.FeatureResolver); len(f) != 1 || !f[0].Enforced || !strings.Contains(f[0].Detail, "not reachable") {
 		t.Errorf("loopback-only resolver entry: %+v", f)
 	}
 	// "*" is expressible, but it brings the resolver and trustd: Strict
 	// refuses the channels, and without trustd only the resolver.
-	rc.Connect = []Endpoint{{Host: "*", Port: 443}}
-	err = checkApplicable(darwinPlan(rc, true), Config{Strict: rc.Config.Strict})
-	if !errors.Is(err, ErrNotEnforced) || !strings.Contains(err.Error(), FeatureResolver) || !strings.Contains(err.Error(), FeatureTLSTrust) {
-		t.Errorf("strict with *:443: %v, want ErrNotEnforced naming %s and %s", err, FeatureResolver, FeatureTLSTrust)
+	rc.Connect = []spec.Endpoint{{Host: "*", Port: 443}}
+	err = spec.CheckApplicable(Plan(rc, true), rc.Config.Strict, spec.ScopeCommand)
+	if !errors.Is(err, spec.ErrNotEnforced) || !strings.Contains(err.Error(), spec.FeatureResolver) || !strings.Contains(err.Error(), spec.FeatureTLSTrust) {
+		t.Errorf("strict with *:443: %v, want ErrNotEnforced naming %s and %s", err, spec.FeatureResolver, spec.FeatureTLSTrust)
 	}
 	rc.Config.NoTLSTrustService = true
-	err = checkApplicable(darwinPlan(rc, true), Config{Strict: rc.Config.Strict})
-	if !errors.Is(err, ErrNotEnforced) || !strings.Contains(err.Error(), FeatureResolver) || strings.Contains(err.Error(), FeatureTLSTrust) {
-		t.Errorf("strict with *:443 and no trustd: %v, want only %s refused", err, FeatureResolver)
+	err = spec.CheckApplicable(Plan(rc, true), rc.Config.Strict, spec.ScopeCommand)
+	if !errors.Is(err, spec.ErrNotEnforced) || !strings.Contains(err.Error(), spec.FeatureResolver) || strings.Contains(err.Error(), spec.FeatureTLSTrust) {
+		t.Errorf("strict with *:443 and no trustd: %v, want only %s refused", err, spec.FeatureResolver)
 	}
-	if f := darwinFeatures(darwinPlan(rc, true), FeatureTLSTrust); len(f) != 1 || !f[0].Enforced {
+	if f := features(Plan(rc, true), spec.FeatureTLSTrust); len(f) != 1 || !f[0].Enforced {
 		t.Errorf("no_tls_trust_service: %+v, want an enforced entry saying trustd is not granted", f)
 	}
 	rc.Config.NoTLSTrustService = false
 
 	// Without sandbox-exec nothing is enforced and applying fails closed.
-	off := darwinPlan(rc, false)
-	if off.Available || off.Reason != darwinUnavailable {
+	off := Plan(rc, false)
+	if off.Available || off.Reason != unavailable {
 		t.Errorf("unavailable plan header: available %v reason %q", off.Available, off.Reason)
 	}
 	for _, f := range off.Features {
@@ -328,13 +328,13 @@ func TestDarwinPlan(t *testing.T) {
 			t.Errorf("unavailable plan: %+v", f)
 		}
 	}
-	if err := checkApplicable(off, Config{Strict: rc.Config.Strict}); !errors.Is(err, ErrUnavailable) {
+	if err := spec.CheckApplicable(off, rc.Config.Strict, spec.ScopeCommand); !errors.Is(err, spec.ErrUnavailable) {
 		t.Errorf("unavailable: %v, want ErrUnavailable", err)
 	}
 }
 
 func TestDarwinPlanMinimal(t *testing.T) {
-	plan := darwinPlan(&resolvedConfig{}, true)
+	plan := Plan(&spec.Resolved{}, true)
 	if ne := plan.NotEnforced(); len(ne) != 0 {
 		t.Errorf("empty Config: not enforced %+v", ne)
 	}
@@ -342,20 +342,20 @@ func TestDarwinPlanMinimal(t *testing.T) {
 		t.Errorf("empty Config: network %q", plan.Network)
 	}
 	for name, want := range map[string]string{
-		FeatureTCPConnect:  "every outgoing connection is denied",
-		FeatureTCPBind:     "listening on any port is denied",
-		FeatureSpawn:       "process-fork denied",
-		FeatureUnixSockets: "AF_UNIX sockets denied",
-		FeatureExec:        "exec allowlist is empty",
+		spec.FeatureTCPConnect:  "every outgoing connection is denied",
+		spec.FeatureTCPBind:     "listening on any port is denied",
+		spec.FeatureSpawn:       "process-fork denied",
+		spec.FeatureUnixSockets: "AF_UNIX sockets denied",
+		spec.FeatureExec:        "exec allowlist is empty",
 	} {
-		if f := darwinFeatures(plan, name); len(f) != 1 || !strings.Contains(f[0].Detail, want) {
+		if f := features(plan, name); len(f) != 1 || !strings.Contains(f[0].Detail, want) {
 			t.Errorf("%s: %+v, want detail with %q", name, f, want)
 		}
 	}
-	if f := darwinFeatures(plan, FeatureTCPHost); len(f) != 0 {
+	if f := features(plan, spec.FeatureTCPHost); len(f) != 0 {
 		t.Errorf("tcp_connect_host without endpoints: %+v", f)
 	}
-	if f := darwinFeatures(darwinPlan(&resolvedConfig{Config: spec.Config{AllowUDP: true}}, true), FeatureUDP); !strings.Contains(f[0].Detail, "ignored") {
+	if f := features(Plan(&spec.Resolved{Config: spec.Config{AllowUDP: true}}, true), spec.FeatureUDP); !strings.Contains(f[0].Detail, "ignored") {
 		t.Errorf("allow_udp: %+v, want it reported as not granted", f)
 	}
 }
@@ -368,38 +368,38 @@ func TestDarwinNetworkMatchesProfile(t *testing.T) {
 		{"10.0.0.1:22"}, {"[2001:db8::1]:443"}, {"127.0.0.1:80", "10.0.0.1:22"}, {"localhost:80", "example.com:443", "*:443"},
 		{"localhost:*"}, {"[::1]:*", "10.0.0.1:*"}, {"api.example.com:*", "localhost:80"}, {"*:*"},
 	} {
-		rc := &resolvedConfig{Config: spec.Config{AllowedTCPConnect: eps}}
+		rc := &spec.Resolved{Config: spec.Config{AllowedTCPConnect: eps}}
 		for _, s := range eps {
-			ep, err := ParseEndpoint(s)
+			ep, err := spec.ParseEndpoint(s)
 			if err != nil {
 				t.Fatal(err)
 			}
 			rc.Connect = append(rc.Connect, ep)
 		}
-		prof, err := darwinProfile(rc, nil)
+		prof, err := profile(rc, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan := darwinPlan(rc, true)
+		plan := Plan(rc, true)
 		has := func(prefix string) bool {
 			return slices.ContainsFunc(plan.Network, func(l string) bool { return strings.HasPrefix(l, prefix) })
 		}
-		if has("unix connect "+darwinResolverSocket) != strings.Contains(prof.Text, darwinResolverSocket) {
-			t.Errorf("%q: resolver line %v, profile has the resolver socket: %v", eps, has("unix connect"), strings.Contains(prof.Text, darwinResolverSocket))
+		if has("unix connect "+resolverSocket) != strings.Contains(prof.Text, resolverSocket) {
+			t.Errorf("%q: resolver line %v, profile has the resolver socket: %v", eps, has("unix connect"), strings.Contains(prof.Text, resolverSocket))
 		}
-		trustd, tls := strings.Contains(prof.Text, darwinTrustd), strings.Contains(prof.Text, darwinTLSDir)
-		if has("mach-lookup "+darwinTrustd) != trustd || (len(darwinFeatures(plan, FeatureTLSTrust)) == 1 && !darwinFeatures(plan, FeatureTLSTrust)[0].Enforced) != trustd ||
-			slices.ContainsFunc(plan.Paths, func(r PathRule) bool { return r.Path == darwinTLSDir }) != tls {
+		trustd, tls := strings.Contains(prof.Text, trustdService), strings.Contains(prof.Text, tlsDir)
+		if has("mach-lookup "+trustdService) != trustd || (len(features(plan, spec.FeatureTLSTrust)) == 1 && !features(plan, spec.FeatureTLSTrust)[0].Enforced) != trustd ||
+			slices.ContainsFunc(plan.Paths, func(r spec.PathRule) bool { return r.Path == tlsDir }) != tls {
 			t.Errorf("%q: TLS lines disagree with the profile (profile has trustd: %v, CA dir: %v)", eps, trustd, tls)
 		}
-		resolver := strings.Contains(prof.Text, darwinResolverSocket)
-		if f := darwinFeatures(plan, FeatureResolver); (len(f) == 1 && !f[0].Enforced) != resolver {
+		resolver := strings.Contains(prof.Text, resolverSocket)
+		if f := features(plan, spec.FeatureResolver); (len(f) == 1 && !f[0].Enforced) != resolver {
 			t.Errorf("%q: resolver granted %v, plan reports %+v", eps, resolver, f)
 		}
-		if hosts := strings.Contains(prof.Text, darwinHostsFile); slices.ContainsFunc(plan.Paths, func(r PathRule) bool { return r.Path == darwinHostsFile }) != hosts {
+		if hosts := strings.Contains(prof.Text, hostsFile); slices.ContainsFunc(plan.Paths, func(r spec.PathRule) bool { return r.Path == hostsFile }) != hosts {
 			t.Errorf("%q: hosts file in the profile %v, not so in the plan", eps, hosts)
 		}
-		rules := darwinConnects(rc).rules
+		rules := connects(rc).rules
 		for _, r := range rules {
 			if !strings.Contains(prof.Text, `(remote tcp "`+r.addr+`")`) {
 				t.Errorf("%q: rule %s not in the profile", eps, r.addr)
@@ -408,7 +408,7 @@ func TestDarwinNetworkMatchesProfile(t *testing.T) {
 		if n := strings.Count(prof.Text, "(remote tcp "); n != len(rules) {
 			t.Errorf("%q: profile has %d connect rules, plan %d", eps, n, len(rules))
 		}
-		if got := len(darwinFeatures(plan, FeatureTCPHost)) - boolInt(slices.ContainsFunc(rc.Connect, Endpoint.Loopback)); got != len(prof.NotEnforced) {
+		if got := len(features(plan, spec.FeatureTCPHost)) - boolInt(slices.ContainsFunc(rc.Connect, spec.Endpoint.Loopback)); got != len(prof.NotEnforced) {
 			t.Errorf("%q: %d unenforced host entries, profile reports %d", eps, got, len(prof.NotEnforced))
 		}
 	}
@@ -421,7 +421,7 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// darwinBaseline lists exactly the paths the generated baseline grants.
+// baseline lists exactly the paths the generated baseline grants.
 func TestDarwinBaselineMatchesProfile(t *testing.T) {
 	quoted := regexp.MustCompile(`"(/[^"]*)"`)
 	paths := func(text string) []string {
@@ -435,7 +435,7 @@ func TestDarwinBaselineMatchesProfile(t *testing.T) {
 		return out
 	}
 	var want []string
-	for _, b := range darwinBaseline {
+	for _, b := range baseline {
 		want = append(want, b.Path)
 	}
 	slices.Sort(want)
@@ -450,7 +450,7 @@ func TestDarwinBaselineMatchesProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = append(want, darwinResolverSocket, darwinTLSDir, darwinHostsFile)
+	want = append(want, resolverSocket, tlsDir, hostsFile)
 	slices.Sort(want)
 	if got := paths(prof.Text); !slices.Equal(got, want) {
 		t.Errorf("paths with a remote endpoint:\n%q\nwant\n%q", got, want)
@@ -458,7 +458,7 @@ func TestDarwinBaselineMatchesProfile(t *testing.T) {
 }
 
 func TestSeatbeltProfile(t *testing.T) {
-	dir := darwinSafeDir(t)
+	dir := safeDir(t)
 	ws, data := filepath.Join(dir, "ws"), filepath.Join(dir, "data")
 	for _, d := range []string{ws, data} {
 		if err := os.Mkdir(d, 0o700); err != nil {
@@ -469,7 +469,7 @@ func TestSeatbeltProfile(t *testing.T) {
 	if err := os.Symlink(data, link); err != nil {
 		t.Fatal(err)
 	}
-	text, params, err := SeatbeltProfile(Config{
+	text, params, err := SeatbeltProfile(spec.Config{
 		AllowedWritePaths: []string{ws},
 		AllowedReadPaths:  []string{link},
 		AllowedTCPConnect: []string{"localhost:8080"},
@@ -485,16 +485,16 @@ func TestSeatbeltProfile(t *testing.T) {
 	}
 	checkSBPL(t, text)
 
-	_, _, err = SeatbeltProfile(Config{AllowedReadPaths: []string{"relative"}})
-	var ce *ConfigError
-	if !errors.Is(err, ErrInvalidConfig) || !errors.As(err, &ce) || ce.Field != "allowed_read_paths" {
+	_, _, err = SeatbeltProfile(spec.Config{AllowedReadPaths: []string{"relative"}})
+	var ce *spec.ConfigError
+	if !errors.Is(err, spec.ErrInvalidConfig) || !errors.As(err, &ce) || ce.Field != "allowed_read_paths" {
 		t.Errorf("relative path: %v, want a *ConfigError for allowed_read_paths", err)
 	}
 
 	// Off macOS /tmp is a real directory; a profile naming it would never
 	// match on a Mac, so it is refused with the path a Mac would need.
 	if fi, err := os.Lstat("/tmp"); err == nil && fi.IsDir() && runtime.GOOS != "darwin" {
-		_, _, err := SeatbeltProfile(Config{AllowedWritePaths: []string{"/tmp"}})
+		_, _, err := SeatbeltProfile(spec.Config{AllowedWritePaths: []string{"/tmp"}})
 		if !errors.As(err, &ce) || ce.Field != "allowed_write_paths" || !strings.Contains(err.Error(), "/private/tmp") {
 			t.Errorf("/tmp off macOS: %v, want a *ConfigError naming /private/tmp", err)
 		}

@@ -1,4 +1,4 @@
-package sandbox
+package darwin
 
 // The macOS rules added for issue 21, as data on every OS: channels in the
 // plan, interpreters chosen from write paths, FIFOs on the exec list, shims,
@@ -19,11 +19,11 @@ import (
 )
 
 // connectRC is a resolvedConfig with only the given TCP endpoints.
-func connectRC(t *testing.T, eps ...string) *resolvedConfig {
+func connectRC(t *testing.T, eps ...string) *spec.Resolved {
 	t.Helper()
-	rc := &resolvedConfig{Config: spec.Config{AllowedTCPConnect: eps}}
+	rc := &spec.Resolved{Config: spec.Config{AllowedTCPConnect: eps}}
 	for _, s := range eps {
-		ep, err := ParseEndpoint(s)
+		ep, err := spec.ParseEndpoint(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,23 +47,21 @@ func TestDarwinResolverChannel(t *testing.T) {
 		{[]string{"localhost:80", "example.com:443"}, true},
 	} {
 		rc := connectRC(t, tc.eps...)
-		prof, err := darwinProfile(rc, nil)
+		prof, err := profile(rc, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		granted := strings.Contains(prof.Text, darwinResolverSocket)
+		granted := strings.Contains(prof.Text, resolverSocket)
 		if granted != tc.resolver {
 			t.Errorf("%q: resolver granted %v, want %v", tc.eps, granted, tc.resolver)
 		}
-		plan := darwinPlan(rc, true)
-		f := darwinFeatures(plan, FeatureResolver)
+		plan := Plan(rc, true)
+		f := features(plan, spec.FeatureResolver)
 		if len(f) != 1 || f[0].Enforced == granted {
 			t.Errorf("%q: resolver granted %v, plan entry %+v (want not enforced exactly when granted)", tc.eps, granted, f)
 		}
-		strict := Config{}
-		strict.Strict = true
-		err = checkApplicable(plan, strict)
-		if refused := err != nil && strings.Contains(err.Error(), FeatureResolver); refused != granted {
+		err = spec.CheckApplicable(plan, true, spec.ScopeCommand) // a Strict Config
+		if refused := err != nil && strings.Contains(err.Error(), spec.FeatureResolver); refused != granted {
 			t.Errorf("%q: Strict refuses the resolver %v, granted %v (%v)", tc.eps, refused, granted, err)
 		}
 	}
@@ -73,32 +71,32 @@ func TestDarwinResolverChannel(t *testing.T) {
 // the plan reports trustd as a channel.
 func TestDarwinTrustdOptional(t *testing.T) {
 	rc := connectRC(t, "10.0.0.1:443")
-	prof, err := darwinProfile(rc, nil)
+	prof, err := profile(rc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(prof.Text, darwinTrustd) {
+	if !strings.Contains(prof.Text, trustdService) {
 		t.Fatal("trustd not granted for a remote endpoint")
 	}
-	if f := darwinFeatures(darwinPlan(rc, true), FeatureTLSTrust); len(f) != 1 || f[0].Enforced || !strings.Contains(f[0].Detail, "AIA") {
+	if f := features(Plan(rc, true), spec.FeatureTLSTrust); len(f) != 1 || f[0].Enforced || !strings.Contains(f[0].Detail, "AIA") {
 		t.Errorf("trustd granted: plan entry %+v, want a not-enforced channel", f)
 	}
 	rc.Config.NoTLSTrustService = true
-	prof, err = darwinProfile(rc, nil)
+	prof, err = profile(rc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(prof.Text, darwinTrustd) {
+	if strings.Contains(prof.Text, trustdService) {
 		t.Error("no_tls_trust_service: trustd still in the profile")
 	}
-	plan := darwinPlan(rc, true)
-	if slices.ContainsFunc(plan.Network, func(l string) bool { return strings.Contains(l, darwinTrustd) }) {
+	plan := Plan(rc, true)
+	if slices.ContainsFunc(plan.Network, func(l string) bool { return strings.Contains(l, trustdService) }) {
 		t.Errorf("no_tls_trust_service: plan network still lists trustd: %q", plan.Network)
 	}
-	if f := darwinFeatures(plan, FeatureTLSTrust); len(f) != 1 || !f[0].Enforced {
+	if f := features(plan, spec.FeatureTLSTrust); len(f) != 1 || !f[0].Enforced {
 		t.Errorf("no_tls_trust_service: plan entry %+v", f)
 	}
-	if rc := connectRC(t, "localhost:80"); len(darwinFeatures(darwinPlan(rc, true), FeatureTLSTrust)) != 0 {
+	if rc := connectRC(t, "localhost:80"); len(features(Plan(rc, true), spec.FeatureTLSTrust)) != 0 {
 		t.Error("trustd reported for a loopback-only Config")
 	}
 }
@@ -106,7 +104,7 @@ func TestDarwinTrustdOptional(t *testing.T) {
 // A script in a write path chooses its "#!" interpreter; it is granted only
 // when execgrant.Grantable allows it.
 func TestDarwinInterpreterFromWritePath(t *testing.T) {
-	dir := darwinSafeDir(t)
+	dir := safeDir(t)
 	ws, sys := filepath.Join(dir, "ws"), filepath.Join(dir, "sys")
 	for _, d := range []string{ws, sys} {
 		if err := os.Mkdir(d, 0o755); err != nil {
@@ -120,7 +118,7 @@ func TestDarwinInterpreterFromWritePath(t *testing.T) {
 	evil := filepath.Join(ws, "evil")
 	os.WriteFile(evil, []byte("\xcf\xfa\xed\xfe"), 0o755)
 	script := filepath.Join(ws, "run")
-	rc, err := resolve(Config{AllowedWritePaths: []string{ws}})
+	rc, err := spec.Resolve(spec.Config{AllowedWritePaths: []string{ws}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,15 +134,15 @@ func TestDarwinInterpreterFromWritePath(t *testing.T) {
 		if err := os.WriteFile(script, []byte("#!"+tc.shebang+" -x\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		paths := darwinPathRules(rc, script)
-		got := slices.ContainsFunc(paths, func(d darwinPath) bool { return strings.HasPrefix(d.Source, "interpreter of ") })
+		paths := pathRules(rc, script)
+		got := slices.ContainsFunc(paths, func(d pathRule) bool { return strings.HasPrefix(d.Source, "interpreter of ") })
 		if got != tc.granted {
 			t.Errorf("#!%s: interpreter granted %v, want %v (%+v)", tc.shebang, got, tc.granted, paths)
 		}
 		// The plan says so for an exec-listed script.
 		rcx := *rc
-		rcx.Exec = []ResolvedPath{{Given: script, Resolved: script}}
-		detail := darwinFeatures(darwinPlan(&rcx, true), FeatureExec)[0].Detail
+		rcx.Exec = []spec.Path{{Given: script, Resolved: script}}
+		detail := features(Plan(&rcx, true), spec.FeatureExec)[0].Detail
 		if said := strings.Contains(detail, "not granted, so that script cannot run: "+script); said == tc.granted {
 			t.Errorf("#!%s: plan mentions the refusal %v, granted %v: %s", tc.shebang, said, tc.granted, detail)
 		}
@@ -152,26 +150,26 @@ func TestDarwinInterpreterFromWritePath(t *testing.T) {
 }
 
 // An exec-listed FIFO must not hang anything that reads "#!" lines:
-// darwinPathRules, SeatbeltProfile, PlanFor and WrapCommand's rules.
+// pathRules, SeatbeltProfile, PlanFor and WrapCommand's rules.
 func TestDarwinFIFOOnExecList(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no FIFOs on Windows")
 	}
-	dir := darwinSafeDir(t)
+	dir := safeDir(t)
 	fifo := filepath.Join(dir, "fifo")
 	if err := mkfifo(fifo); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{AllowedExecPaths: []string{fifo}}
+	cfg := spec.Config{AllowedExecPaths: []string{fifo}}
 	done := make(chan error, 1)
 	go func() {
-		rc, err := resolve(cfg)
+		rc, err := spec.Resolve(cfg)
 		if err != nil {
 			done <- err
 			return
 		}
-		darwinPathRules(rc, fifo)
-		darwinPlan(rc, true)
+		pathRules(rc, fifo)
+		Plan(rc, true)
 		_, _, err = SeatbeltProfile(cfg)
 		done <- err
 	}()
@@ -188,31 +186,31 @@ func TestDarwinFIFOOnExecList(t *testing.T) {
 // Granting a shim grants what it executes, and the plan lists it.
 func TestDarwinShimGrants(t *testing.T) {
 	for _, tc := range []struct {
-		exec        ResolvedPath
+		exec        spec.Path
 		wantProfile string
 		wantPath    string
 	}{
-		{ResolvedPath{Given: "/bin/sh", Resolved: "/bin/sh"}, `(literal "/private/var/select/sh")`, "/private/var/select/sh"},
-		{ResolvedPath{Given: "/bin", Resolved: "/bin", IsDir: true}, `(literal "/bin/bash")`, "/bin/bash"},
-		{ResolvedPath{Given: "/usr/bin/perl", Resolved: "/usr/bin/perl"}, `(regex #"^/usr/bin/perl5[.][0-9]+$")`, "/usr/bin/perl5.*"},
-		{ResolvedPath{Given: "/usr/bin/git", Resolved: "/usr/bin/git"}, `(subpath "/Library/Developer/CommandLineTools")`, "/Library/Developer/CommandLineTools"},
-		{ResolvedPath{Given: "/usr/bin/python3", Resolved: "/usr/bin/python3"}, `(literal "/private/var/db/xcode_select_link")`, "/private/var/db/xcode_select_link"},
+		{spec.Path{Given: "/bin/sh", Resolved: "/bin/sh"}, `(literal "/private/var/select/sh")`, "/private/var/select/sh"},
+		{spec.Path{Given: "/bin", Resolved: "/bin", IsDir: true}, `(literal "/bin/bash")`, "/bin/bash"},
+		{spec.Path{Given: "/usr/bin/perl", Resolved: "/usr/bin/perl"}, `(regex #"^/usr/bin/perl5[.][0-9]+$")`, "/usr/bin/perl5.*"},
+		{spec.Path{Given: "/usr/bin/git", Resolved: "/usr/bin/git"}, `(subpath "/Library/Developer/CommandLineTools")`, "/Library/Developer/CommandLineTools"},
+		{spec.Path{Given: "/usr/bin/python3", Resolved: "/usr/bin/python3"}, `(literal "/private/var/db/xcode_select_link")`, "/private/var/db/xcode_select_link"},
 	} {
-		rc := &resolvedConfig{Exec: []ResolvedPath{tc.exec}}
-		prof, err := darwinProfile(rc, []darwinPath{{tc.exec, darwinExec, "allowed_exec_paths"}})
+		rc := &spec.Resolved{Exec: []spec.Path{tc.exec}}
+		prof, err := profile(rc, []pathRule{{tc.exec, accessExec, "allowed_exec_paths"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(prof.Text, tc.wantProfile) {
 			t.Errorf("%s: profile lacks %s", tc.exec.Resolved, tc.wantProfile)
 		}
-		if !slices.ContainsFunc(darwinPlan(rc, true).Paths, func(r PathRule) bool { return r.Path == tc.wantPath }) {
+		if !slices.ContainsFunc(Plan(rc, true).Paths, func(r spec.PathRule) bool { return r.Path == tc.wantPath }) {
 			t.Errorf("%s: plan paths lack %s", tc.exec.Resolved, tc.wantPath)
 		}
 	}
 	// No shim, no shim rules.
-	rc := &resolvedConfig{Exec: []ResolvedPath{{Given: "/bin/ls", Resolved: "/bin/ls"}}}
-	prof, err := darwinProfile(rc, []darwinPath{{rc.Exec[0], darwinExec, "allowed_exec_paths"}})
+	rc := &spec.Resolved{Exec: []spec.Path{{Given: "/bin/ls", Resolved: "/bin/ls"}}}
+	prof, err := profile(rc, []pathRule{{rc.Exec[0], accessExec, "allowed_exec_paths"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,16 +224,16 @@ func TestDarwinShimGrants(t *testing.T) {
 // The camera and microphone rules appear exactly when the Config asks.
 func TestDarwinDevices(t *testing.T) {
 	for _, tc := range []struct{ camera, mic bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
-		rc := &resolvedConfig{Config: spec.Config{AllowCamera: tc.camera, AllowMicrophone: tc.mic}}
-		prof, err := darwinProfile(rc, nil)
+		rc := &spec.Resolved{Config: spec.Config{AllowCamera: tc.camera, AllowMicrophone: tc.mic}}
+		prof, err := profile(rc, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if strings.Contains(prof.Text, "(allow device-camera)") != tc.camera || strings.Contains(prof.Text, "(allow device-microphone)") != tc.mic {
 			t.Errorf("camera %v microphone %v: device rules wrong in\n%s", tc.camera, tc.mic, prof.Text)
 		}
-		plan := darwinPlan(rc, true)
-		if (len(darwinFeatures(plan, FeatureCamera)) == 1) != tc.camera || (len(darwinFeatures(plan, FeatureMicrophone)) == 1) != tc.mic {
+		plan := Plan(rc, true)
+		if (len(features(plan, spec.FeatureCamera)) == 1) != tc.camera || (len(features(plan, spec.FeatureMicrophone)) == 1) != tc.mic {
 			t.Errorf("camera %v microphone %v: plan %+v", tc.camera, tc.mic, plan.Features)
 		}
 	}
@@ -243,7 +241,7 @@ func TestDarwinDevices(t *testing.T) {
 
 func TestDarwinTrialError(t *testing.T) {
 	exit := &exec.ExitError{}
-	if err := darwinTrialError(nil, ""); err != nil {
+	if err := trialError(nil, ""); err != nil {
 		t.Errorf("success: %v", err)
 	}
 	for _, tc := range []struct{ stderr, want string }{
@@ -252,37 +250,37 @@ func TestDarwinTrialError(t *testing.T) {
 		{"sandbox-exec: something else\n", "failed a trial run"},
 		{"", "failed a trial run"},
 	} {
-		err := darwinTrialError(exit, tc.stderr)
+		err := trialError(exit, tc.stderr)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("stderr %q: %v, want %q", tc.stderr, err, tc.want)
 		}
 	}
-	if !slices.Equal(darwinTrialArgs[len(darwinTrialArgs)-2:], []string{"--", "/usr/bin/true"}) || !strings.HasPrefix(darwinTrialArgs[1], "(version 1)") {
-		t.Errorf("trial args %q", darwinTrialArgs)
+	if !slices.Equal(trialArgs[len(trialArgs)-2:], []string{"--", "/usr/bin/true"}) || !strings.HasPrefix(trialArgs[1], "(version 1)") {
+		t.Errorf("trial args %q", trialArgs)
 	}
-	st := darwinStatus(darwinTrialError(exit, "sandbox_apply: Operation not permitted"))
+	st := Status(trialError(exit, "sandbox_apply: Operation not permitted"))
 	if st.Active || !strings.Contains(st.Reason, "forbidden-sandbox-reinit") || strings.Contains(st.Reason, "ships with every macOS") {
 		t.Errorf("status inside a sandbox: %+v", st)
 	}
-	if !errors.Is(wrapDarwinCommand(exec.Command("/bin/true"), Config{}, darwinTrialError(exit, "forbidden-sandbox-reinit")), ErrUnavailable) {
+	if !errors.Is(wrapCommand(exec.Command("/bin/true"), spec.Config{}, trialError(exit, "forbidden-sandbox-reinit")), spec.ErrUnavailable) {
 		t.Error("WrapCommand inside a sandbox: want ErrUnavailable")
 	}
 }
 
 func TestDarwinRunEnv(t *testing.T) {
 	const tmp = "/private/var/folders/x/T/sandbox-run-1"
-	got := darwinRunEnv(nil, tmp)
+	got := RunEnv(nil, tmp)
 	want := []string{"TMPDIR=" + tmp + "/", "HOME=" + tmp, "GIT_CONFIG_GLOBAL=" + tmp + "/.gitconfig", "GIT_CONFIG_NOSYSTEM=1"}
 	if !slices.Equal(got, want) {
 		t.Errorf("empty env: %q, want %q", got, want)
 	}
-	got = darwinRunEnv([]string{"HOME=/Users/dev", "PATH=/usr/bin"}, tmp)
+	got = RunEnv([]string{"HOME=/Users/dev", "PATH=/usr/bin"}, tmp)
 	want = []string{"HOME=/Users/dev", "PATH=/usr/bin", "TMPDIR=" + tmp + "/", "GIT_CONFIG_GLOBAL=" + tmp + "/.gitconfig", "GIT_CONFIG_NOSYSTEM=1"}
 	if !slices.Equal(got, want) {
 		t.Errorf("caller's HOME: %q, want %q (kept, and git kept away from it)", got, want)
 	}
 	in := []string{"TMPDIR=/x", "HOME=/y", "GIT_CONFIG_GLOBAL=/z", "GIT_CONFIG_NOSYSTEM=0"}
-	if got := darwinRunEnv(in, tmp); !slices.Equal(got, in) {
+	if got := RunEnv(in, tmp); !slices.Equal(got, in) {
 		t.Errorf("all set: %q, want unchanged", got)
 	}
 }
@@ -290,17 +288,17 @@ func TestDarwinRunEnv(t *testing.T) {
 // The canary's read probe must not pick a file the endpoints made readable.
 func TestDarwinCanaryTargetsWithEndpoints(t *testing.T) {
 	ok := func(string) error { return nil }
-	if got, _ := pickDarwinTarget(connectRC(t, "localhost:80"), darwinReadTargets, ok, false); got != "/private/etc/passwd" {
+	if got, _ := pickTarget(connectRC(t, "localhost:80"), readTargets, ok, false); got != "/private/etc/passwd" {
 		t.Errorf("localhost endpoint: read target %q, want /private/etc/passwd (hosts is granted)", got)
 	}
-	if got, _ := pickDarwinTarget(connectRC(t, "127.0.0.1:80"), darwinReadTargets, ok, false); got != "/private/etc/hosts" {
+	if got, _ := pickTarget(connectRC(t, "127.0.0.1:80"), readTargets, ok, false); got != "/private/etc/hosts" {
 		t.Errorf("IP endpoint: read target %q, want /private/etc/hosts", got)
 	}
 	// "/" is granted as its names only: files below it are not granted.
-	if darwinGranted(&resolvedConfig{}, "/private/etc/passwd") || !darwinGranted(&resolvedConfig{}, "/") {
+	if isGranted(&spec.Resolved{}, "/private/etc/passwd") || !isGranted(&spec.Resolved{}, "/") {
 		t.Error(`"/" must count as granted itself, and only itself`)
 	}
-	if darwinGranted(&resolvedConfig{}, "/private/tmp") || darwinGranted(&resolvedConfig{}, "/etc/passwd") {
+	if isGranted(&spec.Resolved{}, "/private/tmp") || isGranted(&spec.Resolved{}, "/etc/passwd") {
 		t.Error("the root symlinks' metadata grant must not make what is below them a granted path")
 	}
 }

@@ -1,4 +1,4 @@
-package sandbox
+package darwin
 
 // The Plan of a macOS profile: what of a Config the Seatbelt profile
 // enforces, and which channels it leaves open.
@@ -13,29 +13,17 @@ import (
 	"github.com/openparallax/sandbox/internal/spec"
 )
 
-// Feature names of the channels a macOS profile leaves open when it grants
-// them: services outside the sandbox that act for the process. Each is
-// reported as not enforced whenever it is granted, so Strict refuses it.
-const (
-	// FeatureResolver: mDNSResponder, granted when a TCP endpoint's host is
-	// a DNS name or "*".
-	FeatureResolver = "name_resolver"
-	// FeatureTLSTrust: com.apple.trustd.agent, granted with a non-loopback
-	// TCP endpoint unless Config.NoTLSTrustService.
-	FeatureTLSTrust = "tls_trust_service"
-)
-
-// darwinConnect is one TCP connect rule of a profile, with the endpoints of
+// connectRule is one TCP connect rule of a profile, with the endpoints of
 // the Config it serves.
-type darwinConnect struct {
+type connectRule struct {
 	addr  string // "localhost:PORT" or "*:PORT", as in the profile
 	asked []string
 }
 
-// darwinNet is what a profile grants for rc's TCP endpoints, exactly as
+// netGrants is what a profile grants for rc's TCP endpoints, exactly as
 // internal/seatbelt decides it.
-type darwinNet struct {
-	rules []darwinConnect
+type netGrants struct {
+	rules []connectRule
 	// resolver: a host is a DNS name or "*": mDNSResponder and the
 	// network helpers (names lists those endpoints).
 	resolver bool
@@ -47,13 +35,13 @@ type darwinNet struct {
 	remote, trustd bool
 }
 
-// darwinConnects groups rc's endpoints by the Seatbelt rule each becomes,
+// connects groups rc's endpoints by the Seatbelt rule each becomes,
 // exactly as internal/seatbelt maps them: a loopback host to localhost,
 // everything else to "*"; and says which helpers the profile grants for
 // them. The name localhost does not bring the resolver: it is in the hosts
 // file, and mDNSResponder would resolve any other name too.
-func darwinConnects(rc *resolvedConfig) darwinNet {
-	var n darwinNet
+func connects(rc *spec.Resolved) netGrants {
+	var n netGrants
 	for _, ep := range rc.Connect {
 		host := "*"
 		if ep.Loopback() {
@@ -73,9 +61,9 @@ func darwinConnects(rc *resolvedConfig) darwinNet {
 			port = "*" // Seatbelt's own any-port form
 		}
 		addr := host + ":" + port
-		i := slices.IndexFunc(n.rules, func(c darwinConnect) bool { return c.addr == addr })
+		i := slices.IndexFunc(n.rules, func(c connectRule) bool { return c.addr == addr })
 		if i < 0 {
-			n.rules = append(n.rules, darwinConnect{addr: addr})
+			n.rules = append(n.rules, connectRule{addr: addr})
 			i = len(n.rules) - 1
 		}
 		n.rules[i].asked = append(n.rules[i].asked, ep.String())
@@ -84,34 +72,38 @@ func darwinConnects(rc *resolvedConfig) darwinNet {
 	return n
 }
 
-// darwinPlan reports what the profile for rc enforces, with available saying
-// whether /usr/bin/sandbox-exec is there. It is the Plan of WrapCommand;
-// ApplySelf is never available on macOS (see [darwinApplySelfError]).
-func darwinPlan(rc *resolvedConfig, available bool) Plan {
+// Plan reports what the profile for rc enforces, with available saying
+// whether /usr/bin/sandbox-exec is there: a feature is reported enforced
+// only when the profile WrapCommand makes enforces it, and every channel the
+// profile opens (the resolver, trustd) is reported not enforced, so that
+// Strict refuses it. Without sandbox-exec nothing is enforced. It is the
+// Plan of WrapCommand; ApplySelf is never available on macOS (see
+// [ApplySelfError]).
+func Plan(rc *spec.Resolved, available bool) spec.Plan {
 	cfg := rc.Config
-	plan := Plan{Platform: "darwin", Mechanism: ModeSandboxExec, Available: available, Reason: darwinNoApplySelf}
+	plan := spec.Plan{Platform: "darwin", Mechanism: spec.ModeSandboxExec, Available: available, Reason: noApplySelf}
 	if !available {
-		plan.Reason = darwinUnavailable
+		plan.Reason = unavailable
 	}
 	f := func(feature string, enforced bool, detail, hint string) {
 		if !available {
 			enforced, hint = false, ""
-			detail = "sandbox unavailable: " + darwinUnavailable
+			detail = "sandbox unavailable: " + unavailable
 		}
-		plan.Features = append(plan.Features, Enforcement{Feature: feature, Enforced: enforced, Detail: detail, Hint: hint})
+		plan.Features = append(plan.Features, spec.Enforcement{Feature: feature, Enforced: enforced, Detail: detail, Hint: hint})
 	}
-	paths, refused := darwinPathRulesWhy(rc)
-	nt := darwinConnects(rc)
+	paths, refused := pathRulesWhy(rc)
+	nt := connects(rc)
 	rules, resolver := nt.rules, nt.resolver
 
-	if _, err := darwinProfile(rc, paths); err != nil {
-		f(FeatureFilesystem, false, "no profile can be made for this Config: "+err.Error()+"; WrapCommand refuses it", "")
+	if _, err := profile(rc, paths); err != nil {
+		f(spec.FeatureFilesystem, false, "no profile can be made for this Config: "+err.Error()+"; WrapCommand refuses it", "")
 	} else {
-		f(FeatureFilesystem, true, "Seatbelt (deny default): read only the granted paths and the system baseline, "+
+		f(spec.FeatureFilesystem, true, "Seatbelt (deny default): read only the granted paths and the system baseline, "+
 			"write only inside write paths; stat of the directories above each granted path", "")
 	}
-	f(FeatureTruncate, true, "Seatbelt: truncate needs file-write-data, granted only inside write paths", "")
-	f(FeatureIoctlDev, true, "Seatbelt: file-ioctl is granted nowhere, so ioctl on device files is refused, on an inherited terminal too "+
+	f(spec.FeatureTruncate, true, "Seatbelt: truncate needs file-write-data, granted only inside write paths", "")
+	f(spec.FeatureIoctlDev, true, "Seatbelt: file-ioctl is granted nowhere, so ioctl on device files is refused, on an inherited terminal too "+
 		"(TIOCSTI; also tcsetattr, so no raw mode)", "")
 	execDetail := "Seatbelt: process-exec only of the command WrapCommand starts and its \"#!\" interpreter (the exec allowlist is empty)"
 	if len(rc.Exec) > 0 {
@@ -122,20 +114,20 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 	for _, r := range refused {
 		execDetail += "; not granted, so that script cannot run: " + r
 	}
-	f(FeatureExec, true, execDetail, "")
+	f(spec.FeatureExec, true, execDetail, "")
 
 	if len(rules) == 0 {
-		f(FeatureTCPConnect, true, "Seatbelt: no TCP granted: every outgoing connection is denied", "")
+		f(spec.FeatureTCPConnect, true, "Seatbelt: no TCP granted: every outgoing connection is denied", "")
 	} else {
 		addrs := make([]string, len(rules))
 		for i, r := range rules {
 			addrs[i] = r.addr
 		}
 		detail := "Seatbelt: connect only to " + strings.Join(addrs, ", ")
-		if slices.ContainsFunc(rc.Connect, Endpoint.Unrestricted) {
+		if slices.ContainsFunc(rc.Connect, spec.Endpoint.Unrestricted) {
 			detail = "granted: Seatbelt (remote tcp \"*:*\"): TCP connect to any host on any port (outgoing TCP is unrestricted)"
 		}
-		f(FeatureTCPConnect, true, detail, "")
+		f(spec.FeatureTCPConnect, true, detail, "")
 	}
 	var loopback []string
 	for _, ep := range rc.Connect {
@@ -144,7 +136,7 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 		}
 	}
 	if len(loopback) > 0 {
-		f(FeatureTCPHost, true, "Seatbelt: "+strings.Join(loopback, ", ")+" limited to Seatbelt's localhost (127.0.0.1 and ::1)", "")
+		f(spec.FeatureTCPHost, true, "Seatbelt: "+strings.Join(loopback, ", ")+" limited to Seatbelt's localhost (127.0.0.1 and ::1)", "")
 	}
 	// The lines internal/seatbelt reports for hosts it cannot express.
 	hostOnly := seatbelt.Policy{}
@@ -153,7 +145,7 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 	}
 	if prof, err := seatbelt.Generate(hostOnly); err == nil {
 		for _, line := range prof.NotEnforced {
-			f(FeatureTCPHost, false, line, darwinHostHint)
+			f(spec.FeatureTCPHost, false, line, hostHint)
 		}
 	}
 
@@ -171,70 +163,70 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 	if slices.Contains(rc.Bind, 0) {
 		bindDetail += "; port 0 (a port the kernel picks) cannot be expressed in Seatbelt and is not granted: binding it fails"
 	}
-	f(FeatureTCPBind, true, bindDetail, "")
+	f(spec.FeatureTCPBind, true, bindDetail, "")
 	if cfg.AllowUDP {
-		f(FeatureUDP, true, "Seatbelt: UDP is denied: allow_udp cannot be granted by this profile and is ignored", "")
+		f(spec.FeatureUDP, true, "Seatbelt: UDP is denied: allow_udp cannot be granted by this profile and is ignored", "")
 	} else {
-		f(FeatureUDP, true, "Seatbelt: UDP denied", "")
+		f(spec.FeatureUDP, true, "Seatbelt: UDP denied", "")
 	}
 	switch {
 	case cfg.AllowUnixSockets:
-		f(FeatureUnixSockets, true, "Seatbelt: AF_UNIX sockets; bind and connect only to socket files inside write paths", "")
+		f(spec.FeatureUnixSockets, true, "Seatbelt: AF_UNIX sockets; bind and connect only to socket files inside write paths", "")
 	case resolver:
-		f(FeatureUnixSockets, true, "Seatbelt: no socket file may be bound or connected to, except mDNSResponder's for name resolution", "")
+		f(spec.FeatureUnixSockets, true, "Seatbelt: no socket file may be bound or connected to, except mDNSResponder's for name resolution", "")
 	default:
-		f(FeatureUnixSockets, true, "Seatbelt: AF_UNIX sockets denied: no socket file may be bound or connected to", "")
+		f(spec.FeatureUnixSockets, true, "Seatbelt: AF_UNIX sockets denied: no socket file may be bound or connected to", "")
 	}
 	if resolver {
-		f(FeatureResolver, false, "channel: for "+strings.Join(nt.names, ", ")+" the profile lets the process reach mDNSResponder "+
+		f(spec.FeatureResolver, false, "channel: for "+strings.Join(nt.names, ", ")+" the profile lets the process reach mDNSResponder "+
 			"(and configd's DNS configuration), which resolves any name: queries for names the process makes up reach "+
 			"any authoritative DNS server, a way to send data out that no rule limits",
 			`connect by IP address, or to localhost (resolved from /private/etc/hosts), and the resolver is not granted`)
 	} else if len(rc.Connect) > 0 {
-		f(FeatureResolver, true, "Seatbelt: mDNSResponder not reachable: every endpoint is an IP address or localhost "+
-			"(resolved from "+darwinHostsFile+"; a libc that only asks mDNSResponder fails to resolve it: use 127.0.0.1)", "")
+		f(spec.FeatureResolver, true, "Seatbelt: mDNSResponder not reachable: every endpoint is an IP address or localhost "+
+			"(resolved from "+hostsFile+"; a libc that only asks mDNSResponder fails to resolve it: use 127.0.0.1)", "")
 	}
 	switch {
 	case nt.trustd:
-		f(FeatureTLSTrust, false, "channel: "+darwinTrustd+" is granted for TLS certificate evaluation (Security.framework, "+
+		f(spec.FeatureTLSTrust, false, "channel: "+trustdService+" is granted for TLS certificate evaluation (Security.framework, "+
 			"Go's crypto/x509, curl); trustd fetches the AIA, OCSP and CRL URLs named in certificates the process hands it, "+
 			"reaching hosts no rule names", "set no_tls_trust_service to leave it out (TLS verification through the system then fails)")
 	case nt.remote:
-		f(FeatureTLSTrust, true, "Seatbelt: "+darwinTrustd+" not granted (no_tls_trust_service): TLS certificate verification "+
+		f(spec.FeatureTLSTrust, true, "Seatbelt: "+trustdService+" not granted (no_tls_trust_service): TLS certificate verification "+
 			"through the system fails; clients with their own CA bundle (/private/etc/ssl) still work", "")
 	}
 	if cfg.AllowProcessSpawn {
-		f(FeatureScopeSignal, true, "Seatbelt: signals only to itself and processes of the same sandbox; process-info only of itself", "")
-		f(FeatureSpawn, true, "granted: children inherit the sandbox and its exec allowlist (no limit on their number)", "")
+		f(spec.FeatureScopeSignal, true, "Seatbelt: signals only to itself and processes of the same sandbox; process-info only of itself", "")
+		f(spec.FeatureSpawn, true, "granted: children inherit the sandbox and its exec allowlist (no limit on their number)", "")
 	} else {
-		f(FeatureScopeSignal, true, "Seatbelt: signals only to itself; process-info only of itself", "")
-		f(FeatureSpawn, true, "Seatbelt: process-fork denied", "")
+		f(spec.FeatureScopeSignal, true, "Seatbelt: signals only to itself; process-info only of itself", "")
+		f(spec.FeatureSpawn, true, "Seatbelt: process-fork denied", "")
 	}
-	f(FeatureSyscalls, true, "no syscall filter: Seatbelt mediates operations instead, and (deny default) refuses every one "+
+	f(spec.FeatureSyscalls, true, "no syscall filter: Seatbelt mediates operations instead, and (deny default) refuses every one "+
 		"the profile does not list (mach services, IOKit, sysctl writes, other processes)", "")
 
-	for _, b := range darwinBaseline {
-		plan.Paths = append(plan.Paths, PathRule{Path: b.Path, Access: b.Access, Source: "default: " + b.Reason})
+	for _, b := range baseline {
+		plan.Paths = append(plan.Paths, spec.PathRule{Path: b.Path, Access: b.Access, Source: "default: " + b.Reason})
 	}
 	if nt.hosts {
-		plan.Paths = append(plan.Paths, PathRule{Path: darwinHostsFile, Access: darwinRead, Source: "default: host names (localhost) for TCP connect"})
+		plan.Paths = append(plan.Paths, spec.PathRule{Path: hostsFile, Access: accessRead, Source: "default: host names (localhost) for TCP connect"})
 	}
 	if nt.remote {
-		plan.Paths = append(plan.Paths, PathRule{Path: darwinTLSDir, Access: darwinRead, Source: "default: CA certificates for non-loopback TCP connect"})
+		plan.Paths = append(plan.Paths, spec.PathRule{Path: tlsDir, Access: accessRead, Source: "default: CA certificates for non-loopback TCP connect"})
 	}
-	pol := darwinPolicy(rc, paths)
+	pol := seatbeltPolicy(rc, paths)
 	for _, shim := range []struct {
 		name string
 		on   bool
 	}{{"sh", pol.ShellShim}, {"perl", pol.PerlShim}, {"xcrun", pol.XcrunShim}} {
 		if shim.on {
-			for _, b := range darwinShimPaths[shim.name] {
-				plan.Paths = append(plan.Paths, PathRule{Path: b.Path, Access: b.Access, Source: "default: " + b.Reason})
+			for _, b := range shimPaths[shim.name] {
+				plan.Paths = append(plan.Paths, spec.PathRule{Path: b.Path, Access: b.Access, Source: "default: " + b.Reason})
 			}
 		}
 	}
 	for _, d := range paths {
-		plan.Paths = append(plan.Paths, PathRule{Path: d.Resolved, Access: d.Access, Source: d.Source})
+		plan.Paths = append(plan.Paths, spec.PathRule{Path: d.Resolved, Access: d.Access, Source: d.Source})
 	}
 
 	for _, r := range rules {
@@ -248,11 +240,11 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 		plan.Network = append(plan.Network, "tcp bind and accept *:"+p+" (every local address)")
 	}
 	if resolver {
-		plan.Network = append(plan.Network, "unix connect "+darwinResolverSocket+" (name resolution: a channel, see "+FeatureResolver+")",
+		plan.Network = append(plan.Network, "unix connect "+resolverSocket+" (name resolution: a channel, see "+spec.FeatureResolver+")",
 			"mach-lookup com.apple.SystemConfiguration.DNSConfiguration, com.apple.SystemConfiguration.configd; sysctl-read net.routetable (resolver configuration)")
 	}
 	if nt.trustd {
-		plan.Network = append(plan.Network, "mach-lookup "+darwinTrustd+" (TLS certificate evaluation: a channel, see "+FeatureTLSTrust+")")
+		plan.Network = append(plan.Network, "mach-lookup "+trustdService+" (TLS certificate evaluation: a channel, see "+spec.FeatureTLSTrust+")")
 	}
 	if cfg.AllowUnixSockets {
 		for _, rp := range rc.Write {
@@ -260,13 +252,13 @@ func darwinPlan(rc *resolvedConfig, available bool) Plan {
 		}
 	}
 	if cfg.AllowCamera {
-		f(FeatureCamera, true, "Seatbelt: (allow device-camera)", "")
+		f(spec.FeatureCamera, true, "Seatbelt: (allow device-camera)", "")
 	}
 	if cfg.AllowMicrophone {
-		f(FeatureMicrophone, true, "Seatbelt: (allow device-microphone)", "")
+		f(spec.FeatureMicrophone, true, "Seatbelt: (allow device-microphone)", "")
 	}
 	plan.Features = append(plan.Features, spec.LayerFeatures(rc, false)...)
-	plan.Features = append(plan.Features, unenforcedLimits(rc, "resource limits are not implemented on macOS yet")...)
+	plan.Features = append(plan.Features, spec.UnenforcedLimits(rc, "resource limits are not implemented on macOS yet")...)
 	plan.Features = append(plan.Features, spec.ToolchainFeaturesElsewhere(rc)...)
 	return plan
 }

@@ -1,4 +1,4 @@
-package sandbox
+package darwin
 
 // WrapCommand's rewrite on macOS, Probe's status and ApplySelf's error, as
 // data on every OS.
@@ -15,10 +15,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
-// darwinTool makes an executable file (not a script) and a symlink to it.
-func darwinTool(t *testing.T, dir string) (tool, link string) {
+// testTool makes an executable file (not a script) and a symlink to it.
+func testTool(t *testing.T, dir string) (tool, link string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
 		t.Fatal(err)
@@ -35,13 +37,13 @@ func darwinTool(t *testing.T, dir string) (tool, link string) {
 }
 
 func TestDarwinCommand(t *testing.T) {
-	dir := darwinSafeDir(t)
+	dir := safeDir(t)
 	ws := filepath.Join(dir, "ws")
 	if err := os.Mkdir(ws, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	tool, link := darwinTool(t, dir)
-	rc, err := resolve(Config{AllowedWritePaths: []string{ws}, AllowedTCPConnect: []string{"example.com:443"}})
+	tool, link := testTool(t, dir)
+	rc, err := spec.Resolve(spec.Config{AllowedWritePaths: []string{ws}, AllowedTCPConnect: []string{"example.com:443"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,13 +60,13 @@ func TestDarwinCommand(t *testing.T) {
 	cmd.Dir, cmd.Env = ws, []string{"A=1"}
 	cmd.Stdin, cmd.Stdout, cmd.ExtraFiles, cmd.SysProcAttr = stdin, &stdout, []*os.File{extra}, sys
 
-	if err := darwinCommand(cmd, rc); err != nil {
+	if err := command(cmd, rc); err != nil {
 		t.Fatal(err)
 	}
 	if cmd.Path != "/usr/bin/sandbox-exec" {
 		t.Errorf("Path = %q", cmd.Path)
 	}
-	prof, err := darwinProfile(rc, darwinPathRules(rc, tool))
+	prof, err := profile(rc, pathRules(rc, tool))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +91,7 @@ func TestDarwinCommand(t *testing.T) {
 
 	// A relative Path is relative to Dir; no Args means no arguments.
 	cmd = &exec.Cmd{Path: filepath.Join("bin", "tool"), Dir: dir}
-	if err := darwinCommand(cmd, rc); err != nil {
+	if err := command(cmd, rc); err != nil {
 		t.Fatal(err)
 	}
 	if got := cmd.Args[len(cmd.Args)-2:]; !slices.Equal(got, []string{"--", tool}) {
@@ -97,11 +99,11 @@ func TestDarwinCommand(t *testing.T) {
 	}
 
 	// A target inside an exec directory needs no rule of its own.
-	rcDir, err := resolve(Config{AllowedExecPaths: []string{filepath.Join(dir, "bin")}})
+	rcDir, err := spec.Resolve(spec.Config{AllowedExecPaths: []string{filepath.Join(dir, "bin")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range darwinPathRules(rcDir, tool) {
+	for _, p := range pathRules(rcDir, tool) {
 		if p.Source == "WrapCommand target" {
 			t.Errorf("target covered by an exec directory got its own rule: %+v", p)
 		}
@@ -110,31 +112,31 @@ func TestDarwinCommand(t *testing.T) {
 
 func TestDarwinCommandScriptInterpreter(t *testing.T) {
 	sh, err := filepath.EvalSymlinks("/bin/sh")
-	if err != nil || darwinPrivatePath(sh) != sh {
+	if err != nil || privatePath(sh) != sh {
 		t.Skip("no /bin/sh usable in a profile here")
 	}
-	dir := darwinSafeDir(t)
+	dir := safeDir(t)
 	script := filepath.Join(dir, "run.sh")
 	if err := os.WriteFile(script, []byte("#!/bin/sh -e\necho hi\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	paths := darwinPathRules(&resolvedConfig{}, script)
+	paths := pathRules(&spec.Resolved{}, script)
 	if len(paths) != 2 || paths[0].Resolved != script || paths[1].Resolved != sh ||
-		paths[1].Access != darwinExec || paths[1].Source != "interpreter of "+script {
+		paths[1].Access != accessExec || paths[1].Source != "interpreter of "+script {
 		t.Errorf("script rules: %+v, want the script and %s as its interpreter", paths, sh)
 	}
 	// A script inside an exec directory: no rule of its own, but its
 	// interpreter is still granted.
-	rcDir, err := resolve(Config{AllowedExecPaths: []string{dir}})
+	rcDir, err := spec.Resolve(spec.Config{AllowedExecPaths: []string{dir}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	paths = darwinPathRules(rcDir, script)
+	paths = pathRules(rcDir, script)
 	if len(paths) != 2 || paths[0].Resolved != dir || paths[1].Resolved != sh {
 		t.Errorf("script in an exec directory: %+v, want the directory and %s", paths, sh)
 	}
 	cmd := exec.Command(script)
-	if err := darwinCommand(cmd, &resolvedConfig{}); err != nil {
+	if err := command(cmd, &spec.Resolved{}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Contains(cmd.Args, "X1="+sh) {
@@ -143,26 +145,26 @@ func TestDarwinCommandScriptInterpreter(t *testing.T) {
 }
 
 func TestDarwinCommandErrorsLeaveCmd(t *testing.T) {
-	dir := darwinSafeDir(t)
-	_, link := darwinTool(t, dir)
+	dir := safeDir(t)
+	_, link := testTool(t, dir)
 	plain := filepath.Join(dir, "plain")
 	if err := os.WriteFile(plain, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	good := Config{AllowedReadPaths: []string{dir}}
+	good := spec.Config{AllowedReadPaths: []string{dir}}
 	started := exec.Command(link)
 	started.Process, _ = os.FindProcess(os.Getpid())
 	cases := []struct {
 		name    string
 		cmd     *exec.Cmd
-		cfg     Config
+		cfg     spec.Config
 		sbxErr  error
 		wantErr error
 	}{
-		{"bad config", exec.Command(link), Config{AllowedReadPaths: []string{"relative"}}, nil, ErrInvalidConfig},
-		{"missing path", exec.Command(link), Config{AllowedReadPaths: []string{filepath.Join(dir, "nope")}}, nil, ErrInvalidConfig},
-		{"no sandbox-exec", exec.Command(link), good, errors.New("/usr/bin/sandbox-exec not found"), ErrUnavailable},
-		{"strict named host", exec.Command(link), Config{Strict: true, AllowedTCPConnect: []string{"example.com:443"}}, nil, ErrNotEnforced},
+		{"bad config", exec.Command(link), spec.Config{AllowedReadPaths: []string{"relative"}}, nil, spec.ErrInvalidConfig},
+		{"missing path", exec.Command(link), spec.Config{AllowedReadPaths: []string{filepath.Join(dir, "nope")}}, nil, spec.ErrInvalidConfig},
+		{"no sandbox-exec", exec.Command(link), good, errors.New("/usr/bin/sandbox-exec not found"), spec.ErrUnavailable},
+		{"strict named host", exec.Command(link), spec.Config{Strict: true, AllowedTCPConnect: []string{"example.com:443"}}, nil, spec.ErrNotEnforced},
 		{"lookup failed", exec.Command("no-such-command-for-sandbox-tests"), good, nil, exec.ErrNotFound},
 		{"started", started, good, nil, nil},
 		{"directory", &exec.Cmd{Path: dir, Args: []string{"x"}}, good, nil, nil},
@@ -173,7 +175,7 @@ func TestDarwinCommandErrorsLeaveCmd(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path, args := c.cmd.Path, slices.Clone(c.cmd.Args)
-			err := wrapDarwinCommand(c.cmd, c.cfg, c.sbxErr)
+			err := wrapCommand(c.cmd, c.cfg, c.sbxErr)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -185,26 +187,26 @@ func TestDarwinCommandErrorsLeaveCmd(t *testing.T) {
 			}
 		})
 	}
-	if err := wrapDarwinCommand(nil, good, nil); err == nil {
+	if err := wrapCommand(nil, good, nil); err == nil {
 		t.Error("nil cmd: no error")
 	}
 	// Strict with hosts Seatbelt can express works.
 	cmd := exec.Command(link)
-	if err := wrapDarwinCommand(cmd, Config{Strict: true, AllowedTCPConnect: []string{"127.0.0.1:443", "localhost:80"}}, nil); err != nil {
+	if err := wrapCommand(cmd, spec.Config{Strict: true, AllowedTCPConnect: []string{"127.0.0.1:443", "localhost:80"}}, nil); err != nil {
 		t.Errorf("strict with enforceable hosts: %v", err)
 	}
 }
 
 func TestDarwinStatus(t *testing.T) {
-	st := darwinStatus(nil)
-	want := Status{Active: true, Mode: "sandbox-exec", Filesystem: true, Network: true,
+	st := Status(nil)
+	want := spec.Status{Active: true, Mode: "sandbox-exec", Filesystem: true, Network: true,
 		Reason: `Seatbelt network rules take only "localhost" or "*" as host: a TCP endpoint with any other host is enforced by port only (as *:PORT); ` +
 			`ApplySelf is not available on macOS: start the process with WrapCommand (sandbox-exec) and verify it with VerifyCanaryFor`}
 	if st != want {
 		t.Errorf("active status\n%+v\nwant\n%+v", st, want)
 	}
-	st = darwinStatus(errors.New("/usr/bin/sandbox-exec not found: no such file"))
-	if st.Active || st.Filesystem || st.Network || st.Mode != ModeSandboxExec || !strings.HasPrefix(st.Reason, "/usr/bin/sandbox-exec not found") {
+	st = Status(errors.New("/usr/bin/sandbox-exec not found: no such file"))
+	if st.Active || st.Filesystem || st.Network || st.Mode != spec.ModeSandboxExec || !strings.HasPrefix(st.Reason, "/usr/bin/sandbox-exec not found") {
 		t.Errorf("inactive status %+v", st)
 	}
 
@@ -232,8 +234,8 @@ func TestCheckSandboxExec(t *testing.T) {
 }
 
 func TestDarwinApplySelfError(t *testing.T) {
-	err := darwinApplySelfError()
-	if !errors.Is(err, ErrUnavailable) {
+	err := ApplySelfError()
+	if !errors.Is(err, spec.ErrUnavailable) {
 		t.Fatalf("%v does not match ErrUnavailable", err)
 	}
 	for _, s := range []string{"WrapCommand", "sandbox-exec", "VerifyCanaryFor"} {
@@ -248,25 +250,30 @@ func TestDarwinApplySelfError(t *testing.T) {
 // a path that is not a pseudo-terminal's fails the wrap, leaving cmd as it
 // was.
 func TestDarwinRunTerminal(t *testing.T) {
-	dir := darwinSafeDir(t)
-	_, link := darwinTool(t, dir)
+	dir := safeDir(t)
+	_, link := testTool(t, dir)
 	const rule = `(allow file-read* file-write-data file-ioctl (literal (param "T0")))`
 	cmd := exec.Command(link)
-	if err := wrapDarwinCommand(cmd, Config{}, nil); err != nil {
+	if err := wrapCommand(cmd, spec.Config{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(cmd.Args[2], "file-ioctl") || slices.ContainsFunc(cmd.Args, func(a string) bool { return strings.HasPrefix(a, "T0=") }) {
 		t.Errorf("WrapCommand granted an ioctl:\n%s", cmd.Args[2])
 	}
 	cmd = exec.Command(link)
-	if err := wrapDarwinCommandTerminal(cmd, Config{}, nil, "/dev/ttys007"); err != nil {
+	if err := WrapCommand(cmd, spec.Config{}, nil, "/dev/ttys007"); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(cmd.Args[2], rule) || !slices.Contains(cmd.Args, "T0=/dev/ttys007") {
 		t.Errorf("Run's terminal not granted (want %s and T0=/dev/ttys007): %q", rule, cmd.Args[3:])
 	}
 	cmd = exec.Command(link)
-	if err := wrapDarwinCommandTerminal(cmd, Config{}, nil, "/dev/console"); err == nil || cmd.Path != link {
+	if err := WrapCommand(cmd, spec.Config{}, nil, "/dev/console"); err == nil || cmd.Path != link {
 		t.Errorf("a terminal that is not a pseudo-terminal: err %v, Path %q", err, cmd.Path)
 	}
+}
+
+// wrapCommand is WrapCommand as sandbox's WrapCommand calls it: no terminal.
+func wrapCommand(cmd *exec.Cmd, cfg spec.Config, sandboxExec error) error {
+	return WrapCommand(cmd, cfg, sandboxExec, "")
 }

@@ -1,7 +1,8 @@
-package sandbox
+package darwin
 
 // How WrapCommand rewrites a command to run under a macOS profile, and what
-// Probe and ApplySelf say on macOS. Pure apart from resolving the program.
+// Probe and ApplySelf say on macOS. Pure apart from resolving the program
+// and the Config's paths.
 
 import (
 	"errors"
@@ -14,9 +15,10 @@ import (
 	"strings"
 
 	"github.com/openparallax/sandbox/internal/seatbelt"
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
-// darwinCommand rewrites cmd to run its program under the profile for rc
+// command rewrites cmd to run its program under the profile for rc
 // through /usr/bin/sandbox-exec: cmd.Path becomes seatbelt.SandboxExecPath and
 // cmd.Args become
 //
@@ -26,8 +28,8 @@ import (
 // resolved, and ARGS are cmd.Args[1:] verbatim. TARGET (and its "#!"
 // interpreter) joins the profile's exec allowlist. Nothing else in cmd is
 // touched. On any error cmd is left as it was. Whether sandbox-exec exists is
-// the caller's question (wrapDarwinCommand); Strict is checked here.
-func darwinCommand(cmd *exec.Cmd, rc *resolvedConfig) error {
+// the caller's question (WrapCommand); Strict is checked here.
+func command(cmd *exec.Cmd, rc *spec.Resolved) error {
 	if cmd == nil {
 		return errors.New("sandbox: WrapCommand: nil *exec.Cmd")
 	}
@@ -38,15 +40,15 @@ func darwinCommand(cmd *exec.Cmd, rc *resolvedConfig) error {
 		return fmt.Errorf("sandbox: WrapCommand: %w", cmd.Err)
 	}
 	if rc.Config.Strict {
-		if err := darwinPlan(rc, true).strictError(); err != nil {
+		if err := Plan(rc, true).StrictError(spec.ScopeCommand); err != nil {
 			return err
 		}
 	}
-	target, err := darwinTarget(cmd)
+	target, err := commandTarget(cmd)
 	if err != nil {
 		return err
 	}
-	prof, err := darwinProfile(rc, darwinPathRules(rc, target))
+	prof, err := profile(rc, pathRules(rc, target))
 	if err != nil {
 		return err
 	}
@@ -59,11 +61,11 @@ func darwinCommand(cmd *exec.Cmd, rc *resolvedConfig) error {
 	return nil
 }
 
-// darwinTarget resolves the program cmd would run: cmd.Path, relative to
+// commandTarget resolves the program cmd would run: cmd.Path, relative to
 // cmd.Dir when relative (as exec.Cmd does), absolute, symlinks resolved. It
 // must be an executable regular file, and not sandbox-exec itself (a command
 // wrapped twice: sandbox-exec cannot start inside a sandbox).
-func darwinTarget(cmd *exec.Cmd) (string, error) {
+func commandTarget(cmd *exec.Cmd) (string, error) {
 	p := cmd.Path
 	if p == "" {
 		return "", errors.New("sandbox: WrapCommand: cmd.Path is empty")
@@ -93,29 +95,27 @@ func darwinTarget(cmd *exec.Cmd) (string, error) {
 	return resolved, nil
 }
 
-// wrapDarwinCommand is WrapCommand on macOS: cfg is validated first
-// (*ConfigError), then sandboxExec (the result of checkSandboxExec) must be
-// nil (ErrUnavailable), then cmd is rewritten by darwinCommand. cmd is left
-// as it was on any error.
-func wrapDarwinCommand(cmd *exec.Cmd, cfg Config, sandboxExec error) error {
-	return wrapDarwinCommandTerminal(cmd, cfg, sandboxExec, "")
-}
-
-// wrapDarwinCommandTerminal is wrapDarwinCommand for Run, which may have
-// opened a pseudo-terminal for the program (terminal, its /dev/ttysNNN
-// path): the profile then grants ioctl on exactly it, which it grants on no
-// other terminal. Only Run's own terminal may be passed: a terminal the
-// caller uses would let the program push input into it (TIOCSTI).
-func wrapDarwinCommandTerminal(cmd *exec.Cmd, cfg Config, sandboxExec error, terminal string) error {
-	rc, err := resolve(cfg)
+// WrapCommand is sandbox's WrapCommand on macOS, and Run's wrap: cfg is
+// validated first (*spec.ConfigError), then sandboxExec (the result of
+// checkSandboxExec, [SandboxExec] on macOS) must be nil
+// (spec.ErrUnavailable), then cmd is rewritten by command. cmd is left as it
+// was on any error.
+//
+// terminal is "" but for Run, which may have opened a pseudo-terminal for the
+// program (terminal, its /dev/ttysNNN path): the profile then grants ioctl on
+// exactly it, which it grants on no other terminal. Only Run's own terminal
+// may be passed: a terminal the caller uses would let the program push input
+// into it (TIOCSTI).
+func WrapCommand(cmd *exec.Cmd, cfg spec.Config, sandboxExec error, terminal string) error {
+	rc, err := spec.Resolve(cfg)
 	if err != nil {
 		return err
 	}
 	rc.Terminal = terminal
 	if sandboxExec != nil {
-		return fmt.Errorf("%w: %w", ErrUnavailable, sandboxExec)
+		return fmt.Errorf("%w: %w", spec.ErrUnavailable, sandboxExec)
 	}
-	return darwinCommand(cmd, rc)
+	return command(cmd, rc)
 }
 
 // checkSandboxExec reports why path is not a usable sandbox-exec: missing,
@@ -134,21 +134,21 @@ func checkSandboxExec(path string) error {
 	return nil
 }
 
-// darwinTrialArgs are sandbox-exec's arguments for the trial run Probe
+// trialArgs are sandbox-exec's arguments for the trial run Probe
 // makes: a profile that allows everything, so that only applying a profile
 // at all can fail.
-var darwinTrialArgs = []string{"-p", "(version 1)\n(allow default)\n", "--", "/usr/bin/true"}
+var trialArgs = []string{"-p", "(version 1)\n(allow default)\n", "--", "/usr/bin/true"}
 
-// darwinTrialFailure is the error of a trial run that failed: sandbox-exec
+// trialFailure is the error of a trial run that failed: sandbox-exec
 // is there but cannot apply a profile.
-type darwinTrialFailure struct{ msg string }
+type trialFailure struct{ msg string }
 
-func (e *darwinTrialFailure) Error() string { return e.msg }
+func (e *trialFailure) Error() string { return e.msg }
 
-// darwinTrialError turns the trial run's outcome (err from exec.Cmd.Run and
+// trialError turns the trial run's outcome (err from exec.Cmd.Run and
 // what sandbox-exec wrote to stderr) into nil or the reason no command can
 // be wrapped here.
-func darwinTrialError(err error, stderr string) error {
+func trialError(err error, stderr string) error {
 	if err == nil {
 		return nil
 	}
@@ -157,36 +157,40 @@ func darwinTrialError(err error, stderr string) error {
 		msg = msg[:300] + "..."
 	}
 	if strings.Contains(msg, "forbidden-sandbox-reinit") || strings.Contains(msg, "sandbox_apply") && strings.Contains(msg, "Operation not permitted") {
-		return &darwinTrialFailure{fmt.Sprintf("%s cannot apply a profile: this process already runs inside a Seatbelt sandbox "+
+		return &trialFailure{fmt.Sprintf("%s cannot apply a profile: this process already runs inside a Seatbelt sandbox "+
 			"(forbidden-sandbox-reinit), where no command can be wrapped: %s", seatbelt.SandboxExecPath, msg)}
 	}
 	if msg != "" {
-		return &darwinTrialFailure{fmt.Sprintf("%s failed a trial run with a trivial profile: %v: %s", seatbelt.SandboxExecPath, err, msg)}
+		return &trialFailure{fmt.Sprintf("%s failed a trial run with a trivial profile: %v: %s", seatbelt.SandboxExecPath, err, msg)}
 	}
-	return &darwinTrialFailure{fmt.Sprintf("%s failed a trial run with a trivial profile: %v", seatbelt.SandboxExecPath, err)}
+	return &trialFailure{fmt.Sprintf("%s failed a trial run with a trivial profile: %v", seatbelt.SandboxExecPath, err)}
 }
 
-// darwinStatus is Probe on macOS, given checkSandboxExec's answer.
-func darwinStatus(sandboxExec error) Status {
-	var trial *darwinTrialFailure
+// Status is Probe on macOS, given checkSandboxExec's answer (or the trial
+// run's, [SandboxExec]): active, enforcing files and network, only when
+// sandboxExec is nil; otherwise the reason, with a note that nothing can be
+// sandboxed without sandbox-exec unless it failed only its trial run.
+func Status(sandboxExec error) spec.Status {
+	var trial *trialFailure
 	if errors.As(sandboxExec, &trial) {
-		return Status{Mode: ModeSandboxExec, Reason: sandboxExec.Error()}
+		return spec.Status{Mode: spec.ModeSandboxExec, Reason: sandboxExec.Error()}
 	}
 	if sandboxExec != nil {
-		return Status{Mode: ModeSandboxExec, Reason: sandboxExec.Error() +
+		return spec.Status{Mode: spec.ModeSandboxExec, Reason: sandboxExec.Error() +
 			": sandbox-exec ships with every macOS release; nothing can be sandboxed without it"}
 	}
-	return Status{Active: true, Mode: ModeSandboxExec, Filesystem: true, Network: true,
-		Reason: darwinHostLimit + "; " + darwinNoApplySelf}
+	return spec.Status{Active: true, Mode: spec.ModeSandboxExec, Filesystem: true, Network: true,
+		Reason: hostLimit + "; " + noApplySelf}
 }
 
-// darwinApplySelfError is ApplySelf's error on macOS.
-func darwinApplySelfError() error {
+// ApplySelfError is ApplySelf's error on macOS: it matches
+// spec.ErrUnavailable and says to use WrapCommand and VerifyCanaryFor.
+func ApplySelfError() error {
 	return fmt.Errorf("%w: %s (macOS offers no public API for a running process to apply a Seatbelt profile "+
-		"to itself, and this library does not use cgo)", ErrUnavailable, darwinNoApplySelf)
+		"to itself, and this library does not use cgo)", spec.ErrUnavailable, noApplySelf)
 }
 
-// darwinRunEnv is env for a program Run starts on macOS with the private
+// RunEnv is env for a program Run starts on macOS with the private
 // temporary directory tmp: TMPDIR and HOME are set to tmp,
 // GIT_CONFIG_GLOBAL to tmp/.gitconfig (which does not exist) and
 // GIT_CONFIG_NOSYSTEM to 1, each only when env does not set it already.
@@ -195,7 +199,7 @@ func darwinApplySelfError() error {
 // which is what Linux gives) when it looks for ~/.gitconfig or
 // /etc/gitconfig; GIT_CONFIG_GLOBAL keeps git away from the real home even
 // when the caller passes HOME.
-func darwinRunEnv(env []string, tmp string) []string {
+func RunEnv(env []string, tmp string) []string {
 	out := slices.Clone(env)
 	has := func(key string) bool {
 		return slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, key+"=") })

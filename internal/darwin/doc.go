@@ -1,0 +1,37 @@
+// Package darwin is the macOS engine: the Seatbelt policy and profile a
+// resolved Config becomes, the Plan of it, the sandbox-exec command line
+// WrapCommand and Run make, and the canary that checks from inside that a
+// process is confined.
+//
+// # Pure and host halves
+//
+// The policy, the profile ([SeatbeltProfile]), the plan ([Plan]), the
+// command rewrite ([WrapCommand]), Probe's status ([Status]), Run's
+// environment ([RunEnv]) and the choice of the canary's targets are pure
+// apart from resolving paths (the Config's through spec.Resolve, the
+// wrapped program, and the "#!" interpreters through internal/execgrant):
+// they build and are tested on every OS, and use no macOS call. Off macOS a
+// path is used as resolved; on macOS it is also spelled as the kernel
+// reports it (fcntl F_GETPATH), which is what Seatbelt matches.
+//
+// The host half is in _darwin.go files: whether /usr/bin/sandbox-exec is
+// there and applies a trivial profile ([SandboxExec], [PlanHere]), the
+// kernel's spelling of a path, and the canary's probes ([Verify]).
+//
+// # What the profile enforces and what it does not
+//
+// Deny by default: reading only the granted paths and the system baseline,
+// writing only inside write paths, executing only the exec allowlist, the
+// wrapped program and their "#!" interpreters, TCP connect and bind only to
+// the granted ports, no UDP. Seatbelt filters hosts only as "localhost" or
+// "*", so another host is granted as *:PORT and reported not enforced; the
+// services a profile lets the process reach for name resolution
+// (mDNSResponder) and TLS trust (trustd) are reported as channels, not
+// enforced (spec.FeatureResolver, spec.FeatureTLSTrust). A running process
+// cannot confine itself ([ApplySelfError]). Inherited descriptors and the
+// environment pass through; no resource limits.
+//
+// The package takes a *spec.Resolved or a spec.Config and returns spec
+// types; it never imports the root package, whose macOS adapters
+// (sandbox_darwin.go, run_darwin.go, canary_darwin.go) call it.
+package darwin
