@@ -72,6 +72,9 @@ func connects(rc *spec.Resolved) netGrants {
 	return n
 }
 
+// addFeature appends one entry to a plan's features (Plan's f).
+type addFeature func(feature string, enforced bool, detail, hint string)
+
 // Plan reports what the profile for rc enforces, with available saying
 // whether /usr/bin/sandbox-exec is there: a feature is reported enforced
 // only when the profile WrapCommand makes enforces it, and every channel the
@@ -94,8 +97,39 @@ func Plan(rc *spec.Resolved, available bool) spec.Plan {
 	}
 	paths, refused := pathRulesWhy(rc)
 	nt := connects(rc)
-	rules, resolver := nt.rules, nt.resolver
+	bindPorts := bindPortList(rc)
 
+	fileFeatures(f, rc, paths, refused)
+	tcpFeatures(f, rc, nt, bindPorts)
+	channelFeatures(f, rc, nt)
+	if cfg.AllowProcessSpawn {
+		f(spec.FeatureScopeSignal, true, "Seatbelt: signals only to itself and processes of the same sandbox; process-info only of itself", "")
+		f(spec.FeatureSpawn, true, "granted: children inherit the sandbox and its exec allowlist (no limit on their number)", "")
+	} else {
+		f(spec.FeatureScopeSignal, true, "Seatbelt: signals only to itself; process-info only of itself", "")
+		f(spec.FeatureSpawn, true, "Seatbelt: process-fork denied", "")
+	}
+	f(spec.FeatureSyscalls, true, "no syscall filter: Seatbelt mediates operations instead, and (deny default) refuses every one "+
+		"the profile does not list (mach services, IOKit, sysctl writes, other processes)", "")
+
+	plan.Paths = planPaths(rc, paths, nt)
+	plan.Network = planNetwork(rc, nt, bindPorts)
+	if cfg.AllowCamera {
+		f(spec.FeatureCamera, true, "Seatbelt: (allow device-camera)", "")
+	}
+	if cfg.AllowMicrophone {
+		f(spec.FeatureMicrophone, true, "Seatbelt: (allow device-microphone)", "")
+	}
+	plan.Features = append(plan.Features, spec.LayerFeatures(rc, false)...)
+	plan.Features = append(plan.Features, spec.UnenforcedLimits(rc, "resource limits are not implemented on macOS yet")...)
+	plan.Features = append(plan.Features, spec.ToolchainFeaturesElsewhere(rc)...)
+	return plan
+}
+
+// fileFeatures reports the file and exec features of the profile for rc
+// with the path rules paths; refused lists the "#!" interpreters not
+// granted (pathRulesWhy).
+func fileFeatures(f addFeature, rc *spec.Resolved, paths []pathRule, refused []string) {
 	if _, err := profile(rc, paths); err != nil {
 		f(spec.FeatureFilesystem, false, "no profile can be made for this Config: "+err.Error()+"; WrapCommand refuses it", "")
 	} else {
@@ -115,12 +149,16 @@ func Plan(rc *spec.Resolved, available bool) spec.Plan {
 		execDetail += "; not granted, so that script cannot run: " + r
 	}
 	f(spec.FeatureExec, true, execDetail, "")
+}
 
-	if len(rules) == 0 {
+// tcpFeatures reports TCP connect, its hosts, and bind (bindPorts: the
+// granted ports Seatbelt can express, bindPortList).
+func tcpFeatures(f addFeature, rc *spec.Resolved, nt netGrants, bindPorts []string) {
+	if len(nt.rules) == 0 {
 		f(spec.FeatureTCPConnect, true, "Seatbelt: no TCP granted: every outgoing connection is denied", "")
 	} else {
-		addrs := make([]string, len(rules))
-		for i, r := range rules {
+		addrs := make([]string, len(nt.rules))
+		for i, r := range nt.rules {
 			addrs[i] = r.addr
 		}
 		detail := "Seatbelt: connect only to " + strings.Join(addrs, ", ")
@@ -149,12 +187,6 @@ func Plan(rc *spec.Resolved, available bool) spec.Plan {
 		}
 	}
 
-	var bindPorts []string
-	for _, p := range rc.Bind {
-		if p != 0 {
-			bindPorts = append(bindPorts, strconv.Itoa(int(p)))
-		}
-	}
 	bindDetail := "Seatbelt: no bind granted: listening on any port is denied"
 	if len(bindPorts) > 0 {
 		bindDetail = "Seatbelt: bind and accept only on ports " + strings.Join(bindPorts, ", ") +
@@ -164,6 +196,23 @@ func Plan(rc *spec.Resolved, available bool) spec.Plan {
 		bindDetail += "; port 0 (a port the kernel picks) cannot be expressed in Seatbelt and is not granted: binding it fails"
 	}
 	f(spec.FeatureTCPBind, true, bindDetail, "")
+}
+
+// bindPortList lists rc's bind ports but 0, which Seatbelt cannot express.
+func bindPortList(rc *spec.Resolved) []string {
+	var bindPorts []string
+	for _, p := range rc.Bind {
+		if p != 0 {
+			bindPorts = append(bindPorts, strconv.Itoa(int(p)))
+		}
+	}
+	return bindPorts
+}
+
+// channelFeatures reports UDP, AF_UNIX sockets, and the channels the
+// profile opens for the endpoints (the resolver, trustd).
+func channelFeatures(f addFeature, rc *spec.Resolved, nt netGrants) {
+	cfg := rc.Config
 	if cfg.AllowUDP {
 		f(spec.FeatureUDP, true, "Seatbelt: UDP is denied: allow_udp cannot be granted by this profile and is ignored", "")
 	} else {
@@ -172,12 +221,12 @@ func Plan(rc *spec.Resolved, available bool) spec.Plan {
 	switch {
 	case cfg.AllowUnixSockets:
 		f(spec.FeatureUnixSockets, true, "Seatbelt: AF_UNIX sockets; bind and connect only to socket files inside write paths", "")
-	case resolver:
+	case nt.resolver:
 		f(spec.FeatureUnixSockets, true, "Seatbelt: no socket file may be bound or connected to, except mDNSResponder's for name resolution", "")
 	default:
 		f(spec.FeatureUnixSockets, true, "Seatbelt: AF_UNIX sockets denied: no socket file may be bound or connected to", "")
 	}
-	if resolver {
+	if nt.resolver {
 		f(spec.FeatureResolver, false, "channel: for "+strings.Join(nt.names, ", ")+" the profile lets the process reach mDNSResponder "+
 			"(and configd's DNS configuration), which resolves any name: queries for names the process makes up reach "+
 			"any authoritative DNS server, a way to send data out that no rule limits",
@@ -195,24 +244,20 @@ func Plan(rc *spec.Resolved, available bool) spec.Plan {
 		f(spec.FeatureTLSTrust, true, "Seatbelt: "+trustdService+" not granted (no_tls_trust_service): TLS certificate verification "+
 			"through the system fails; clients with their own CA bundle (/private/etc/ssl) still work", "")
 	}
-	if cfg.AllowProcessSpawn {
-		f(spec.FeatureScopeSignal, true, "Seatbelt: signals only to itself and processes of the same sandbox; process-info only of itself", "")
-		f(spec.FeatureSpawn, true, "granted: children inherit the sandbox and its exec allowlist (no limit on their number)", "")
-	} else {
-		f(spec.FeatureScopeSignal, true, "Seatbelt: signals only to itself; process-info only of itself", "")
-		f(spec.FeatureSpawn, true, "Seatbelt: process-fork denied", "")
-	}
-	f(spec.FeatureSyscalls, true, "no syscall filter: Seatbelt mediates operations instead, and (deny default) refuses every one "+
-		"the profile does not list (mach services, IOKit, sysctl writes, other processes)", "")
+}
 
+// planPaths is the Plan's path rules: the baseline, the files the endpoints
+// bring, the shims' rules, and paths.
+func planPaths(rc *spec.Resolved, paths []pathRule, nt netGrants) []spec.PathRule {
+	var out []spec.PathRule
 	for _, b := range baseline {
-		plan.Paths = append(plan.Paths, spec.PathRule{Path: b.Path, Access: b.Access, Source: "default: " + b.Reason})
+		out = append(out, spec.PathRule{Path: b.Path, Access: b.Access, Source: "default: " + b.Reason})
 	}
 	if nt.hosts {
-		plan.Paths = append(plan.Paths, spec.PathRule{Path: hostsFile, Access: accessRead, Source: "default: host names (localhost) for TCP connect"})
+		out = append(out, spec.PathRule{Path: hostsFile, Access: accessRead, Source: "default: host names (localhost) for TCP connect"})
 	}
 	if nt.remote {
-		plan.Paths = append(plan.Paths, spec.PathRule{Path: tlsDir, Access: accessRead, Source: "default: CA certificates for non-loopback TCP connect"})
+		out = append(out, spec.PathRule{Path: tlsDir, Access: accessRead, Source: "default: CA certificates for non-loopback TCP connect"})
 	}
 	pol := seatbeltPolicy(rc, paths)
 	for _, shim := range []struct {
@@ -221,44 +266,41 @@ func Plan(rc *spec.Resolved, available bool) spec.Plan {
 	}{{"sh", pol.ShellShim}, {"perl", pol.PerlShim}, {"xcrun", pol.XcrunShim}} {
 		if shim.on {
 			for _, b := range shimPaths[shim.name] {
-				plan.Paths = append(plan.Paths, spec.PathRule{Path: b.Path, Access: b.Access, Source: "default: " + b.Reason})
+				out = append(out, spec.PathRule{Path: b.Path, Access: b.Access, Source: "default: " + b.Reason})
 			}
 		}
 	}
 	for _, d := range paths {
-		plan.Paths = append(plan.Paths, spec.PathRule{Path: d.Resolved, Access: d.Access, Source: d.Source})
+		out = append(out, spec.PathRule{Path: d.Resolved, Access: d.Access, Source: d.Source})
 	}
 
-	for _, r := range rules {
+	return out
+}
+
+// planNetwork is the Plan's network rules, one line each.
+func planNetwork(rc *spec.Resolved, nt netGrants, bindPorts []string) []string {
+	var out []string
+	for _, r := range nt.rules {
 		line := "tcp connect " + r.addr
 		if len(r.asked) > 1 || r.asked[0] != r.addr {
 			line += " (for " + strings.Join(r.asked, ", ") + ")"
 		}
-		plan.Network = append(plan.Network, line)
+		out = append(out, line)
 	}
 	for _, p := range bindPorts {
-		plan.Network = append(plan.Network, "tcp bind and accept *:"+p+" (every local address)")
+		out = append(out, "tcp bind and accept *:"+p+" (every local address)")
 	}
-	if resolver {
-		plan.Network = append(plan.Network, "unix connect "+resolverSocket+" (name resolution: a channel, see "+spec.FeatureResolver+")",
+	if nt.resolver {
+		out = append(out, "unix connect "+resolverSocket+" (name resolution: a channel, see "+spec.FeatureResolver+")",
 			"mach-lookup com.apple.SystemConfiguration.DNSConfiguration, com.apple.SystemConfiguration.configd; sysctl-read net.routetable (resolver configuration)")
 	}
 	if nt.trustd {
-		plan.Network = append(plan.Network, "mach-lookup "+trustdService+" (TLS certificate evaluation: a channel, see "+spec.FeatureTLSTrust+")")
+		out = append(out, "mach-lookup "+trustdService+" (TLS certificate evaluation: a channel, see "+spec.FeatureTLSTrust+")")
 	}
-	if cfg.AllowUnixSockets {
+	if rc.Config.AllowUnixSockets {
 		for _, rp := range rc.Write {
-			plan.Network = append(plan.Network, "unix bind and connect inside "+rp.Resolved)
+			out = append(out, "unix bind and connect inside "+rp.Resolved)
 		}
 	}
-	if cfg.AllowCamera {
-		f(spec.FeatureCamera, true, "Seatbelt: (allow device-camera)", "")
-	}
-	if cfg.AllowMicrophone {
-		f(spec.FeatureMicrophone, true, "Seatbelt: (allow device-microphone)", "")
-	}
-	plan.Features = append(plan.Features, spec.LayerFeatures(rc, false)...)
-	plan.Features = append(plan.Features, spec.UnenforcedLimits(rc, "resource limits are not implemented on macOS yet")...)
-	plan.Features = append(plan.Features, spec.ToolchainFeaturesElsewhere(rc)...)
-	return plan
+	return out
 }
