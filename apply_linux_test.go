@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -49,24 +48,5 @@ func TestRulesetFileNowDirectory(t *testing.T) {
 		t.Fatal("a file grant was turned into a rule on a directory")
 	} else if !strings.Contains(err.Error(), granted) || !strings.Contains(err.Error(), "directory") {
 		t.Errorf("error does not name the path and the reason: %v", err)
-	}
-}
-
-// TestInterpreterOfFIFO: a FIFO on the exec allowlist has no interpreter,
-// and looking for one must not wait for a writer.
-func TestInterpreterOfFIFO(t *testing.T) {
-	fifo := filepath.Join(t.TempDir(), "fifo")
-	if err := unix.Mkfifo(fifo, 0o600); err != nil {
-		t.Skip("cannot make a FIFO here:", err)
-	}
-	done := make(chan []string, 1)
-	go func() { done <- interpretersOf(fifo, 0, nil) }()
-	select {
-	case got := <-done:
-		if len(got) != 0 {
-			t.Errorf("interpreters of a FIFO: %v", got)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("interpretersOf blocked on a FIFO")
 	}
 }

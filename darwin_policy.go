@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/openparallax/sandbox/internal/execgrant"
 	"github.com/openparallax/sandbox/internal/seatbelt"
 )
 
@@ -169,9 +170,9 @@ func aliasFold(s string) string {
 // through canonicalPath.
 //
 // Interpreters are read from the "#!" line when the rules are made, by
-// interpreterOf (which opens with O_NONBLOCK: an exec-listed FIFO does not
-// hang), and granted only as grantableInterpreter allows: an executable
-// regular file outside every write path. So a script in a write path,
+// execgrant.InterpreterOf (which opens with O_NONBLOCK: an exec-listed
+// FIFO does not hang), and granted only as execgrant.Grantable allows: an
+// executable regular file outside every write path. So a script in a write path,
 // which the confined program can rewrite, may name only an interpreter the
 // system already has outside its reach. Scripts inside an exec directory get
 // none (they cannot be known in advance): grant their interpreter too.
@@ -218,11 +219,11 @@ func darwinPathRulesWhy(rc *resolvedConfig, targets ...string) (out []darwinPath
 		}
 	}
 	for _, file := range files {
-		in, script := interpreterOf(file)
+		in, script := execgrant.InterpreterOf(file)
 		if !script {
 			continue // Mach-O (or unreadable): dyld is in the baseline
 		}
-		r, err := grantableInterpreter(in, writeRoots)
+		r, err := execgrant.Grantable(in, writeRoots)
 		if err != nil {
 			refused = append(refused, file+": "+err.Error())
 			continue // not granted: the script cannot run, closed

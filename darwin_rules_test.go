@@ -104,7 +104,7 @@ func TestDarwinTrustdOptional(t *testing.T) {
 }
 
 // A script in a write path chooses its "#!" interpreter; it is granted only
-// when grantableInterpreter allows it.
+// when execgrant.Grantable allows it.
 func TestDarwinInterpreterFromWritePath(t *testing.T) {
 	dir := darwinSafeDir(t)
 	ws, sys := filepath.Join(dir, "ws"), filepath.Join(dir, "sys")

@@ -6,19 +6,16 @@ package sandbox
 // applies the result.
 
 import (
-	"debug/elf"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
+	"github.com/openparallax/sandbox/internal/execgrant"
 	"github.com/openparallax/sandbox/internal/seccomp"
 	"github.com/openparallax/sandbox/internal/spec"
 )
@@ -271,31 +268,31 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 		var interps []string
 		if rp.IsDir {
 			for _, in := range elfInterpreters {
-				if r, err := grantableInterpreter(in, writePaths); err == nil {
+				if r, err := execgrant.Grantable(in, writePaths); err == nil {
 					interps = append(interps, r)
 					p.addLoader(r)
 				}
 			}
 		} else {
 			var loader string
-			interps, loader = interpreterChain(rp.Resolved, 0, writePaths)
+			interps, loader = execgrant.Chain(rp.Resolved, writePaths)
 			p.addLoader(loader)
 		}
 		for _, in := range interps {
 			// Each is a regular executable file outside the write paths,
-			// named by its resolved path (grantableInterpreter).
+			// named by its resolved path (execgrant.Grantable).
 			add(in, llExecFile, "interpreter of "+rp.Resolved)
 		}
 	}
 
 	// What the exec grants mean beyond their own paths (see
-	// execExtrasFor), each rule with its reason. Interpreters follow the
-	// rule above (grantableInterpreter); a symlink target or helper
+	// execgrant.Extras), each rule with its reason. Interpreters follow the
+	// rule above (execgrant.Grantable); a symlink target or helper
 	// directory inside a write path is not granted: the program could
 	// rewrite it and run what it wrote.
 	grantInterps := func(cands []string, loaders []string, why string) {
 		for _, in := range cands {
-			if r, err := grantableInterpreter(in, writePaths); err == nil {
+			if r, err := execgrant.Grantable(in, writePaths); err == nil {
 				add(r, llExecFile, "interpreter of "+why)
 				if slices.Contains(loaders, in) {
 					p.addLoader(r)
@@ -303,7 +300,7 @@ func buildLinuxPolicy(rc *resolvedConfig, abi int, procSelf string, exec []strin
 			}
 		}
 	}
-	for _, x := range execExtrasFor(rc.Exec) {
+	for _, x := range execgrant.Extras(execGrants(rc.Exec)) {
 		if slices.ContainsFunc(writePaths, func(w string) bool {
 			return x.Path == w || strings.HasPrefix(x.Path, strings.TrimSuffix(w, "/")+"/")
 		}) {
@@ -425,136 +422,6 @@ func (p *linuxPolicy) addLoader(path string) {
 	if path != "" && !slices.Contains(p.Loaders, path) {
 		p.Loaders = append(p.Loaders, path)
 	}
-}
-
-// interpretersOf returns what the kernel must also be allowed to execute to
-// run path: its ELF PT_INTERP, or a script's "#!" interpreter (and that
-// one's interpreters), each with symlinks resolved. Unreadable or
-// unrecognised files have none. An interpreter is returned, and looked
-// into, only when grantableInterpreter (interpreter.go, the rule the macOS
-// policy uses too) allows it: a regular executable file outside every one
-// of writePaths (resolved). A path it refuses is never read by the host.
-func interpretersOf(path string, depth int, writePaths []string) []string {
-	chain, _ := interpreterChain(path, depth, writePaths)
-	return chain
-}
-
-// interpreterChain is interpretersOf, and also says which of the chain is
-// an ELF interpreter (PT_INTERP: the dynamic loader), or "". There is at
-// most one: the chain ends with the first ELF file's interpreter.
-func interpreterChain(path string, depth int, writePaths []string) (chain []string, loader string) {
-	if depth > 2 {
-		return nil, ""
-	}
-	interp, script := interpreterOf(path)
-	if interp == "" {
-		return nil, ""
-	}
-	resolved, err := grantableInterpreter(interp, writePaths)
-	if err != nil {
-		return nil, ""
-	}
-	if script {
-		rest, loader := interpreterChain(resolved, depth+1, writePaths)
-		return append([]string{resolved}, rest...), loader
-	}
-	return []string{resolved}, resolved
-}
-
-// fileVersion identifies a regular file's content (see versionOf).
-type fileVersion struct {
-	dev, ino     uint64
-	size         int64
-	mtime, ctime int64
-}
-
-type interpreter struct {
-	path   string
-	script bool
-}
-
-// interpreters caches interpreterOf by file version: parsing the ELF
-// headers of the target was a third of WrapCommand's time, for an answer
-// that changes only when the file does. (Timestamps may be as coarse as a
-// clock tick, so a same-size rewrite within one tick can keep a version.
-// The stale answer is then what the file said a moment before: it grants
-// nothing the file's writer could not have had it grant, and a missing
-// interpreter makes the exec fail, closed. The file can change between
-// WrapCommand and Start anyway.) Bounded: emptied when full.
-var interpreters = struct {
-	sync.Mutex
-	m map[fileVersion]interpreter
-}{m: map[fileVersion]interpreter{}}
-
-const maxCachedInterpreters = 256
-
-// interpreterOf returns path's own interpreter: a script's "#!" interpreter
-// (script true), or an ELF file's PT_INTERP.
-func interpreterOf(path string) (interp string, script bool) {
-	// O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
-	// writer, for ever. (It changes nothing for a regular file.)
-	//
-	// O_NOFOLLOW: path is already resolved (by resolve, or by
-	// grantableInterpreter); a symlink here was put in since, and is not
-	// followed.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|openNoFollow, 0)
-	if err != nil {
-		return "", false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return "", false
-	}
-	// The version comes from the open file, so the answer cached under
-	// it is read from the same file.
-	v, cacheable := versionOf(fi)
-	if cacheable {
-		interpreters.Lock()
-		in, ok := interpreters.m[v]
-		interpreters.Unlock()
-		if ok {
-			return in.path, in.script
-		}
-	}
-	in := readInterpreter(f)
-	if cacheable {
-		interpreters.Lock()
-		if len(interpreters.m) >= maxCachedInterpreters {
-			clear(interpreters.m)
-		}
-		interpreters.m[v] = in
-		interpreters.Unlock()
-	}
-	return in.path, in.script
-}
-
-func readInterpreter(f *os.File) interpreter {
-	head := make([]byte, 256)
-	n, _ := f.ReadAt(head, 0)
-	head = head[:n]
-	if strings.HasPrefix(string(head), "#!") {
-		line, _, _ := strings.Cut(string(head[2:]), "\n")
-		fields := strings.Fields(line)
-		if len(fields) == 0 || !filepath.IsAbs(fields[0]) {
-			return interpreter{}
-		}
-		return interpreter{path: fields[0], script: true}
-	}
-	ef, err := elf.NewFile(f)
-	if err != nil {
-		return interpreter{}
-	}
-	defer ef.Close()
-	for _, prog := range ef.Progs {
-		if prog.Type == elf.PT_INTERP {
-			buf := make([]byte, prog.Filesz)
-			if _, err := prog.ReadAt(buf, 0); err == nil {
-				return interpreter{path: strings.TrimRight(string(buf), "\x00")}
-			}
-		}
-	}
-	return interpreter{}
 }
 
 // kernelHint names the first kernel with a Landlock ABI.

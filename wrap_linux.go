@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/openparallax/sandbox/internal/cgroup"
+	"github.com/openparallax/sandbox/internal/execgrant"
 	"github.com/openparallax/sandbox/internal/seccomp"
 	"github.com/openparallax/sandbox/internal/spawnhelper"
 	"github.com/openparallax/sandbox/internal/spec"
@@ -693,7 +694,7 @@ func wrapTarget(cmd *exec.Cmd) (abs, resolved string, err error) {
 		path = filepath.Join(dir, path)
 	}
 	path = filepath.Clean(path)
-	resolved, fi, err := resolveFile(path)
+	resolved, fi, err := execgrant.ResolveFile(path)
 	if err != nil {
 		return bad(err)
 	}

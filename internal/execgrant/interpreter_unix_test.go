@@ -1,6 +1,6 @@
 //go:build unix
 
-package sandbox
+package execgrant
 
 import (
 	"os"
@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// grantableInterpreter grants only an executable regular file outside every
+// Grantable grants only an executable regular file outside every
 // write path, and never waits.
 func TestGrantableInterpreter(t *testing.T) {
 	dir, err := filepath.EvalSymlinks(t.TempDir())
@@ -60,13 +60,13 @@ func TestGrantableInterpreter(t *testing.T) {
 		var got string
 		var err error
 		go func() {
-			got, err = grantableInterpreter(tc.interp, roots)
+			got, err = Grantable(tc.interp, roots)
 			close(done)
 		}()
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: grantableInterpreter(%s) blocked", tc.name, tc.interp)
+			t.Fatalf("%s: Grantable(%s) blocked", tc.name, tc.interp)
 		}
 		if tc.want != "" {
 			if err != nil || got != tc.want {
@@ -82,7 +82,7 @@ func TestGrantableInterpreter(t *testing.T) {
 	}
 	// Write paths compare without regard to case (macOS file systems
 	// usually ignore it): a write path given in other case still covers.
-	if got, err := grantableInterpreter(inWS, []string{strings.ToUpper(ws)}); err == nil || !strings.Contains(err.Error(), "inside the write path") {
+	if got, err := Grantable(inWS, []string{strings.ToUpper(ws)}); err == nil || !strings.Contains(err.Error(), "inside the write path") {
 		t.Errorf("write path in upper case: got %q, %v; want a refusal", got, err)
 	}
 }

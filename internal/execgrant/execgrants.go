@@ -1,9 +1,9 @@
-package sandbox
+package execgrant
 
 // What an exec grant covers beyond its own path, so that "--exec /usr/bin"
 // runs what a user finds in /usr/bin. Pure policy over the filesystem as
-// it is now; buildLinuxPolicy turns the result into rules and PlanFor
-// lists each with its reason.
+// it is now; the root package's buildLinuxPolicy turns the result into
+// rules and PlanFor lists each with its reason.
 
 import (
 	"io/fs"
@@ -15,15 +15,19 @@ import (
 	"time"
 )
 
-// execExtra is one path an exec grant adds: a file (the target of a symlink
-// inside a granted directory) or a directory of helper programs.
-type execExtra struct {
+// Extra is one path an exec grant adds: a file (the target of a symlink
+// inside a granted directory, symlinks resolved, an executable regular
+// file when it was looked at) or a directory of helper programs (resolved
+// when it is itself a symlink). Extras knows no write path: the caller
+// must not grant an Extra inside one, and must pass each of Interps
+// through Grantable with the write paths before granting it.
+type Extra struct {
 	Path   string
 	IsDir  bool
 	Reason string
-	// Interps are a file's interpreters (interpretersOf, before the write
-	// paths are known), read when the directory was scanned; the policy
-	// checks them against the write paths.
+	// Interps are a file's interpreters (Chain, before the write paths
+	// are known), read when the directory was scanned; the policy checks
+	// them against the write paths.
 	Interps []string
 	// Loader is the one of Interps that is an ELF interpreter, or "".
 	Loader string
@@ -112,7 +116,7 @@ const execExtrasCacheTTL = 10 * time.Second
 type execExtrasEntry struct {
 	version fileVersion
 	at      time.Time
-	extras  []execExtra
+	extras  []Extra
 }
 
 var execExtrasCache = struct {
@@ -120,8 +124,15 @@ var execExtrasCache = struct {
 	m map[string]execExtrasEntry
 }{m: map[string]execExtrasEntry{}}
 
-// execExtrasFor returns what granting exec on the resolved paths in
-// granted also grants, without paths already covered by granted:
+// Grant is one path on the exec allowlist, as Extras takes it: Path
+// resolved (symlinks followed), IsDir whether it is a directory.
+type Grant struct {
+	Path  string
+	IsDir bool
+}
+
+// Extras returns what granting exec on the resolved paths in granted also
+// grants, without paths already covered by granted:
 //
 //   - for a directory: the resolved target of every symlink directly inside
 //     it that leads outside the granted paths to an executable regular
@@ -133,33 +144,40 @@ var execExtrasCache = struct {
 // Symlinks are read once per directory version (and at most every
 // execExtrasCacheTTL): a directory such as /usr/bin holds thousands of
 // entries, and WrapCommand is on a hot path.
-func execExtrasFor(granted []ResolvedPath) []execExtra {
-	var out []execExtra
+//
+// Only fixed helper directories (toolHelpers, and GOROOT/pkg/tool beside
+// a go command) and symlink targets that resolve to executable regular
+// files are returned. A symlink's text can name any such file, and a
+// target's interpreters come from its content (through Chain, so each has
+// passed Grantable, but with no write path known): see Extra for what the
+// caller must still check.
+func Extras(granted []Grant) []Extra {
+	var out []Extra
 	covered := func(p string) bool {
 		for _, g := range granted {
-			if p == g.Resolved || g.IsDir && strings.HasPrefix(p, strings.TrimSuffix(g.Resolved, "/")+"/") {
+			if p == g.Path || g.IsDir && strings.HasPrefix(p, strings.TrimSuffix(g.Path, "/")+"/") {
 				return true
 			}
 		}
-		return slices.ContainsFunc(out, func(e execExtra) bool {
+		return slices.ContainsFunc(out, func(e Extra) bool {
 			return p == e.Path || e.IsDir && strings.HasPrefix(p, e.Path+"/")
 		})
 	}
 	addHelpers := func(tool, why string) {
 		for _, d := range helperDirs(tool, why) {
 			if d, ok := helperDir(d); ok && !covered(d) {
-				out = append(out, execExtra{Path: d, IsDir: true, Reason: "helper programs of " + why})
+				out = append(out, Extra{Path: d, IsDir: true, Reason: "helper programs of " + why})
 			}
 		}
 	}
 	for _, g := range granted {
 		if !g.IsDir {
-			if tool := helperTool(filepath.Base(g.Resolved)); tool != "" {
-				addHelpers(tool, g.Resolved)
+			if tool := helperTool(filepath.Base(g.Path)); tool != "" {
+				addHelpers(tool, g.Path)
 			}
 			continue
 		}
-		for _, e := range dirExtras(g.Resolved) {
+		for _, e := range dirExtras(g.Path) {
 			if !covered(e.Path) {
 				out = append(out, e)
 			}
@@ -168,8 +186,8 @@ func execExtrasFor(granted []ResolvedPath) []execExtra {
 	return out
 }
 
-// dirExtras is execExtrasFor for one directory, cached.
-func dirExtras(dir string) []execExtra {
+// dirExtras is Extras for one directory, cached.
+func dirExtras(dir string) []Extra {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return nil
@@ -197,12 +215,12 @@ func dirExtras(dir string) []execExtra {
 
 // scanExecDir reads dir once: symlinks leading out of it, and tools with
 // helper directories.
-func scanExecDir(dir string) []execExtra {
+func scanExecDir(dir string) []Extra {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
-	var out []execExtra
+	var out []Extra
 	seen := map[string]bool{}
 	for _, ent := range entries {
 		name := ent.Name()
@@ -214,7 +232,7 @@ func scanExecDir(dir string) []execExtra {
 				}
 				seen[d] = true
 				if d, ok := helperDir(d); ok {
-					out = append(out, execExtra{Path: d, IsDir: true, Reason: "helper programs of " + path})
+					out = append(out, Extra{Path: d, IsDir: true, Reason: "helper programs of " + path})
 				}
 			}
 		}
@@ -231,7 +249,7 @@ func scanExecDir(dir string) []execExtra {
 		}
 		seen[target] = true
 		interps, loader := interpreterChain(target, 0, nil)
-		out = append(out, execExtra{Path: target, Reason: "target of " + path, Interps: interps, Loader: loader})
+		out = append(out, Extra{Path: target, Reason: "target of " + path, Interps: interps, Loader: loader})
 	}
 	return out
 }

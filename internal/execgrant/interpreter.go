@@ -1,9 +1,9 @@
-package sandbox
+package execgrant
 
 // Which interpreter a granted program may bring with it. Shared by the
-// platforms' path rules: the macOS rules and the Linux rules
-// (interpretersOf in linux_policy.go, issue 13 item 8) call it, so that
-// both grant interpreters by one rule.
+// platforms' path rules: the macOS rules and the Linux rules (Chain in
+// chain.go, issue 13 item 8) call it, so that both grant interpreters by
+// one rule.
 
 import (
 	"errors"
@@ -14,11 +14,11 @@ import (
 	"syscall"
 )
 
-// grantableInterpreter decides whether interp, the interpreter a granted
-// file names (its "#!" line, or an ELF PT_INTERP), may be granted with it,
-// and returns the path to grant: interp with symlinks resolved. The file
-// naming it may be one the confined process can rewrite, so interp is
-// untrusted text and is granted only when it is
+// Grantable decides whether interp, the interpreter a granted file names
+// (its "#!" line, or an ELF PT_INTERP), may be granted with it, and returns
+// the path to grant: interp with symlinks resolved. The file naming it may
+// be one the confined process can rewrite, so interp is untrusted text and
+// is granted only when it is
 //
 //   - an absolute path that resolves outside every path in writeRoots
 //     (resolved write paths; compared without regard to case, which on a
@@ -27,11 +27,11 @@ import (
 //   - a regular file with an execute bit, the object the resolved path
 //     names without following a symlink at its last step, looked at so
 //     that a file swapped in while it is checked is refused and a FIFO or
-//     device is never opened for reading (resolveFile).
+//     device is never opened for reading (ResolveFile).
 //
 // Anything else is an error saying why, and nothing is granted: the script
 // then cannot run, which fails closed.
-func grantableInterpreter(interp string, writeRoots []string) (string, error) {
+func Grantable(interp string, writeRoots []string) (string, error) {
 	if !filepath.IsAbs(interp) {
 		return "", fmt.Errorf("interpreter %q is not an absolute path", interp)
 	}
@@ -50,7 +50,7 @@ func grantableInterpreter(interp string, writeRoots []string) (string, error) {
 	return resolved, nil
 }
 
-// resolveFileByWalk is resolveFile by path alone: symlinks resolved by
+// resolveFileByWalk is ResolveFile by path alone: symlinks resolved by
 // filepath.EvalSymlinks, then the resolved path looked at with lstat and
 // opened with O_NOFOLLOW|O_NONBLOCK, which must find the same regular file
 // (a FIFO or a device swapped in between is refused without blocking, and
@@ -84,7 +84,8 @@ func resolveFileByWalk(path string) (string, os.FileInfo, error) {
 	return resolved, ofi, nil
 }
 
-// isUnder reports whether p is root or inside it (byte-wise).
+// isUnder reports whether p is root or inside it (byte-wise). (The root
+// package keeps its own copy for its path rules.)
 func isUnder(p, root string) bool {
 	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
 }
