@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -108,63 +109,63 @@ type RunResult struct {
 	State string
 	// Duration is the time from start to exit.
 	Duration time.Duration
-	// LimitExceeded names the limit of Config.Limits that ended the
-	// program, one of the Feature constants of the limits
-	// (FeatureLimitMemory for a kill by the out-of-memory killer of the
-	// tree's cgroup, FeatureLimitProcesses when forks failed at the limit
-	// and the program then failed, FeatureLimitCPUTime for SIGXCPU or the
-	// CPU-time watchdog, FeatureLimitFileSize for SIGXFSZ); "" when no
-	// limit is known to have ended it. It is distinct from a timeout or
-	// cancellation (Run's error wraps the context's) and from a crash (a
-	// signal in State with LimitExceeded empty). Memory and Processes are
-	// known only from the tree's cgroup (its out-of-memory kill count and
-	// pids.events), and reported only when the program did not exit 0;
-	// CPU time from the cgroup's watchdog or SIGXCPU; file size from
-	// SIGXFSZ. Where the limit is an rlimit that makes a call fail
-	// (RLIMIT_DATA, RLIMIT_NPROC, RLIMIT_NOFILE), nothing is known of it.
+	// CommandReport is what Run found and did once the program's whole
+	// tree was gone, as [FinishCommand] reports it for a command
+	// WrapCommand prepared: LimitExceeded, DeniedRequests, Removed,
+	// GitCreated and Findings, promoted (res.LimitExceeded works). Under
+	// Run, LimitExceeded has one more case: when Run's deadline or
+	// cancellation ended the program (Run's error wraps the context's), a
+	// limit the tree's cgroup counted before that is still named: the
+	// deadline is what ended the program, and the limit is likely why it
+	// had not finished (a program that retries forks refused at
+	// Processes, or waits for a worker the out-of-memory killer ended). A
+	// caller tells the two apart by the error.
 	//
-	// When Run's deadline or cancellation ended the program (Run's error
-	// wraps the context's), a limit the tree's cgroup counted before that
-	// is still named here: the deadline is what ended the program, and
-	// the limit is likely why it had not finished (a program that retries
-	// forks refused at Processes, or waits for a worker the out-of-memory
-	// killer ended). A caller tells the two apart by the error.
-	LimitExceeded string
-	// DeniedRequests are the network requests the program's egress proxy
-	// refused, oldest first: Linux, when Config.AllowedTCPConnect names
-	// hosts and the namespace and proxy enforce them (see [Egress]); nil
-	// otherwise. At most the first 1000 are kept.
-	DeniedRequests []DeniedRequest
-	// Removed lists what Run removed once the program's whole tree was
-	// gone, because it would let the program act outside the sandbox
-	// later: on Linux, a commondir the program created in the git
-	// directory of a repository the mount layer protects (git would take
-	// hooks and config from the directory it names the next time the user
-	// runs git there; see FeatureGitCommonDir). nil when nothing was.
-	Removed []string
-	// GitCreated lists each .git (a directory, or a gitdir file naming
-	// one) that the program created where git finds the repository of a
-	// write path's top or of the working directory, and where there was
-	// none at the start: on Linux, with git protection on (not
-	// NoGitProtection). The mount layer protects the hooks and config of
-	// repositories that exist when the sandbox starts; it cannot keep a
-	// new .git out (there is nothing yet to mount over), so its hooks and
-	// config are whatever the program wrote, and git runs them the next
-	// time anyone works there, outside the sandbox (a shell prompt that
-	// shows git status is enough for core.fsmonitor). It also lists the
-	// .git of each checked-out submodule or embedded repository that a
-	// protected repository's index names (a gitlink, which git add makes)
-	// and whose git directory was not protected: git status in the
-	// protected repository runs git in it, with its config, so what the
-	// program wrote there runs outside the sandbox too. Run leaves them in
-	// place: the repository may be the requested work. Look at its hooks
-	// and config before running git there. nil when none appeared.
-	GitCreated []string
-	// Findings are what Run found, once the program's whole tree was
-	// gone, in places the program could write and that Run had to look
-	// at, as CommandReport.Findings: each a kind (the Finding* constants),
-	// the path and what it means. nil when there was nothing to report.
-	Findings []Finding
+	// In JSON the report's fields stand beside ExitCode under their Go
+	// names, as they did before RunResult embedded it (see MarshalJSON).
+	CommandReport
+}
+
+// runResultJSON is RunResult as JSON writes it: every field under its Go
+// name, the report's fields at the top level.
+type runResultJSON struct {
+	ExitCode                         int
+	Stdout, Stderr                   []byte
+	StdoutTruncated, StderrTruncated bool
+	State                            string
+	Duration                         time.Duration
+	LimitExceeded                    string
+	DeniedRequests                   []DeniedRequest
+	Removed, GitCreated              []string
+	Findings                         []Finding
+}
+
+// MarshalJSON writes r with the field names it has always had: ExitCode,
+// …, LimitExceeded, DeniedRequests, Removed, GitCreated, Findings at the
+// top level (the embedded CommandReport's own tags are not used here).
+func (r RunResult) MarshalJSON() ([]byte, error) {
+	return json.Marshal(runResultJSON{
+		ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr,
+		StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated,
+		State: r.State, Duration: r.Duration, LimitExceeded: r.LimitExceeded,
+		DeniedRequests: r.DeniedRequests, Removed: r.Removed, GitCreated: r.GitCreated, Findings: r.Findings,
+	})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *RunResult) UnmarshalJSON(b []byte) error {
+	var j runResultJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*r = RunResult{
+		ExitCode: j.ExitCode, Stdout: j.Stdout, Stderr: j.Stderr,
+		StdoutTruncated: j.StdoutTruncated, StderrTruncated: j.StderrTruncated,
+		State: j.State, Duration: j.Duration,
+		CommandReport: CommandReport{LimitExceeded: j.LimitExceeded, DeniedRequests: j.DeniedRequests,
+			Removed: j.Removed, GitCreated: j.GitCreated, Findings: j.Findings},
+	}
+	return nil
 }
 
 // Run runs the program name with args, confined to cfg from its first

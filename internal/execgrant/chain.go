@@ -133,6 +133,9 @@ func InterpreterOf(path string) (interp string, script bool) {
 	return in.path, in.script
 }
 
+// maxInterpLen is PATH_MAX, the longest PT_INTERP the kernel execs.
+const maxInterpLen = 4096
+
 func readInterpreter(f *os.File) interpreter {
 	head := make([]byte, 256)
 	n, _ := f.ReadAt(head, 0)
@@ -152,6 +155,15 @@ func readInterpreter(f *os.File) interpreter {
 	defer ef.Close()
 	for _, prog := range ef.Progs {
 		if prog.Type == elf.PT_INTERP {
+			// The size is the file's own word: a file the program wrote
+			// can claim a terabyte, and allocating that ends the caller
+			// (the runtime's out-of-memory is fatal, not a panic). The
+			// kernel refuses to exec an ELF whose PT_INTERP is longer
+			// than PATH_MAX or shorter than 2 bytes (binfmt_elf), so
+			// such a file names no interpreter to grant.
+			if prog.Filesz < 2 || prog.Filesz > maxInterpLen {
+				return interpreter{}
+			}
 			buf := make([]byte, prog.Filesz)
 			if _, err := prog.ReadAt(buf, 0); err == nil {
 				return interpreter{path: strings.TrimRight(string(buf), "\x00")}
