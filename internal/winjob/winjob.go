@@ -40,20 +40,6 @@ const UIRestrictions = windows.JOB_OBJECT_UILIMIT_DESKTOP |
 	windows.JOB_OBJECT_UILIMIT_SYSTEMPARAMETERS |
 	windows.JOB_OBJECT_UILIMIT_WRITECLIPBOARD
 
-// Options are the limits that vary between jobs.
-type Options struct {
-	// ActiveProcessLimit is the most processes the job may hold at once; 0
-	// sets no limit. 1 denies creating processes to the one process put in
-	// the job.
-	ActiveProcessLimit uint32
-	// NoUIRestrictions leaves out [UIRestrictions]. It must be set when the
-	// process to be put in the job is in a job already (see [InJob]):
-	// Windows refuses to put a process that is in a job into a job with UI
-	// restrictions (a nested job may not have them), so the assignment
-	// would fail. Wine 8.0 does not refuse.
-	NoUIRestrictions bool
-}
-
 // limitFlags returns the JOBOBJECT_BASIC_LIMIT_INFORMATION.LimitFlags for o.
 func (o Options) limitFlags() uint32 {
 	f := uint32(BaseLimitFlags)

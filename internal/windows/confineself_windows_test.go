@@ -1,6 +1,6 @@
 //go:build windows
 
-package sandbox
+package windows
 
 import (
 	"errors"
@@ -12,16 +12,18 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/openparallax/sandbox/internal/childtest"
+	"github.com/openparallax/sandbox/internal/spec"
 	"github.com/openparallax/sandbox/internal/winjob"
 )
 
-// TestApplySelfCannotBeUndone tries, after ApplySelf, the attack a default
-// security descriptor allowed: raise the query-only handle ApplySelf keeps
+// TestApplySelfCannotBeUndone tries, after ConfineSelf (ApplySelf's job),
+// the attack a default security descriptor allowed: raise the query-only
+// handle ConfineSelf keeps
 // with DuplicateHandle, allow silent breakaway, lift the process limit, and
 // start a process outside the job. Every step must be refused.
 func TestApplySelfCannotBeUndone(t *testing.T) {
 	childtest.Run(t, func(t *testing.T) {
-		if err := New().ApplySelf(Config{}); err != nil {
+		if err := ConfineSelf(spec.Config{}); err != nil {
 			t.Fatal(err)
 		}
 		selfJobs.Lock()
@@ -54,7 +56,7 @@ func TestApplySelfCannotBeUndone(t *testing.T) {
 					cmd.Wait()
 				}
 			}
-			t.Errorf("ApplySelf's handle was raised to %#x (set silent breakaway: %v; next child: %s)", access, serr, outside)
+			t.Errorf("ConfineSelf's handle was raised to %#x (set silent breakaway: %v; next child: %s)", access, serr, outside)
 		}
 		var dac windows.Handle
 		err := windows.DuplicateHandle(self, h, self, &dac, windows.WRITE_DAC, false, 0)
