@@ -581,7 +581,7 @@ func linuxPlan(rc *resolvedConfig, p linuxPolicy, seccompOK bool, landlockReason
 			f(FeatureSharedMem, false, shared+"; "+layerMissing(p.Layer), shmHint)
 		}
 	}
-	plan.Features = append(plan.Features, slices.DeleteFunc(spec.LayerFeatures(rc, true), func(e Enforcement) bool {
+	plan.Features = append(plan.Features, slices.DeleteFunc(spec.LayerFeatures(rc, "linux", true), func(e Enforcement) bool {
 		return e.Feature == FeatureDenyWrite || e.Feature == FeatureDenyRead || e.Feature == FeatureMounts
 	})...)
 	plan.Features = append(plan.Features, mountLayerFeatures(rc, p.Layer, plan.Available)...)

@@ -120,9 +120,9 @@ func Plan(rc *spec.Resolved, available bool) spec.Plan {
 	if cfg.AllowMicrophone {
 		f(spec.FeatureMicrophone, true, "Seatbelt: (allow device-microphone)", "")
 	}
-	plan.Features = append(plan.Features, spec.LayerFeatures(rc, false)...)
+	plan.Features = append(plan.Features, spec.LayerFeatures(rc, "darwin", false)...)
 	plan.Features = append(plan.Features, spec.UnenforcedLimits(rc, "resource limits are not implemented on macOS yet")...)
-	plan.Features = append(plan.Features, spec.ToolchainFeaturesElsewhere(rc)...)
+	plan.Features = append(plan.Features, spec.ToolchainFeaturesElsewhere(rc, "darwin")...)
 	return plan
 }
 

@@ -251,9 +251,9 @@ func CheckApplicable(p Plan, strict bool, scope string) error {
 // macOS. Each requested one is listed as not enforced with its reason, so
 // that Strict refuses it and PlanFor names it. Platforms that enforce one of
 // these report it themselves and do not call this for it.
-func LayerFeatures(rc *Resolved, devices bool) []Enforcement {
+func LayerFeatures(rc *Resolved, goos string, devices bool) []Enforcement {
 	var out []Enforcement
-	noLayer := "needs the mount-namespace layer under WrapCommand and Run, which this version does not have on " + runtime.GOOS
+	noLayer := "needs the mount-namespace layer under WrapCommand and Run, which this version does not have on " + goos
 	if len(rc.DenyWrite) > 0 {
 		out = append(out, Enforcement{Feature: FeatureDenyWrite, Detail: "not enforced: " + strings.Join(rc.DenyWrite, ", ") + " stay writable where a write path covers them: " + noLayer})
 	}
@@ -264,7 +264,7 @@ func LayerFeatures(rc *Resolved, devices bool) []Enforcement {
 		out = append(out, Enforcement{Feature: FeatureMounts, Detail: "not enforced: no path is shown elsewhere: " + noLayer})
 	}
 	if devices {
-		noDevice := runtime.GOOS + " has no camera or microphone permission of its own: grant the device paths instead"
+		noDevice := goos + " has no camera or microphone permission of its own: grant the device paths instead"
 		if rc.Config.AllowCamera {
 			out = append(out, Enforcement{Feature: FeatureCamera, Detail: "not enforceable: " + noDevice})
 		}
@@ -277,13 +277,13 @@ func LayerFeatures(rc *Resolved, devices bool) []Enforcement {
 
 // ToolchainFeaturesElsewhere reports the toolchain switches on platforms
 // that do not implement them yet (all but Linux).
-func ToolchainFeaturesElsewhere(rc *Resolved) []Enforcement {
+func ToolchainFeaturesElsewhere(rc *Resolved, goos string) []Enforcement {
 	var out []Enforcement
 	if rc.Config.AllowExecWritePaths {
-		out = append(out, Enforcement{Feature: FeatureExecWrites, Detail: "not implemented on " + runtime.GOOS + ": write paths follow the platform's exec rules; grant them with the exec allowlist"})
+		out = append(out, Enforcement{Feature: FeatureExecWrites, Detail: "not implemented on " + goos + ": write paths follow the platform's exec rules; grant them with the exec allowlist"})
 	}
 	if rc.Config.AllowSharedMemory {
-		out = append(out, Enforcement{Feature: FeatureSharedMem, Detail: "not implemented on " + runtime.GOOS})
+		out = append(out, Enforcement{Feature: FeatureSharedMem, Detail: "not implemented on " + goos})
 	}
 	return out
 }

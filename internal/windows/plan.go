@@ -129,31 +129,10 @@ func PlanFor(rc *spec.Resolved, h Host) spec.Plan {
 		f(FeatureUnelevated, true, "the confined process runs with this process's unelevated token", "")
 	}
 	f(spec.FeatureSyscalls, false, "Job Objects do not filter system calls", "")
-	p.Features = append(p.Features, spec.LayerFeatures(rc, true)...)
-	p.Features = append(p.Features, unenforcedLimits(rc.Config.Limits, "Job Object limits for memory, processes and CPU time are not implemented yet")...)
-	p.Features = append(p.Features, spec.ToolchainFeaturesElsewhere(rc)...)
+	p.Features = append(p.Features, spec.LayerFeatures(rc, "windows", true)...)
+	p.Features = append(p.Features, spec.UnenforcedLimits(rc, "Job Object limits for memory, processes and CPU time are not implemented yet")...)
+	p.Features = append(p.Features, spec.ToolchainFeaturesElsewhere(rc, "windows")...)
 	return p
-}
-
-// unenforcedLimits reports every requested limit as not enforced for every
-// entry point (the root's unenforcedLimits, for the limits of l).
-func unenforcedLimits(l spec.Limits, why string) []spec.Enforcement {
-	var out []spec.Enforcement
-	for _, f := range []struct {
-		name string
-		set  bool
-	}{
-		{spec.FeatureLimitProcesses, l.Processes > 0},
-		{spec.FeatureLimitMemory, l.MemoryBytes > 0},
-		{spec.FeatureLimitCPUTime, l.CPUTime > 0},
-		{spec.FeatureLimitFileSize, l.FileSizeBytes > 0},
-		{spec.FeatureLimitOpenFiles, l.OpenFiles > 0},
-	} {
-		if f.set {
-			out = append(out, spec.Enforcement{Feature: f.name, Detail: "not enforced: " + why})
-		}
-	}
-	return out
 }
 
 // JobOptions maps a Config to the limits of its job; nested says that the

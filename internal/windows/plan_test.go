@@ -197,3 +197,17 @@ func TestJobOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanForNamesWindows: what Windows does not have is reported as
+// Windows', wherever the plan is computed (the shared entries take the
+// target OS, not the host's).
+func TestPlanForNamesWindows(t *testing.T) {
+	rc := &spec.Resolved{Config: spec.Config{AllowCamera: true, AllowExecWritePaths: true}, DenyRead: []string{"/secret"}}
+	f := byFeature(t, PlanFor(rc, Host{}))
+	for _, name := range []string{spec.FeatureDenyRead, spec.FeatureCamera, spec.FeatureExecWrites} {
+		e, ok := f[name]
+		if !ok || e.Enforced || !strings.Contains(e.Detail, "windows") || strings.Contains(e.Detail, "linux") {
+			t.Errorf("%s: %+v, want not enforced, naming windows", name, e)
+		}
+	}
+}
