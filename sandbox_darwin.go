@@ -64,41 +64,8 @@ func (darwinSandbox) Mode() string { return ModeSandboxExec }
 // (sandbox-exec) instead, and verify it from inside with VerifyCanaryFor.
 func (darwinSandbox) ApplySelf(Config) error { return darwin.ApplySelfError() }
 
-// WrapCommand rewrites cmd so that it runs its program under the Seatbelt
-// profile for cfg:
-//
-//	cmd.Path = "/usr/bin/sandbox-exec"
-//	cmd.Args = ["/usr/bin/sandbox-exec", "-p", PROFILE, "-D", "R0=/path", …, "--", TARGET, cmd.Args[1:]…]
-//
-// The profile is passed inline (-p): no file is written. Every path reaches
-// sandbox-exec as a -D parameter, never as profile text. TARGET is cmd.Path
-// made absolute (relative to cmd.Dir) with symlinks resolved; it is added to
-// the profile's exec allowlist, and so is its "#!" interpreter when it is a
-// script. sandbox-exec execs TARGET in place, so cmd.Process is the target
-// itself once it runs, and its exit status is the target's (sandbox-exec's
-// own failures, such as a profile the kernel refuses, exit non-zero with a
-// message on stderr before the target starts).
-//
-// The target's arguments are cmd.Args[1:], verbatim. Its argv[0] becomes
-// TARGET, whatever cmd.Args[0] was: sandbox-exec has no way to set it apart
-// from the path it runs. A multi-call program that dispatches on argv[0]
-// must be wrapped by its real name.
-//
-// cmd.Dir, Env, Stdin, Stdout, Stderr, ExtraFiles, SysProcAttr and the
-// context are left as they are. Run the command with a Dir inside a granted
-// path, an Env without secrets (sandbox-exec passes it on) and only the
-// descriptors it may use (the profile does not govern inherited ones). A
-// program whose libraries live outside /usr/lib and the system frameworks
-// (Homebrew, a Python framework) needs their directories in
-// AllowedExecPaths: Seatbelt maps code only from exec paths.
-//
-// Errors, with cmd left untouched: a refused Config (*ConfigError,
-// [ErrInvalidConfig]); sandbox-exec missing ([ErrUnavailable]); under
-// Config.Strict, a part of cfg Seatbelt cannot enforce, such as a host other
-// than localhost ([ErrNotEnforced]); a nil, started or unresolvable command
-// (cmd.Err is returned); a command already wrapped. sandbox-exec cannot start
-// inside another Seatbelt sandbox, so an Engine that is itself sandboxed
-// cannot wrap commands.
+// WrapCommand is [Sandbox.WrapCommand] on macOS: its contract, with the
+// macOS section, is documented there.
 func (darwinSandbox) WrapCommand(cmd *exec.Cmd, cfg Config) error {
 	return darwin.WrapCommand(cmd, cfg.spec(), darwin.SandboxExec(), "")
 }

@@ -51,45 +51,8 @@ func (*windowsSandbox) ApplySelf(cfg Config) error {
 	return windows.ConfineSelf(rc.Config)
 }
 
-// WrapCommand validates cfg, makes a Job Object for cmd and makes cmd start
-// suspended (CREATE_SUSPENDED is added to a copy of cmd.SysProcAttr; every
-// other field and flag the caller set is kept). Nothing runs until
-// PostStart: after cmd.Start the caller must call PostStart with
-// cmd.Process.Pid, which assigns the child to the job and only then resumes
-// it, so no instruction of the child runs outside the job. A child that is
-// never post-started stays suspended and is killed by Close.
-//
-// Each command gets its own job, so commands wrapped by one value may have
-// different Configs and an active-process limit counts only the child of
-// its own command. A bad cfg is an error (*ConfigError) and cmd is left
-// untouched. Wrapping a command twice, or one already started, is an error.
-//
-// # The console
-//
-// Unless the caller set CREATE_NEW_CONSOLE, CREATE_NO_WINDOW or
-// DETACHED_PROCESS, WrapCommand adds DETACHED_PROCESS (no console, so no
-// console host needs to start for it) when spawning is denied and
-// CREATE_NO_WINDOW (a console of its own, without a window, that its
-// children share) when it is granted: a child attached to the caller's
-// console could write keystrokes into it (WriteConsoleInput), to be read
-// by the shell that started the caller. (AttachConsole to the caller's
-// console is a same-user route this does not stop; PlanFor lists it.)
-// Standard handles the caller sets
-// are passed as they are: a console input handle given as cmd.Stdin
-// reaches the caller's console all the same (Run pipes it).
-//
-// # Jobs inside jobs
-//
-// When the caller is in a job, the child would be too, and Windows refuses
-// to put it into a job with UI restrictions; the job is then made without
-// them (PlanFor reports ui_restrictions not enforced), unless the caller
-// set CREATE_BREAKAWAY_FROM_JOB, which takes the child out of the caller's
-// job (if that job allows it) so that it gets the UI restrictions.
-//
-// # A failed Start
-//
-// If cmd.Start fails, the job made for cmd stays until Close (it holds no
-// process); a caller that keeps the value should call Close.
+// WrapCommand is [Sandbox.WrapCommand] on Windows: its contract, with the
+// Windows section, is documented there.
 func (s *windowsSandbox) WrapCommand(cmd *exec.Cmd, cfg Config) error {
 	if cmd == nil {
 		return errors.New("sandbox: WrapCommand: nil *exec.Cmd")
