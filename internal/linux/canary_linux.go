@@ -211,7 +211,7 @@ func probeNetwork(rc *spec.Resolved, abi int) spec.ProbeResult {
 
 // probeProcessSpawn tries to create a process, from the calling thread and
 // from other OS threads. Its "blocked" holds only together with the check,
-// made by verifyPlatform from /proc, that every thread of the process runs
+// made by Verify from /proc, that every thread of the process runs
 // under the same seccomp filters: a filter loaded without TSYNC leaves the
 // other threads free to fork.
 func probeProcessSpawn(rc *spec.Resolved) spec.ProbeResult {
@@ -239,7 +239,7 @@ func probeProcessSpawn(rc *spec.Resolved) spec.ProbeResult {
 			return probe.Outcome(name, "fork", errnoErr("fork on another thread", e), syscall.EPERM)
 		}
 	}
-	// verifyPlatform checks from /proc that every thread is filtered.
+	// Verify checks from /proc that every thread is filtered.
 	return spec.ProbeResult{Name: name, Status: spec.ProbeBlocked, Target: "fork", Error: "fork: " + syscall.EPERM.Error() + " on every thread"}
 }
 

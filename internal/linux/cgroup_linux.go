@@ -76,7 +76,7 @@ func availOf(m *cgroup.Manager, err error) spec.Cgroup {
 }
 
 // commandCgroup detects the cgroup for a spawn with limits l: the zero
-// cgroupAvail and a nil Manager when l needs none (only the rlimits apply).
+// spec.Cgroup and a nil Manager when l needs none (only the rlimits apply).
 func commandCgroup(l spec.Limits) (spec.Cgroup, *cgroup.Manager) {
 	if !needsCgroup(l) {
 		return spec.Cgroup{}, nil
