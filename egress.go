@@ -58,9 +58,9 @@ type Egress struct {
 
 // egressImpl is the platform's proxy (Linux only).
 type egressImpl interface {
-	denied() []DeniedRequest
-	dropped() int
-	close() error
+	Denied() []DeniedRequest
+	Dropped() int
+	Close() error
 }
 
 // Addr is the proxy's address as the program sees it, inside its own
@@ -72,10 +72,10 @@ func (e *Egress) Addr() string { return e.addr }
 
 // Denied returns the requests refused so far, oldest first (at most the
 // first 1000; Dropped counts the rest). It still answers after Close.
-func (e *Egress) Denied() []DeniedRequest { return e.impl.denied() }
+func (e *Egress) Denied() []DeniedRequest { return e.impl.Denied() }
 
 // Dropped returns how many refused requests Denied does not hold.
-func (e *Egress) Dropped() int { return e.impl.dropped() }
+func (e *Egress) Dropped() int { return e.impl.Dropped() }
 
 // Close stops the proxy: it ends every connection it relays and returns
 // once every goroutine and descriptor it used is released. It is safe to
@@ -83,7 +83,7 @@ func (e *Egress) Dropped() int { return e.impl.dropped() }
 func (e *Egress) Close() error {
 	var err error
 	e.close.Do(func() {
-		err = e.impl.close()
+		err = e.impl.Close()
 		egresses.Delete(e.key)
 	})
 	return err

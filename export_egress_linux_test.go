@@ -6,6 +6,8 @@ import (
 	"context"
 	"net"
 	"net/netip"
+
+	"github.com/openparallax/sandbox/internal/linux"
 )
 
 // SetEgressTestNet replaces the resolver and dialer of every egress proxy
@@ -13,23 +15,13 @@ import (
 // /etc/hosts, and send nothing outside the loopback), until restore.
 func SetEgressTestNet(resolve func(ctx context.Context, host string) ([]netip.Addr, error),
 	dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)) (restore func()) {
-	old := egressTestNet
-	egressTestNet.resolve, egressTestNet.dial = resolve, dial
-	return func() { egressTestNet = old }
+	return linux.SetEgressTestNetHook(resolve, dial)
 }
 
 // ForceGoTrampoline makes WrapCommand use the Go trampoline as its child
 // half, until restore (benchmarks separate its cost from the namespace's).
-func ForceGoTrampoline() (restore func()) {
-	old := forceGoTrampoline
-	forceGoTrampoline = true
-	return func() { forceGoTrampoline = old }
-}
+func ForceGoTrampoline() (restore func()) { return linux.ForceGoTrampolineHook() }
 
 // SetInboundPoolPerPort sets the size of each port's inbound pool for a
 // non-root caller in Configs resolved from now on, until restore.
-func SetInboundPoolPerPort(n int) (restore func()) {
-	old := inboundPoolPerPort
-	inboundPoolPerPort = n
-	return func() { inboundPoolPerPort = old }
-}
+func SetInboundPoolPerPort(n int) (restore func()) { return linux.SetInboundPoolPerPortHook(n) }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os/exec"
 
+	"github.com/openparallax/sandbox/internal/linux"
 	"github.com/openparallax/sandbox/internal/spec"
 )
 
@@ -72,12 +73,9 @@ type CommandReport struct {
 // what to do about it).
 type Finding = spec.Finding
 
-// gitReport is what the git checks after a command found (see gitEnd on
-// Linux): CommandReport's Removed, GitCreated and Findings.
-type gitReport struct {
-	removed, created []string
-	findings         []Finding
-}
+// gitReport is what the git checks after a command found (see
+// linux.GitReport): CommandReport's Removed, GitCreated and Findings.
+type gitReport = linux.GitReport
 
 // FinishCommand ends what WrapCommand set up beside cmd's process and
 // reports what the program left that the caller must know of. Call it once,
@@ -113,8 +111,8 @@ func FinishCommand(cmd *exec.Cmd) (CommandReport, error) {
 		errs = append(errs, e.Close())
 		r.DeniedRequests = e.Denied()
 	}
-	g, err := finishGit(cmd)
-	r.Removed, r.GitCreated, r.Findings = g.removed, g.created, g.findings
+	g, err := linux.FinishGit(cmd)
+	r.Removed, r.GitCreated, r.Findings = g.Removed, g.Created, g.Findings
 	errs = append(errs, err)
 	return r, errors.Join(errs...)
 }

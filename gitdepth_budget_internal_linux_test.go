@@ -41,9 +41,7 @@ func TestGitWalkOverBudget(t *testing.T) {
 	if out, err := exec.Command(git, "init", "-q", filepath.Join(ws, "d00")).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v %s", err, out)
 	}
-	saved := defaultGitWalkBudget
-	defaultGitWalkBudget = gitWalkBudget{dirs: 10, entries: 1000}
-	defer func() { defaultGitWalkBudget = saved }()
+	defer setGitWalkBudget(10, 1000)()
 
 	cfg := Config{AllowedWritePaths: []string{ws}}
 	plan, err := PlanFor(cfg)
@@ -85,28 +83,5 @@ func TestGitWalkOverBudget(t *testing.T) {
 	}
 	if !slices.Contains(notWalked, filepath.Join(ws, "d09")) || len(notWalked) != gitNotWalkedNamed {
 		t.Errorf("%s findings %q; want %s among them, and %d (those named at the start, once)", FindingGitNotWalked, notWalked, filepath.Join(ws, "d09"), gitNotWalkedNamed)
-	}
-}
-
-// The per-spawn budget of protected repositories: past gitMaxRepos (or
-// gitMountBudget mounts), the rest are skipped, shallowest first kept.
-func TestChooseGitReposBudget(t *testing.T) {
-	var cands []gitCandidate
-	for i := range gitMaxRepos + 3 {
-		d := fmt.Sprintf("/ws/r%03d", i)
-		cands = append(cands, gitCandidate{dir: d, protect: []string{d + "/.git/hooks", d + "/.git/config"}, pin: []string{d + "/.git"}})
-	}
-	c := chooseGitRepos(cands, []string{"/ws"})
-	if len(c.dotgits) != gitMaxRepos || len(c.skipped) != 3 || c.skipped[0] != fmt.Sprintf("/ws/r%03d", gitMaxRepos) {
-		t.Errorf("%d protected, skipped %q; want %d and the last 3", len(c.dotgits), c.skipped, gitMaxRepos)
-	}
-	// Mounts: one repository with many submodules takes the budget.
-	big := gitCandidate{dir: "/ws/big", pin: []string{"/ws/big/.git"}}
-	for i := range gitMountBudget {
-		big.protect = append(big.protect, fmt.Sprintf("/ws/big/.git/modules/m%d/hooks", i))
-	}
-	c = chooseGitRepos([]gitCandidate{cands[0], big, cands[1]}, []string{"/ws"})
-	if !slices.Equal(c.skipped, []string{"/ws/big"}) || len(c.dotgits) != 2 {
-		t.Errorf("skipped %q, protected %q; want only /ws/big skipped", c.skipped, c.dotgits)
 	}
 }

@@ -232,7 +232,7 @@ func (r *RunResult) UnmarshalJSON(b []byte) error {
 //     empty); it then removes the cgroup. With neither, Run kills every
 //     process of the session: its seccomp filter refuses setsid(2), so no
 //     descendant can leave it (freezing it first: see killSession in
-//     run_linux.go, and the hole it leaves). Run reaps the program only
+//     internal/linux's session_linux.go, and the hole it leaves). Run reaps the program only
 //     after the kill, so its ID cannot be reused in between.
 //     A caller that is killed leaves: with a cgroup, nothing (its reaper,
 //     see [Limits], kills what is left in it and removes it); with the
@@ -398,7 +398,7 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 	}
 	if d, ok := any(p).(interface{ gitFindings() gitReport }); ok {
 		g := d.gitFindings()
-		res.Removed, res.GitCreated, res.Findings = g.removed, g.created, g.findings
+		res.Removed, res.GitCreated, res.Findings = g.Removed, g.Created, g.Findings
 	}
 	if stdinW != nil && !opts.TTY {
 		stdinW.Close() // ends a copy blocked on a full pipe

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/openparallax/sandbox/internal/linux"
 )
 
 // Every Run gets a private temporary directory. Without one, a program
@@ -31,8 +33,8 @@ type runTempDir struct {
 // temporary directory, and a home inside it when env sets no HOME. First
 // it removes those a killed caller left there (sweepRunTemps: Linux).
 func newRunTempDir(env []string) (*runTempDir, error) {
-	sweepRunTemps()
-	dir, err := os.MkdirTemp("", runTempPattern())
+	linux.SweepRunTemps()
+	dir, err := os.MkdirTemp("", linux.RunTempPattern())
 	if err != nil {
 		return nil, err
 	}

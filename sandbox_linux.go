@@ -3,23 +3,13 @@
 package sandbox
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
-	"sync"
-	"syscall"
+	"os/exec"
 
-	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
-	"golang.org/x/sys/unix"
-
-	"github.com/openparallax/sandbox/internal/seccomp"
-	"github.com/openparallax/sandbox/internal/spec"
+	"github.com/openparallax/sandbox/internal/linux"
 )
 
+// linuxSandbox is the Sandbox of Linux: Landlock, seccomp and namespaces,
+// the engine of internal/linux.
 type linuxSandbox struct{}
 
 func newPlatform() Sandbox { return linuxSandbox{} }
@@ -27,275 +17,185 @@ func newPlatform() Sandbox { return linuxSandbox{} }
 func (linuxSandbox) Available() bool { return Probe().Active }
 func (linuxSandbox) Mode() string    { return ModeLandlock }
 
-// landlockABI returns the Landlock ABI go-landlock will use, and why it is 0.
-// It mirrors go-landlock's own detection, including treating ABI 6+ without
-// the scoped-signal erratum fix as ABI 5, so that a Config built for this ABI
-// is exactly one go-landlock accepts.
-func landlockABI() (int, string) {
-	v, err := ll.LandlockGetABIVersion()
-	switch {
-	case errors.Is(err, syscall.ENOSYS):
-		return 0, "not built into this kernel (CONFIG_SECURITY_LANDLOCK); a distribution kernel 5.13+ has it"
-	case errors.Is(err, syscall.EOPNOTSUPP):
-		return 0, `built in but not enabled at boot: add "landlock" to the lsm= kernel parameter (` + lsmHint() + `)`
-	case err != nil:
-		return 0, "landlock_create_ruleset: " + err.Error()
-	}
-	if v >= 6 {
-		if errata, err := ll.LandlockGetErrata(); err != nil || errata&0x2 == 0 {
-			v = 5
-		}
-	}
-	return v, ""
-}
-
-// lsmHint suggests an lsm= value: the running list with landlock first, so
-// that enabling Landlock turns on nothing else.
-func lsmHint() string {
-	b, err := os.ReadFile("/sys/kernel/security/lsm")
-	list := strings.TrimSpace(string(b))
-	if err != nil || list == "" {
-		return "keep the other modules of your current list, e.g. lsm=landlock,lockdown,yama,bpf"
-	}
-	return "lsm=landlock," + list
-}
-
-// kernelState is what the running kernel offers, asked once.
-type kernelState struct {
-	abi       int
-	abiReason string
-	seccomp   bool
-}
-
-var kernel = sync.OnceValue(func() kernelState {
-	abi, reason := landlockABI()
-	return kernelState{abi: abi, abiReason: reason, seccomp: seccomp.Supported()}
-})
-
 func probePlatform() Status {
-	k := kernel()
-	rc := &resolvedConfig{Config: spec.Config{AllowedTCPConnect: []string{"*:1"}}}
-	rc.Connect = []Endpoint{{Host: "*", Port: 1}}
-	plan := linuxPlan(rc, buildLinuxPolicy(rc, k.abi, "/proc/self", nil).forSelf(), k.seccomp, k.abiReason)
-	st := Status{Active: plan.Available, Mode: ModeLandlock, Version: k.abi, Filesystem: plan.Available}
-	var notes []string
-	if !plan.Available {
-		notes = append(notes, plan.Reason)
-	}
-	for _, f := range plan.Features {
-		switch {
-		case f.Feature == FeatureTCPConnect:
-			st.Network = f.Enforced
-		case f.Feature == FeatureTCPHost:
-			continue // a property of every Linux config, not of this kernel
-		}
-		if plan.Available && !f.Enforced {
-			notes = append(notes, f.Feature+": "+f.Detail)
-		}
-	}
-	st.Reason = strings.Join(notes, "; ")
-	return st
+	s := linux.Probe()
+	return Status{Active: s.Active, Mode: ModeLandlock, Version: s.Version, Filesystem: s.Active, Network: s.Network, Reason: s.Reason}
 }
 
-func planPlatform(rc *resolvedConfig) Plan {
-	k := kernel()
-	// PlanFor describes ApplySelf, with entries scoped to WrapCommand and
-	// Run where they differ: the mount layer's features and
-	// file_metadata (see metadataPlan), judged by the layer
-	// WrapCommand and Run would use from the caller's working directory
-	// (their default).
-	pol := buildLinuxPolicy(rc, k.abi, "/proc/self", nil).forSelf()
-	cwd, _ := os.Getwd()
-	eplan := egressPlanFor(rc)
-	if len(eplan.transparent) > 0 {
-		// The resolv.conf WrapCommand would generate, planned with
-		// the host's as its stand-in source: nothing is written.
-		if at, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil {
-			rc.Resolver, rc.ResolverAt = at, at
-		}
-	}
-	pol.Layer = newMountLayer(rc, nil, cwd)
-	if rc.Config.AllowSysVIPC {
-		ns := namespaces()
-		pol.IPCNamespace = &ns
-	}
-	plan := withArtefacts(linuxPlan(rc, pol, k.seccomp, k.abiReason), pol)
-	// Host names: ApplySelf's entry is linuxPlan's; WrapCommand's and
-	// Run's is the egress layer's.
-	eplan.addTo(&plan)
-	plan.ChildHalf = childHalfLine()
-	if pol.Layer.used() {
-		plan.MountLayer = pol.Layer.plan.Lines()
-		plan.ChildHalf += "; its namespace step makes the mount layer (" + strings.Join(pol.Layer.needs, "; ") + ")"
-	}
-	return plan
-}
+func planPlatform(rc *resolvedConfig) Plan { return Plan(linux.PlanFor(rc)) }
 
-// ApplySelf restricts the calling process and all its threads. The whole
-// policy is built and checked first, then the seccomp filter and the
-// Landlock ruleset are prepared (nothing is applied on any error up to
-// here), then the seccomp filter is loaded on every thread, then the
-// Landlock ruleset is enforced on every thread, then every capability set
-// is emptied, then the resource limits of spec.Limits(cfg.Limits) are set (see
-// [Limits]). Only a failure after the filter is loaded leaves the process
-// partly restricted; it is reported as ErrPartiallyApplied.
-//
-// Beyond what WrapCommand enforces, ApplySelf refuses (EPERM) every change
-// of a file's mode, owner, times or extended attributes by path (chmod,
-// fchmodat, chown, utimensat with a path, setxattr, ...), because Landlock
-// does not check them and a multi-threaded process cannot have the
-// read-only mounts that would: os.Chmod, os.Chown, os.Lchown and os.Chtimes
-// fail. Go code uses the descriptor forms instead, on a file Landlock lets
-// it open: (*os.File).Chmod, (*os.File).Chown, and for times the raw
-// utimensat(fd, NULL, times, 0) (glibc's futimens; golang.org/x/sys's
-// Futimes goes through the path /proc/self/fd/N and is refused, as is
-// UtimesNanoAt(fd, "", ..., AT_EMPTY_PATH)). It also empties every
-// capability set of every thread, after Landlock, so a root process keeps
-// none.
+// ApplySelf restricts the calling process and all its threads (see
+// linux.ApplySelf for the order of its steps and what it refuses beyond
+// WrapCommand).
 func (linuxSandbox) ApplySelf(cfg Config) error {
 	rc, err := resolve(cfg)
 	if err != nil {
 		return err
 	}
-	k := kernel()
-	procSelf := "/proc/" + strconv.Itoa(os.Getpid())
-	pol := buildLinuxPolicy(rc, k.abi, procSelf, nil).forSelf()
-	if err := checkApplicableIn(linuxPlan(rc, pol, k.seccomp, k.abiReason), cfg, ScopeApplySelf); err != nil {
+	return linux.ApplySelf(rc)
+}
+
+// WrapCommand prepares cmd so that cmd.Start runs its program already
+// confined to cfg: the same Landlock ruleset and seccomp filter as
+// ApplySelf(cfg), in force before the program's first instruction.
+//
+// # How
+//
+// cmd is rewritten to start a child half that confines itself and
+// execve's the target in place: the target keeps the child's PID, so
+// /proc/self in the default paths names it. On linux/amd64 and arm64 the
+// child half is a small static helper (internal/spawnhelper: freestanding
+// C built from source in this repository) executed from a sealed memfd
+// that WrapCommand appends to cmd.ExtraFiles and names in cmd.Path
+// (/proc/self/fd/N); its cost does not depend on the host program. Where
+// that cannot run (see [Plan].ChildHalf) and on other architectures, the
+// child half re-executes the current executable (/proc/self/exe) as a
+// trampoline, which the init function of this package's
+// internal/trampoline recognises before the host program's main runs, and
+// before the init functions of this package, of its dependencies beyond
+// the runtime and syscall, and of every package importing it. (Init
+// functions of host packages that depend on neither os nor this package and
+// sort before it by import path may run first, unconfined, as host code.)
+// Nothing of the child half reaches the target: it gets exactly
+// cmd.Args, the environment cmd would have had (cmd.Environ() at the time
+// of the call, less the child half's reserved variables
+// OPENPARALLAX_SANDBOX_TRAMPOLINE and OPENPARALLAX_SANDBOX_P0, P1, ...),
+// cmd.Dir, stdin, stdout, stderr and cmd.ExtraFiles at their usual numbers,
+// and no other descriptor: every descriptor above them, including any the
+// host leaked without close-on-exec and the helper's own, is closed at
+// execve. No cgo. Rules are made in the child by opening the paths
+// WrapCommand resolved (and the default paths, which only the child looks
+// at), with the rights for what each is then: a path removed in between,
+// replaced by another object (WrapCommand records device and inode; a
+// directory swapped for a symlink to elsewhere opens another object), or
+// no longer the file or directory it was granted as, is skipped (less
+// access, never more). The child drops every capability before the target
+// runs: a root target starts with empty permitted, effective, inheritable,
+// ambient and bounding sets.
+//
+// # What is enforced
+//
+// Everything ApplySelf enforces for cfg (see [PlanFor]), with one
+// difference: the target (symlinks resolved) is added to the exec allowlist
+// with its ELF interpreter (or script interpreter), so execve is allowed
+// for it. With AllowProcessSpawn false the target is the only process it
+// can ever be: it cannot fork; with an empty AllowedExecPaths it cannot
+// execute anything either, not even itself or its dynamic loader (the
+// filter accepts only the child's own execve, by a per-spawn 128-bit nonce
+// in registers execve does not read; see internal/seccomp's
+// exec_nonce.go); with AllowedExecPaths a further execve follows the exec
+// allowlist (the target itself, its interpreter and AllowedExecPaths).
+// With AllowProcessSpawn true its children inherit the sandbox.
+//
+// # Limits
+//
+// With Config.Limits, the child half sets the rlimits and, where a cgroup
+// can be managed here, joins a cgroup WrapCommand made for the tree with
+// its limits (see [Limits]; [PlanFor] says which limit is enforced how).
+// The tree's lifetime is the caller's: call [FinishCommand] (or
+// [ReleaseCommand], its limits part) after cmd.Wait (or a failed Start) to
+// remove the cgroup, kill what is left in it, and learn which limit ended
+// the program.
+//
+// # After the command
+//
+// Call [FinishCommand] once cmd's program and every process it started
+// are gone: it does what Run does after its program, for the things
+// WrapCommand set up beside the process (the limits' cgroup, the egress
+// proxy) and for what the mount layer cannot prevent (a .git/commondir the
+// program planted in a protected repository is removed; a .git it created
+// where git will find it is reported).
+//
+// # Mount layer
+//
+// Wherever this machine allows it (for every Config: file metadata
+// outside the write paths is refused by default), the child half is started in new mount and IPC namespaces
+// (and a user namespace mapping only the caller's own uid and gid when
+// the caller is not root): WrapCommand sets cmd.SysProcAttr's
+// clone flags, maps and ambient capabilities for it, and refuses a
+// SysProcAttr that sets its own (Cloneflags, Unshareflags, uid/gid maps,
+// AmbientCaps; Credential when the caller is not root). Before Landlock,
+// the child makes every mount private and read-only, shows the write
+// paths writable (noexec unless on the exec allowlist, or
+// AllowExecWritePaths), keeps protected paths read-only and hidden paths
+// empty wherever they are seen (their own path, inside Mounts, at host
+// bind mounts of the same subtree), shows Mounts, and gives the target a
+// fresh /tmp and /dev/shm (granted read-write, noexec; a grant, the
+// working directory or an executable under them stays visible there,
+// read-only, nosuid, nodev and noexec unless on the exec allowlist). The
+// host's mount table is never changed, and no mount point is made on a
+// host filesystem. Replacing cmd.SysProcAttr after WrapCommand drops the
+// namespaces: the child then refuses to start (exit 125) rather than mount
+// in the caller's namespace. [PlanFor] says whether the layer is used, its
+// steps (Plan.MountLayer), and, where namespaces are refused, why and the
+// remedy. See mountlayer_linux.go.
+//
+// With AllowSysVIPC the child half starts in the same new namespaces
+// (the mount layer's, used by default), for their private IPC namespace: the program's System V segments, queues and semaphore sets
+// are its own, and the host's are out of its reach. Where namespaces are
+// unavailable it uses the host's, and [PlanFor] says so (sysv_ipc, not
+// enforced; Strict: an error).
+//
+// # Errors
+//
+// WrapCommand itself checks everything it can before anything runs: a bad
+// cfg (*ConfigError, [ErrInvalidConfig]), a missing mechanism
+// ([ErrUnavailable]), Strict with unenforceable parts ([ErrNotEnforced]),
+// a target that does not exist, is not a regular file or is not executable
+// (wrapping the *fs.PathError, so errors.Is(err, fs.ErrNotExist) works),
+// cmd.Err from exec.Command's path lookup, an already started or already
+// wrapped cmd, and SysProcAttr.Chroot (unsupported: the child must reach
+// /proc/self/exe and the rules name host paths). On any error it also sets
+// cmd.Err to the error, so that a Start after an ignored error fails
+// instead of running the program unconfined.
+//
+// What can only fail in the child (the target removed or made
+// non-executable since, a script's interpreter missing, a kernel refusing a
+// rule) makes the child exit before the target runs, with status 127 if
+// the target (or its interpreter) does not exist, 126 if it cannot be
+// executed otherwise, 125 if the sandbox could not be set up, and one line
+// "sandbox: cannot start PATH: REASON" on its standard error. os/exec gives
+// no hook after Start, so Start and Wait cannot carry that reason
+// themselves; [Run] reads it from a failure pipe and returns it as its
+// error.
+//
+// # Rules
+//
+// Configure cmd completely before WrapCommand: it reads cmd.Path,
+// cmd.Args, cmd.Env, cmd.Dir and cmd.ExtraFiles now. Afterwards only
+// appending to cmd.Args (the arguments reach the target) and the fields
+// the child half passes through untouched (Stdin, Stdout, Stderr,
+// SysProcAttr, Cancel, WaitDelay) may change (with Strict, a stream set
+// before WrapCommand that is a host file has been replaced by a pipe:
+// see Config.Strict); but when the mount layer is
+// used WrapCommand has set SysProcAttr's clone flags, maps and ambient
+// capabilities: change its other fields, do not replace it (the child
+// would refuse to start). Replacing cmd.Args or
+// cmd.Env makes the child exit with status 125 without running anything;
+// files added to cmd.ExtraFiles are closed before the target starts (and
+// with the helper, whose descriptor is the last of cmd.ExtraFiles, a file
+// appended shifts nothing: cmd.Path names the helper's number); and a
+// changed cmd.Path, or with the helper a replaced cmd.ExtraFiles (cmd.Path
+// names a descriptor number), would run another program instead of the
+// child half, not confined at all.
+//
+// # Host names
+//
+// When cfg.AllowedTCPConnect names hosts and network namespaces are
+// available (see [PlanFor]'s tcp_connect_host and [Plan].Egress), the
+// program starts in a network namespace of its own with only loopback,
+// its environment gets the proxy variables (HTTP_PROXY, HTTPS_PROXY,
+// ALL_PROXY, lower-case forms, NO_PROXY), and a proxy served by this
+// process allows only those hosts. The caller owns that proxy: get it with
+// [EgressOf](cmd) for the refused requests, and Close it once the program
+// and its processes are gone.
+func (linuxSandbox) WrapCommand(cmd *exec.Cmd, cfg Config) error {
+	g, err := linux.WrapCommand(cmd, cfg.spec())
+	if err != nil {
 		return err
 	}
-	if err := applyLinux(pol); err != nil {
-		return err
-	}
-	// Last: lowering a limit cannot be undone without CAP_SYS_RESOURCE,
-	// so it must not happen before a step that may still fail cleanly.
-	if err := applyRlimits(rlimitsFor(spec.Limits(cfg.Limits))); err != nil {
-		return fmt.Errorf("%w: seccomp and landlock applied, resource limits failed: %w", ErrPartiallyApplied, err)
+	if g != nil {
+		registerEgress(cmd, g.Addr(), g)
 	}
 	return nil
-}
-
-// applyLinux applies a built policy to the calling process and all its
-// threads, in an order that keeps every failure it can before the first
-// irreversible step:
-//
-//  1. Assemble the seccomp filter and build the Landlock ruleset, a file
-//     descriptor that restricts nothing until it is enforced. An error here
-//     (a path removed since the policy was built, a rule the kernel
-//     refuses) leaves the process as it was.
-//  2. Load the seccomp filter with TSYNC. Besides installing the filter on
-//     every thread, TSYNC sets no_new_privs on every thread, which
-//     enforcing a Landlock ruleset requires.
-//  3. Enforce the ruleset on every thread: with one system call and
-//     LANDLOCK_RESTRICT_SELF_TSYNC from ABI 8, before that through
-//     go-landlock's psx-based AllThreadsLandlockRestrictSelf, which makes
-//     each thread make the call.
-//  4. Empty every capability set of every thread (dropCapabilities).
-//
-// go-landlock's Config.Restrict would do the Landlock half in one call, but
-// it adds the rules in the same call that enforces them, so a rule error
-// could no longer be caught before anything is applied, and before ABI 8 it
-// stops every thread twice (no_new_privs, then the ruleset), about 0.1 ms
-// each. Its syscall package makes every Landlock call here.
-func applyLinux(pol linuxPolicy) error {
-	filter, err := seccomp.Build(pol.Seccomp)
-	if err != nil {
-		return fmt.Errorf("sandbox: building seccomp filter: %w", err)
-	}
-	ruleset, err := landlockRuleset(pol)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(ruleset)
-	if err := seccomp.Load(filter); err != nil {
-		// Load set no_new_privs on this thread before the kernel refused
-		// the filter; no restriction is in force.
-		return fmt.Errorf("sandbox: nothing enforced: %w", err)
-	}
-	if err := enforceRuleset(ruleset, pol.ABI); err != nil {
-		return fmt.Errorf("%w: seccomp applied, landlock failed: %w", ErrPartiallyApplied, err)
-	}
-	if err := dropCapabilities(); err != nil {
-		return fmt.Errorf("%w: seccomp and landlock applied, capabilities kept: %w", ErrPartiallyApplied, err)
-	}
-	return nil
-}
-
-// landlockRuleset creates a Landlock ruleset holding pol's rules. The rights
-// in pol are already limited to its ABI, and the file rules to rights that
-// apply to files.
-func landlockRuleset(pol linuxPolicy) (int, error) {
-	if pol.HandledFS == 0 && pol.HandledNet == 0 && pol.Scoped == 0 {
-		return -1, errors.New("sandbox: landlock: the policy handles no access right")
-	}
-	attr := ll.RulesetAttr{
-		HandledAccessFS:  uint64(pol.HandledFS),
-		HandledAccessNet: uint64(pol.HandledNet),
-		Scoped:           uint64(pol.Scoped),
-	}
-	fd, err := ll.LandlockCreateRuleset(&attr, 0)
-	if err != nil {
-		return -1, fmt.Errorf("sandbox: landlock_create_ruleset: %w", err)
-	}
-	fail := func(err error) (int, error) {
-		unix.Close(fd)
-		return -1, err
-	}
-	paths := pol.Paths
-	if pol.ABI < 8 && pol.HandledFS&ll.AccessFSReadDir != 0 {
-		// Before ABI 8 the ruleset is enforced through psx, whose cgo
-		// variant lists /proc/<pid>/task after each thread's call and
-		// aborts the process if it cannot (go-landlock issue 39; its
-		// Restrict adds the same rule). Listing its own threads gives the
-		// process nothing the default /proc/self rule does not.
-		paths = append(slices.Clip(paths), linuxRule{Path: "/proc/" + strconv.Itoa(os.Getpid()) + "/task", Access: ll.AccessFSReadDir})
-	}
-	for _, r := range paths {
-		// O_PATH follows symlinks: the rule is for the file the path names
-		// now. Its rights were chosen for a file or a directory when the
-		// policy was built. Directory rights on what is now a file the
-		// kernel refuses (EINVAL); file rights on what is now a directory
-		// would cover every file beneath it, and are refused here.
-		pfd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fail(fmt.Errorf("sandbox: landlock rule for %s: %w", r.Path, err))
-		}
-		if r.Access&ll.AccessFSReadDir == 0 {
-			var st unix.Stat_t
-			err := unix.Fstat(pfd, &st)
-			if err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
-				err = errors.New("granted as a file, but it is a directory now")
-			}
-			if err != nil {
-				unix.Close(pfd)
-				return fail(fmt.Errorf("sandbox: landlock rule for %s: %w", r.Path, err))
-			}
-		}
-		err = ll.LandlockAddPathBeneathRule(fd, &ll.PathBeneathAttr{AllowedAccess: uint64(r.Access), ParentFd: pfd}, 0)
-		unix.Close(pfd)
-		if err != nil {
-			return fail(fmt.Errorf("sandbox: landlock rule for %s: landlock_add_rule: %w", r.Path, err))
-		}
-	}
-	if pol.HandledNet != 0 {
-		for _, rule := range []struct {
-			ports  []uint16
-			access uint64
-		}{{pol.Connect, ll.AccessNetConnectTCP}, {pol.Bind, ll.AccessNetBindTCP}} {
-			for _, port := range rule.ports {
-				if err := ll.LandlockAddNetPortRule(fd, &ll.NetPortAttr{AllowedAccess: rule.access, Port: uint64(port)}, 0); err != nil {
-					return fail(fmt.Errorf("sandbox: landlock rule for TCP port %d: landlock_add_rule: %w", port, err))
-				}
-			}
-		}
-	}
-	return fd, nil
-}
-
-// enforceRuleset enforces ruleset on every thread of the process. Every
-// thread must already have no_new_privs.
-func enforceRuleset(ruleset, abi int) error {
-	if abi >= 8 {
-		return ll.LandlockRestrictSelf(ruleset, ll.FlagRestrictSelfTSync)
-	}
-	return ll.AllThreadsLandlockRestrictSelf(ruleset, 0)
 }

@@ -9,7 +9,7 @@
 //
 // WrapCommand and Run use it on Linux when Config.AllowedTCPConnect names
 // hosts only (no "*:PORT" entry) and network namespaces are available: see
-// the sandbox package's egress_linux.go (the caller's half) and
+// internal/linux's egress_linux.go (the caller's half) and
 // internal/trampoline's net_linux.go (the child's half, in the Go
 // trampoline's namespace step).
 //

@@ -58,7 +58,7 @@
 //     cmd.ExtraFiles, at the numbers exec.Cmd gave them.
 //  3. (With FlagNamespaces; the C helper has the same step, ns_step.) The
 //     namespace step, in the namespaces the parent cloned this process
-//     into (see the sandbox package's ns_linux.go): refuse to go on if
+//     into (see internal/linux's ns_linux.go): refuse to go on if
 //     /proc/self/ns/mnt is still the parent's mount namespace
 //     (Payload.ParentMountNS: a caller replaced cmd.SysProcAttr after
 //     WrapCommand); perform the mount layer's ops ([ApplyMounts], raw

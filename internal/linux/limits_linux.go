@@ -1,0 +1,130 @@
+//go:build linux
+
+package linux
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+
+	"github.com/openparallax/sandbox/internal/spec"
+	"golang.org/x/sys/unix"
+)
+
+// currentCreds is what decides whether ApplySelf's rlimits bind the
+// process it leaves behind: its real user ID, which it keeps, and its
+// capabilities, which it does not: ApplySelf empties every capability set
+// of every thread (dropCapabilities) before the caller's next instruction,
+// so neither CAP_SYS_RESOURCE (raising a hard limit) nor CAP_SYS_ADMIN
+// survives. RLIMIT_NPROC still does not apply to uid 0.
+//
+// It also carries the caller's hard limits, which the child half of
+// WrapCommand and Run inherits and cannot raise, for the plan to say what
+// a limit above them becomes.
+func currentCreds() selfCreds {
+	c := selfCreds{uid0: os.Getuid() == 0, hard: map[string]uint64{}}
+	ceilings := rlimitCeilings()
+	for f, res := range rlimitOfFeature {
+		if h, ok := ceilings[res]; ok {
+			c.hard[f] = h
+		}
+	}
+	return c
+}
+
+// rlimitOfFeature is the resource limit that stands for each limit
+// feature where an rlimit enforces it.
+var rlimitOfFeature = map[string]int{
+	spec.FeatureLimitProcesses: unix.RLIMIT_NPROC,
+	spec.FeatureLimitMemory:    unix.RLIMIT_DATA,
+	spec.FeatureLimitCPUTime:   unix.RLIMIT_CPU,
+	spec.FeatureLimitFileSize:  unix.RLIMIT_FSIZE,
+	spec.FeatureLimitOpenFiles: unix.RLIMIT_NOFILE,
+}
+
+// The child half sets its rlimits with prlimit64, soft and hard limit
+// together (commandRlimits), on the hard limits it inherited from the
+// caller, and only after it has dropped every capability (both child
+// halves: internal/spawnhelper's helper.c step 5, internal/trampoline's
+// step 6), so it can lower a hard limit but never raise one. A limit is a
+// ceiling, not a grant: a limit above the inherited hard limit is asked as
+// that hard limit, which binds the program at least as tightly as the
+// limit asked (asking for more would fail the spawn with "prlimit64:
+// operation not permitted"), and the plan says which value is set.
+
+// rlimitCeilings are, per resource, the most the child half can set as a
+// hard limit: the caller's own hard limits, which the child inherits. A
+// resource whose limit cannot be read has no ceiling.
+func rlimitCeilings() map[int]uint64 {
+	out := map[int]uint64{}
+	for _, res := range rlimitOfFeature {
+		var rl unix.Rlimit
+		if unix.Getrlimit(res, &rl) == nil {
+			out[res] = rl.Max
+		}
+	}
+	return out
+}
+
+// clampRlimit is r as it can be set under the hard limit ceiling: soft and
+// hard never above it, soft never above hard.
+func clampRlimit(r rlimit, ceiling uint64) (soft, hard uint64) {
+	hard = min(r.hard, ceiling)
+	return min(r.soft, hard), hard
+}
+
+// rlimit is one resource limit ApplySelf sets.
+type rlimit struct {
+	resource   int
+	name       string
+	soft, hard uint64
+}
+
+// rlimitsFor returns the resource limits for l, in the order they
+// are set. It is empty for a zero l.
+func rlimitsFor(l spec.Limits) []rlimit {
+	if l.IsZero() {
+		return nil
+	}
+	var out []rlimit
+	add := func(res int, name string, v int64) {
+		if v > 0 {
+			out = append(out, rlimit{resource: res, name: name, soft: uint64(v), hard: uint64(v)})
+		}
+	}
+	add(unix.RLIMIT_FSIZE, "RLIMIT_FSIZE", l.FileSizeBytes)
+	add(unix.RLIMIT_NOFILE, "RLIMIT_NOFILE", l.OpenFiles)
+	add(unix.RLIMIT_DATA, "RLIMIT_DATA", l.MemoryBytes)
+	add(unix.RLIMIT_NPROC, "RLIMIT_NPROC", l.Processes)
+	if l.CPUTime > 0 {
+		s := rlimitSeconds(l.CPUTime)
+		// SIGXCPU at the limit ends a program that does not handle it,
+		// with a signal that names the cause; SIGKILL a second later ends
+		// one that does.
+		out = append(out, rlimit{resource: unix.RLIMIT_CPU, name: "RLIMIT_CPU", soft: s, hard: s + 1})
+	}
+	out = append(out, rlimit{resource: unix.RLIMIT_CORE, name: "RLIMIT_CORE", soft: 0, hard: 0})
+	return out
+}
+
+// applyRlimits sets the limits of rs on the calling process. It only ever
+// lowers: a hard limit that is already lower than asked stays, and the soft
+// limit never exceeds the hard one. Lowering is always permitted, so once
+// the current limits have been read nothing here is expected to fail.
+//
+// Every limit goes through the syscall package: for RLIMIT_NOFILE it then stops
+// restoring the soft limit Go raised at start-up in the children this
+// process starts (Go 1.21+): the limit set here is what they inherit.
+func applyRlimits(rs []rlimit) error {
+	for _, r := range rs {
+		var cur syscall.Rlimit
+		if err := syscall.Getrlimit(r.resource, &cur); err != nil {
+			return fmt.Errorf("getrlimit(%s): %w", r.name, err)
+		}
+		soft, hard := clampRlimit(r, cur.Max)
+		if err := syscall.Setrlimit(r.resource, &syscall.Rlimit{Cur: soft, Max: hard}); err != nil {
+			return fmt.Errorf("setrlimit(%s, %d, %d): %w", r.name, soft, hard, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,21 @@
+//go:build !linux
+
+package linux
+
+import (
+	"os/exec"
+
+	"github.com/openparallax/sandbox/internal/spec"
+)
+
+// currentCreds is only consulted for Linux plans, which other platforms
+// build in tests as data: there is no Linux caller to ask.
+func currentCreds() selfCreds { return selfCreds{} }
+
+// commandCgroup: no cgroup outside Linux (Linux plans are built here only as
+// data, in tests).
+func commandCgroup(spec.Limits) (spec.Cgroup, *struct{}) { return spec.Cgroup{}, nil }
+
+// ReleaseCommand is sandbox.ReleaseCommand: WrapCommand makes no cgroup
+// on this platform, so it returns "" and nil.
+func ReleaseCommand(*exec.Cmd) (string, error) { return "", nil }

@@ -1,0 +1,370 @@
+//go:build linux
+
+package linux
+
+// When WrapCommand and Run use the mount-namespace layer (internal/mountns),
+// and what it is asked to do.
+//
+// The layer is used wherever it is available, a plain Config included:
+// file metadata outside the write paths (chmod and utimes by path, which
+// Landlock does not mediate) is refused by default, and only the layer's
+// read-only mounts do that under WrapCommand and Run. With it come the
+// rest of its defaults: write paths mounted noexec unless on the exec
+// allowlist (Config.AllowExecWritePaths lifts it), and a private /tmp and
+// /dev/shm (so shared memory works on first contact, Python's
+// multiprocessing semaphores included). The Config adds to it: DenyWritePaths,
+// DenyReadPaths, Mounts, a git repository in a write path (whose hooks and
+// config it protects: Config.NoGitProtection turns that off). The spawn
+// costs more with it (the namespaces and mounts: bench/spawn.sh, BenchmarkSpawnWrapped);
+// where namespaces are unavailable the child half starts in no new
+// namespace and the plan says file metadata is not enforced.
+//
+// When the layer is used the child half (the static helper, or the Go
+// trampoline where that cannot run) is cloned into new mount and IPC
+// namespaces (and a user namespace when the caller is not root: see
+// nsAttr); its namespace step performs the mountns plan built here, after
+// the cgroup join and close_range and before
+// Landlock (whose rules are opened after the mounts, so they name what the
+// target sees), the capability drop, no_new_privs and seccomp (which
+// refuses every mount system call: nothing can be unmounted, remounted or
+// mounted over from inside).
+//
+// Available means the probe in ns_linux.go succeeded. Where it did not, the
+// features that need the layer are reported as not enforced with the
+// probe's reason and remedy (Strict: an error), and Landlock and seccomp
+// still apply.
+//
+// # No further defaults
+//
+// Only a repository's hooks and config are protected by default: they run
+// code outside the sandbox the next time the user runs git, with nothing
+// in the workspace to show it. Shell start-up files live in the home
+// directory, which is not a write path unless the caller grants it; editor
+// and agent configuration inside the workspace (.vscode, .idea, .claude,
+// ...) is what agents are routinely asked to edit, so protecting it by
+// default would break ordinary work. List such paths in DenyWritePaths.
+//
+// # Paths that do not exist
+//
+// A protected path (DenyWritePaths, DenyReadPaths, a repository's hooks or
+// config) that does not exist when the sandbox starts cannot be protected:
+// a mount needs a mount point, and the layer never creates one on a host
+// filesystem (that would leave files behind and change what the user's
+// own programs see). Inside a write path the sandbox can then create it,
+// so the plan reports each such path as not enforced (Strict: an error),
+// naming it. Outside every write path nothing can create it anyway
+// (Landlock), and nothing is reported. Create the path before starting
+// the sandbox to have it protected. The same holds for a whole repository
+// the program creates where there was none (gitSpots): Run reports each
+// such .git once the tree is gone (RunResult.GitCreated); the plan does
+// not, since every write path without a repository would be listed.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/openparallax/sandbox/internal/mountns"
+	"github.com/openparallax/sandbox/internal/spec"
+)
+
+// newMountLayer decides whether rc needs the layer and builds its plan.
+// targets are executables that must stay visible and executable (the
+// WrapCommand target, resolved); cwd is the target's working directory
+// ("" when unknown).
+func newMountLayer(rc *spec.Resolved, targets []string, cwd string) *mountLayer {
+	l := &mountLayer{}
+	cfg := rc.Config
+	var writes []string
+	for _, w := range rc.Write {
+		writes = append(writes, w.Resolved)
+	}
+	// The working directory, resolved once and only when something below
+	// looks at it: most spawns need no layer and have no repository to
+	// look for, and should not pay for the symlink walk.
+	var rcwd string
+	resolvedCwd := func() string {
+		if rcwd == "" && cwd != "" {
+			if r, err := filepath.EvalSymlinks(cwd); err == nil {
+				rcwd = r
+			}
+			cwd = ""
+		}
+		return rcwd
+	}
+
+	// First what decides whether the layer is needed at all: the git
+	// repositories the default protects, then the Config's own fields.
+	// The plan is built only when the answer is yes: WrapCommand calls
+	// this on every spawn, and most need no layer.
+	// The trees looked at are the write paths and the sources of
+	// writable Mounts: a repository shown through one is as writable as
+	// one in a write path.
+	var gitProtect, gitPin []string
+	if roots := gitRoots(rc); !cfg.NoGitProtection && len(roots) > 0 {
+		var first []string
+		first, l.gitSpots = gitLook(roots, resolvedCwd())
+		f := discoverGit(roots, first)
+		l.git, l.gitBare, l.gitDirs, l.gitProtect = f.dotgits, f.bare, f.gitDirs, f.protect
+		l.gitWalk, l.gitSkipped, l.gitRoots = f.walk, f.skipped, f.roots
+		gitProtect, gitPin = f.protect, f.pin
+	}
+	l.needs = layerNeeds(rc, append(slices.Clone(l.git), l.gitBare...))
+	if len(l.needs) == 0 {
+		return l
+	}
+
+	ms := mountns.Spec{PrivateTmp: true, Lookup: mountns.HostLookup, Resolve: mountns.HostResolve}
+	var execs []spec.Path
+	execs = append(execs, rc.Exec...)
+	for _, t := range targets {
+		execs = append(execs, spec.Path{Given: t, Resolved: t})
+	}
+	for _, e := range execs {
+		ms.Exec = append(ms.Exec, e.Resolved)
+	}
+	underExec := func(p string) bool {
+		return slices.ContainsFunc(execs, func(e spec.Path) bool { return e.IsDir && isUnder(p, e.Resolved) })
+	}
+	for _, w := range writes {
+		ms.Write = append(ms.Write, mountns.WritePath{Path: w, Exec: cfg.AllowExecWritePaths || underExec(w)})
+	}
+	inWrite := func(p string) bool {
+		return slices.ContainsFunc(writes, func(w string) bool { return isUnder(p, w) })
+	}
+	for _, r := range rc.Read {
+		ms.Read = append(ms.Read, r.Resolved)
+	}
+	// Executables stay visible under a private /tmp, and executable
+	// inside a noexec write path: each such one is shown over itself,
+	// executable.
+	// keep adds a path that must stay visible under a private /tmp or
+	// /dev/shm, without granting it (Landlock decides) and without it
+	// keeping the host's /tmp (as a read grant of /tmp would).
+	keep := func(p string) {
+		if strings.HasPrefix(p, "/tmp/") || strings.HasPrefix(p, "/dev/shm/") {
+			ms.Read = append(ms.Read, p)
+		}
+	}
+	for _, e := range execs {
+		keep(e.Resolved)
+		if inWrite(e.Resolved) && !cfg.AllowExecWritePaths && !slices.ContainsFunc(ms.Write, func(w mountns.WritePath) bool {
+			return w.Exec && isUnder(e.Resolved, w.Path)
+		}) {
+			ms.Mounts = append(ms.Mounts, mountns.Mount{Source: e.Resolved, Target: e.Resolved, Write: true, Exec: true})
+		}
+	}
+	if r := resolvedCwd(); r != "" {
+		// A working directory a grant covers is kept visible (see
+		// mountns.Spec.Read). One no grant covers is kept as a name only
+		// (mountns.Spec.Opaque): the private /tmp's own grant would
+		// otherwise let the target read it.
+		granted := slices.ContainsFunc(append(append(slices.Clone(rc.Read), rc.Write...), rc.Exec...), func(g spec.Path) bool {
+			return isUnder(r, g.Resolved)
+		})
+		if granted {
+			keep(r)
+		} else if strings.HasPrefix(r, "/tmp/") || strings.HasPrefix(r, "/dev/shm/") {
+			ms.Opaque = append(ms.Opaque, r)
+		}
+	}
+	for _, m := range rc.Mounts {
+		exec := slices.ContainsFunc(execs, func(e spec.Path) bool { return isUnder(e.Resolved, m.At) || isUnder(m.At, e.Resolved) })
+		ms.Mounts = append(ms.Mounts, mountns.Mount{Source: m.Path, Target: m.At, Write: m.Write, Exec: exec})
+	}
+	if rc.Resolver != "" {
+		ms.Mounts = append(ms.Mounts, mountns.Mount{Source: rc.Resolver, Target: rc.ResolverAt})
+	}
+	ms.DenyWrite = slices.Clone(rc.DenyWrite)
+	ms.DenyRead = slices.Clone(rc.DenyRead)
+	for _, p := range gitProtect {
+		if !slices.Contains(ms.DenyWrite, p) {
+			ms.DenyWrite = append(ms.DenyWrite, p)
+		}
+	}
+	ms.Pin = append(ms.Pin, gitPin...)
+	// Every directory between a write path and a protected or hidden path
+	// is pinned too (shown over itself, still writable): as a mount point
+	// it cannot be renamed, so the protected path cannot be moved away
+	// and its old path made anew, writable.
+	// (Both the path as given, which may be a protected link, and where
+	// it resolves.)
+	for _, p := range append(slices.Clone(ms.DenyWrite), ms.DenyRead...) {
+		r := mountns.HostResolve(p)
+		if r == "" {
+			continue
+		}
+		for _, q := range []string{p, r} {
+			for _, w := range writes {
+				if !isUnder(q, w) || q == w {
+					continue
+				}
+				for d := filepath.Dir(q); d != w && isUnder(d, w); d = filepath.Dir(d) {
+					if mountns.HostResolve(d) == d && !slices.Contains(ms.Pin, d) {
+						ms.Pin = append(ms.Pin, d)
+					}
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(ms.Pin, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
+	ms.Aliases, l.err = hostAliases(ms)
+	if l.err != nil {
+		return l
+	}
+	l.hardLinked = hardLinked(append(slices.Clone(rc.DenyWrite), rc.DenyRead...))
+
+	l.spec = ms
+	l.plan, l.err = mountns.Build(ms)
+	l.ns = namespaces()
+	return l
+}
+
+// hostAliases returns the host's other mounts (bind mounts in
+// /proc/self/mountinfo) of the trees that hold ms's protected, hidden
+// and pinned paths: mountns.Build enforces each there too, where the
+// sandbox can reach it. Nothing is read when there is nothing to protect.
+// Hard links are not found (no mount of a name reaches them). A
+// mountinfo that cannot be read is an error: the protections could not be
+// made to hold at views of them that it would show, so the layer is
+// reported as not planned (and Strict refuses) rather than used with
+// those views open.
+func hostAliases(ms mountns.Spec) ([]mountns.Alias, error) {
+	var paths []string
+	for _, p := range append(append(slices.Clone(ms.DenyWrite), ms.DenyRead...), ms.Pin...) {
+		if r := mountns.HostResolve(p); r != "" {
+			paths = append(paths, r)
+		}
+	}
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, fmt.Errorf("reading the host's mounts to find the other views of protected paths: %w", err)
+	}
+	return mountns.HostAliases(string(mi), paths), nil
+}
+
+// hardLinked returns those of paths that are files with more than one
+// name (a link count above one): each other name is the same file,
+// which no mount of this name protects or hides. They are reported, not
+// looked for (that would mean walking every grant).
+func hardLinked(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		var st syscall.Stat_t
+		if syscall.Stat(p, &st) == nil && st.Mode&syscall.S_IFMT != syscall.S_IFDIR && st.Nlink > 1 {
+			out = append(out, fmt.Sprintf("%s (%d names)", p, st.Nlink))
+		}
+	}
+	return out
+}
+
+// layerNeeds lists what in rc asks for the layer (see the file's doc);
+// git are the repositories the default protection covers.
+func layerNeeds(rc *spec.Resolved, git []string) []string {
+	var needs []string
+	if len(rc.DenyWrite) > 0 {
+		needs = append(needs, "deny_write_paths")
+	}
+	if len(rc.DenyRead) > 0 {
+		needs = append(needs, "deny_read_paths")
+	}
+	if len(rc.Mounts) > 0 {
+		needs = append(needs, "mounts")
+	}
+	if rc.Resolver != "" {
+		needs = append(needs, "the egress resolver (a generated "+rc.ResolverAt+")")
+	}
+	if len(git) > 0 {
+		needs = append(needs, "git protection of "+strings.Join(git, ", "))
+	}
+	if rc.Config.AllowSharedMemory {
+		needs = append(needs, "allow_shared_memory (a private /dev/shm)")
+	}
+	// Last, so that the list says first what the Config itself asks for.
+	needs = append(needs, "file metadata outside the write paths (the default)")
+	return needs
+}
+
+// gitLook looks at the same places as git would for a write path's top and
+// for the working directory (cwd, resolved, or ""), once, and returns the
+// repositories there (which discoverGit protects first; the walk finds
+// every other one, at any depth of the write paths) and the spots: the directories where
+// git would find a repository, had they a .git, and that have none now.
+// The spots are each write path's top without one, and every directory
+// from the working directory up to the first that has a .git (or cannot be
+// looked at) or leaves the write paths. A .git the program makes at a spot
+// (git init, or a gitdir file pointing anywhere) carries hooks and config
+// the program wrote, which git runs the next time the user works there,
+// outside the sandbox; no mount can keep it out, because there is nothing
+// yet to mount over (see "Paths that do not exist" above).
+func gitLook(writes []string, cwd string) (repos, spots []string) {
+	if len(writes) == 0 {
+		// Nothing can be protected, and every WrapCommand without a write
+		// path would otherwise resolve its working directory for nothing.
+		return nil, nil
+	}
+	look := func(d string) error {
+		_, err := os.Lstat(filepath.Join(d, ".git"))
+		return err
+	}
+	for _, w := range writes {
+		switch err := look(w); {
+		case err == nil:
+			repos = append(repos, w)
+		case errors.Is(err, fs.ErrNotExist) && !slices.Contains(spots, w):
+			spots = append(spots, w)
+		}
+	}
+	if cwd == "" {
+		return repos, spots
+	}
+	spotting := true
+	for d := cwd; ; d = filepath.Dir(d) {
+		if !slices.ContainsFunc(writes, func(w string) bool { return isUnder(d, w) }) {
+			break
+		}
+		err := look(d)
+		if err == nil {
+			if !slices.Contains(repos, d) {
+				repos = append(repos, d)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			// Not a repository git finds, and not known to be without
+			// one: git looks on up for the former, no spot beyond.
+			spotting = false
+		}
+		if spotting && !slices.Contains(spots, d) {
+			spots = append(spots, d)
+		}
+		if d == "/" {
+			break
+		}
+	}
+	return repos, spots
+}
+
+// missingCommonDirs returns the commondir of each protected git directory
+// that has none now: the file the program could create there, which no
+// mount can keep out (see FeatureGitCommonDir), and which Run removes if
+// it appeared once the program's tree is gone. A git directory that has
+// one keeps it read-only (mountns.GitProtected).
+func (l *mountLayer) missingCommonDirs() []string {
+	var out []string
+	for _, d := range l.gitDirs {
+		c := filepath.Join(d, "commondir")
+		if _, err := os.Lstat(c); errors.Is(err, fs.ErrNotExist) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
