@@ -187,7 +187,7 @@ type Sandbox interface {
 	// namespaces: the child then refuses to start (exit 125) rather than mount
 	// in the caller's namespace. [PlanFor] says whether the layer is used, its
 	// steps (Plan.MountLayer), and, where namespaces are refused, why and the
-	// remedy. See mountlayer_linux.go.
+	// remedy. See internal/linux (mountlayer_linux.go).
 	//
 	// With AllowSysVIPC the child half starts in the same new namespaces
 	// (the mount layer's, used by default), for their private IPC namespace: the program's System V segments, queues and semaphore sets
