@@ -1,11 +1,10 @@
 package sandbox
 
 import (
-	"os/exec"
-	"runtime"
 	"sync"
-	"weak"
+	"sync/atomic"
 
+	"github.com/openparallax/sandbox/internal/linux"
 	"github.com/openparallax/sandbox/internal/spec"
 )
 
@@ -50,18 +49,14 @@ type DeniedRequest = spec.DeniedRequest
 // (see [DeniedRequest].Reason). With the bounds, a program flooding its
 // proxy costs the caller a few MiB of heap.
 type Egress struct {
-	addr  string
-	impl  egressImpl
-	close sync.Once
-	key   weak.Pointer[exec.Cmd]
+	addr   string
+	impl   egressImpl
+	close  sync.Once
+	closed atomic.Bool
 }
 
 // egressImpl is the platform's proxy (Linux only).
-type egressImpl interface {
-	Denied() []DeniedRequest
-	Dropped() int
-	Close() error
-}
+type egressImpl = linux.Proxy
 
 // Addr is the proxy's address as the program sees it, inside its own
 // network namespace ("127.0.0.1:PORT"; the program's HTTP_PROXY,
@@ -84,30 +79,7 @@ func (e *Egress) Close() error {
 	var err error
 	e.close.Do(func() {
 		err = e.impl.Close()
-		egresses.Delete(e.key)
+		e.closed.Store(true)
 	})
 	return err
-}
-
-// egresses maps a wrapped *exec.Cmd, weakly (so that the map does not keep
-// a forgotten command alive), to its *Egress until Close.
-var egresses sync.Map
-
-// registerEgress makes e the proxy of cmd for EgressOf, and closes it if
-// cmd is reclaimed while it is still open.
-func registerEgress(cmd *exec.Cmd, addr string, impl egressImpl) {
-	e := &Egress{addr: addr, impl: impl, key: weak.Make(cmd)}
-	egresses.Store(e.key, e)
-	runtime.AddCleanup(cmd, func(e *Egress) { e.Close() }, e)
-}
-
-// EgressOf returns the egress proxy WrapCommand set up for cmd, or nil when
-// cmd has none: its Config names no host, or host names are not enforced
-// here and fell back to port rules (see PlanFor), or WrapCommand failed, or
-// the proxy was closed.
-func EgressOf(cmd *exec.Cmd) *Egress {
-	if v, ok := egresses.Load(weak.Make(cmd)); ok {
-		return v.(*Egress)
-	}
-	return nil
 }

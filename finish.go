@@ -1,10 +1,6 @@
 package sandbox
 
 import (
-	"errors"
-	"os/exec"
-
-	"github.com/openparallax/sandbox/internal/linux"
 	"github.com/openparallax/sandbox/internal/spec"
 )
 
@@ -72,47 +68,3 @@ type CommandReport struct {
 // (a Finding* constant), Path (where it was found), Detail (what it is and
 // what to do about it).
 type Finding = spec.Finding
-
-// gitReport is what the git checks after a command found (see
-// linux.GitReport): CommandReport's Removed, GitCreated and Findings.
-type gitReport = linux.GitReport
-
-// FinishCommand ends what WrapCommand set up beside cmd's process and
-// reports what the program left that the caller must know of. Call it once,
-// after cmd.Wait (or after a failed cmd.Start), for every command
-// WrapCommand prepared; [Run] does all of this itself. In order:
-//
-//   - [ReleaseCommand]: with Config.Limits, the tree's cgroup ends what is
-//     left of the tree (every process the program started) and goes;
-//   - the egress proxy, if the command has one ([EgressOf]), is closed and
-//     its refusals reported;
-//   - on Linux, the git checks [Run] makes: a commondir that appeared in
-//     the git directory of a repository the mount layer protected is
-//     removed (git would take hooks and config from where it points the
-//     next time anyone runs git there: see FeatureGitCommonDir), and a .git
-//     that appeared at a write path's top or on the working directory's way
-//     up is reported (GitCreated), not removed.
-//
-// The git checks are meaningful only once no process of the program is
-// left: the tree's cgroup guarantees that with Limits; otherwise the
-// caller must know its tree is gone (a program that starts no process, or
-// AllowProcessSpawn false). Calling it again, or for a command WrapCommand
-// did not prepare, reports nothing.
-func FinishCommand(cmd *exec.Cmd) (CommandReport, error) {
-	var r CommandReport
-	if cmd == nil {
-		return r, nil
-	}
-	var errs []error
-	hit, err := ReleaseCommand(cmd)
-	r.LimitExceeded = hit
-	errs = append(errs, err)
-	if e := EgressOf(cmd); e != nil {
-		errs = append(errs, e.Close())
-		r.DeniedRequests = e.Denied()
-	}
-	g, err := linux.FinishGit(cmd)
-	r.Removed, r.GitCreated, r.Findings = g.Removed, g.Created, g.Findings
-	errs = append(errs, err)
-	return r, errors.Join(errs...)
-}

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os/exec"
 	"time"
 
-	"github.com/openparallax/sandbox/internal/linux"
 	"github.com/openparallax/sandbox/internal/spec"
 )
 
@@ -136,32 +134,6 @@ type Limits struct {
 	// OpenFiles is the number of descriptors a process may hold: it can
 	// open descriptors numbered 0 to OpenFiles-1.
 	OpenFiles int64 `json:"open_files,omitempty"`
-}
-
-// ReleaseCommand ends the resource limits of a command that
-// [Sandbox.WrapCommand] prepared, once the caller is done with its process
-// tree, and says which limit ended the program, if one is known to have (a
-// Feature constant of the limits, as [RunResult.LimitExceeded]; "" when
-// none). Call it after cmd.Wait, or after a failed cmd.Start, whenever
-// WrapCommand succeeded with Config.Limits set; for any other command it
-// does nothing.
-//
-// On Linux, where WrapCommand made the tree a cgroup of its own (see
-// [Limits]), the tree's lifetime is the caller's: the cgroup holds the
-// limits, and the CPU-time watchdog runs in the caller, for as long as the
-// caller keeps it. ReleaseCommand stops the watchdog, kills every process
-// still in the cgroup (descendants that outlived cmd's process: the tree is
-// ended whole, without a race, as [Run] ends it), and removes the cgroup.
-// A cgroup whose caller never released it, because the caller exited or
-// was killed first, is removed with what is left in it by the caller's
-// reaper once the caller is gone (see [Limits]): the tree does not outlive
-// its caller. Elsewhere
-// there is nothing to release: it returns "" and nil.
-func ReleaseCommand(cmd *exec.Cmd) (limitExceeded string, err error) {
-	if cmd == nil {
-		return "", nil
-	}
-	return linux.ReleaseCommand(cmd)
 }
 
 // IsZero reports whether l limits nothing.

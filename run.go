@@ -392,14 +392,8 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 	res.Duration = time.Since(started)
 	p.killRest() // what outlived the program
 	waitErr := cmd.Wait()
-	relErr := p.release()
-	if d, ok := any(p).(interface{ deniedRequests() []DeniedRequest }); ok {
-		res.DeniedRequests = d.deniedRequests()
-	}
-	if d, ok := any(p).(interface{ gitFindings() gitReport }); ok {
-		g := d.gitFindings()
-		res.Removed, res.GitCreated, res.Findings = g.Removed, g.Created, g.Findings
-	}
+	report, relErr := p.finish(cmd.ProcessState)
+	res.CommandReport = report
 	if stdinW != nil && !opts.TTY {
 		stdinW.Close() // ends a copy blocked on a full pipe
 	}
@@ -411,7 +405,6 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 	readers.Wait()
 	closeAll([]*os.File{outR, errR}) // with TTY, also ends the copy of Stdin
 
-	res.LimitExceeded = p.limitExceeded()
 	res.Stdout, res.StdoutTruncated = stdout.data, stdout.truncated
 	res.Stderr, res.StderrTruncated = stderr.data, stderr.truncated
 	if cmd.ProcessState != nil {

@@ -95,15 +95,14 @@ func (p *confinedProc) kill() { syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL
 
 func (p *confinedProc) killRest() { p.kill() }
 
-// release removes the private temporary directory.
-func (p *confinedProc) release() error {
+// finish removes the private temporary directory. Nothing else was set up
+// beside the process here: the report is empty (no limits, egress proxy or
+// git checks on macOS).
+func (p *confinedProc) finish(*os.ProcessState) (CommandReport, error) {
 	if err := os.RemoveAll(p.tmp); err != nil {
-		return fmt.Errorf("removing the private temporary directory: %w", err)
+		return CommandReport{}, fmt.Errorf("removing the private temporary directory: %w", err)
 	}
-	return nil
+	return CommandReport{}, nil
 }
 
 func (p *confinedProc) failure() error { return nil }
-
-// limitExceeded: no limit is enforced by Run here.
-func (*confinedProc) limitExceeded() string { return "" }

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"os"
 	"os/exec"
 
 	"github.com/openparallax/sandbox/internal/linux"
@@ -22,11 +23,13 @@ func startConfined(cmd *exec.Cmd, cfg Config, tty bool) (*confinedProc, error) {
 	return &confinedProc{p}, nil
 }
 
-func (c *confinedProc) waitExit()                       { c.p.WaitExit() }
-func (c *confinedProc) kill()                           { c.p.Kill() }
-func (c *confinedProc) killRest()                       { c.p.KillRest() }
-func (c *confinedProc) release() error                  { return c.p.Release() }
-func (c *confinedProc) failure() error                  { return c.p.Failure() }
-func (c *confinedProc) limitExceeded() string           { return c.p.LimitExceeded() }
-func (c *confinedProc) deniedRequests() []DeniedRequest { return c.p.DeniedRequests() }
-func (c *confinedProc) gitFindings() gitReport          { return c.p.GitFindings() }
+func (c *confinedProc) waitExit()      { c.p.WaitExit() }
+func (c *confinedProc) kill()          { c.p.Kill() }
+func (c *confinedProc) killRest()      { c.p.KillRest() }
+func (c *confinedProc) failure() error { return c.p.Failure() }
+
+// finish ends what the wrapping set up beside the process, once the whole
+// session is gone: the same finish as FinishCommand's.
+func (c *confinedProc) finish(ps *os.ProcessState) (CommandReport, error) {
+	return newSession(c.p.Command()).finish(ps)
+}

@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 )
 
@@ -19,9 +20,9 @@ func startConfined(cmd *exec.Cmd, cfg Config, _ bool) (*confinedProc, error) {
 
 var errUnreachable = fmt.Errorf("%w: no sandbox mechanism", ErrUnavailable)
 
-func (*confinedProc) waitExit()             {}
-func (*confinedProc) kill()                 {}
-func (*confinedProc) killRest()             {}
-func (*confinedProc) release() error        { return nil }
-func (*confinedProc) failure() error        { return nil }
-func (*confinedProc) limitExceeded() string { return "" }
+func (*confinedProc) waitExit()      {}
+func (*confinedProc) kill()          {}
+func (*confinedProc) killRest()      {}
+func (*confinedProc) failure() error { return nil }
+
+func (*confinedProc) finish(*os.ProcessState) (CommandReport, error) { return CommandReport{}, nil }

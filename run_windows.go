@@ -37,13 +37,15 @@ func (p *confinedProc) kill() { p.p.Kill() }
 // Run returns only after every process of the job is gone.
 func (p *confinedProc) killRest() { p.p.KillRest() }
 
-func (p *confinedProc) release() error { return p.p.Release() }
+// finish releases the job; nothing else was set up beside the process
+// here: the report is empty (no limits, egress proxy or git checks on
+// Windows yet).
+func (p *confinedProc) finish(*os.ProcessState) (CommandReport, error) {
+	return CommandReport{}, p.p.Release()
+}
 
 func (p *confinedProc) failure() error { return nil }
 
 // outputPipe returns a pipe whose read end (Run's) is polled by the
 // runtime, so that SetReadDeadline works (windows.OutputPipe).
 func outputPipe() (r, w *os.File, err error) { return windows.OutputPipe() }
-
-// limitExceeded: no limit is enforced by Run here.
-func (*confinedProc) limitExceeded() string { return "" }

@@ -38,12 +38,10 @@ func (linuxSandbox) ApplySelf(cfg Config) error {
 // WrapCommand is [Sandbox.WrapCommand] on Linux: its contract, with the
 // Linux sections, is documented there.
 func (linuxSandbox) WrapCommand(cmd *exec.Cmd, cfg Config) error {
-	g, err := linux.WrapCommand(cmd, cfg.spec())
+	c, err := linux.WrapCommand(cmd, cfg.spec())
 	if err != nil {
 		return err
 	}
-	if g != nil {
-		registerEgress(cmd, g.Addr(), g)
-	}
+	register(cmd, c)
 	return nil
 }

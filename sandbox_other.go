@@ -32,5 +32,5 @@ func probePlatform() Status {
 }
 
 func planPlatform(*resolvedConfig) Plan {
-	return spec.UnavailablePlan(ModeNone, "no sandbox mechanism on "+runtime.GOOS)
+	return Plan(spec.UnavailablePlan(ModeNone, "no sandbox mechanism on "+runtime.GOOS))
 }

@@ -4,13 +4,10 @@ package linux
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -25,7 +22,7 @@ import (
 // cgroup, made with its limits before the target starts, which the child
 // half joins through the cgroup.procs descriptors of the payload before
 // anything else; Run kills the tree through it and removes it, and
-// WrapCommand's caller removes it with ReleaseCommand.
+// WrapCommand's caller removes it with Command.Release.
 
 // cgroupOptions point cgroup detection at other files; tests use them to
 // show a hierarchy the caller cannot write (the rlimit fallback).
@@ -197,30 +194,6 @@ func signalLimit(ps *os.ProcessState, l spec.Limits) string {
 		return spec.FeatureLimitFileSize
 	}
 	return ""
-}
-
-// wrapped holds the cgroup of each command WrapCommand made one for, until
-// ReleaseCommand.
-var wrapped sync.Map // *exec.Cmd → *treeGroup
-
-// ReleaseCommand is sandbox.ReleaseCommand on Linux: it ends and removes
-// the tree's cgroup WrapCommand registered under cmd, and says which limit
-// ended the program ("" when none did).
-func ReleaseCommand(cmd *exec.Cmd) (string, error) {
-	v, ok := wrapped.LoadAndDelete(cmd)
-	if !ok {
-		return "", nil // no limits
-	}
-	t := v.(*treeGroup)
-	failed := cmd.ProcessState == nil || !cmd.ProcessState.Success()
-	hit := t.exceeded(failed)
-	if hit == "" {
-		hit = signalLimit(cmd.ProcessState, t.limits)
-	}
-	if err := t.close(); err != nil {
-		return hit, fmt.Errorf("sandbox: ReleaseCommand: %w", err)
-	}
-	return hit, nil
 }
 
 // close kills what is left in the tree's cgroup and removes it.

@@ -10,11 +10,13 @@
 //   - [ApplySelf] confines the calling process and all its threads.
 //   - [WrapCommand] prepares an *exec.Cmd so that its program starts
 //     confined (the child half: internal/spawnhelper or internal/trampoline),
-//     with the mount layer, the egress namespace and the tree's cgroup;
-//     [ReleaseCommand] and [FinishGit] end what it registered under the
-//     command, and the [EgressProc] it returns is the caller's.
+//     with the mount layer, the egress namespace and the tree's cgroup,
+//     and returns what it set up beside the process as a [Command] (the
+//     tree's cgroup, the egress proxy, the git checks), which the caller
+//     ends once the tree is gone (the root package's session).
 //   - [StartConfined] is Run's: it wraps and starts a command as a session
-//     whose tree [Proc] can kill whole.
+//     whose tree [Proc] can kill whole; its [Proc.Command] is ended the
+//     same way.
 //   - [Verify] runs the canary's probes in the calling process.
 //
 // # Pure and applied halves

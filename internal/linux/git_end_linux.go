@@ -6,12 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
-	"weak"
 
 	"github.com/openparallax/sandbox/internal/mountns"
 	"github.com/openparallax/sandbox/internal/safefs"
@@ -240,38 +236,4 @@ func gitlinks(gitdir *safefs.Dir, hashLen int, max int64) ([]string, error) {
 	}
 	more, _, err := mountns.GitlinkPaths(b, hashLen)
 	return append(paths, more...), err
-}
-
-// gitEnds maps a command WrapCommand prepared, weakly (a command its
-// caller forgets is reclaimed, and its entry with it), to its gitEnd until
-// FinishCommand.
-var gitEnds sync.Map
-
-// A command never finished keeps its descriptors (gitPins) only until it
-// is reclaimed: the cleanup that drops its entry closes them.
-func registerGitEnd(cmd *exec.Cmd, e gitEnd) {
-	if len(e.commonDirs) == 0 && len(e.spots) == 0 && len(e.repos) == 0 && e.depth == nil {
-		e.pins.close()
-		return
-	}
-	key := weak.Make(cmd)
-	gitEnds.Store(key, e)
-	runtime.AddCleanup(cmd, func(k weak.Pointer[exec.Cmd]) {
-		if v, ok := gitEnds.LoadAndDelete(k); ok {
-			v.(gitEnd).pins.close()
-		}
-	}, key)
-}
-
-// FinishGit is FinishCommand's git step on Linux.
-func FinishGit(cmd *exec.Cmd) (GitReport, error) {
-	v, ok := gitEnds.LoadAndDelete(weak.Make(cmd))
-	if !ok {
-		return GitReport{}, nil
-	}
-	r, err := v.(gitEnd).check()
-	if err != nil {
-		err = fmt.Errorf("sandbox: FinishCommand: %w", err)
-	}
-	return r, err
 }

@@ -18,20 +18,20 @@ func (testSandbox) ApplySelf(cfg Config) error {
 }
 
 func (testSandbox) WrapCommand(cmd *exec.Cmd, cfg Config) error {
-	g, err := WrapCommand(cmd, cfg)
-	if g != nil {
-		testEgresses.Store(cmd, g)
+	c, err := WrapCommand(cmd, cfg)
+	if c != nil {
+		testCommands.Store(cmd, c)
 	}
 	return err
 }
 
-// testEgresses holds the proxies WrapCommand returned (sandbox.EgressOf's
-// registry, here).
-var testEgresses sync.Map
+// testCommands holds the Commands WrapCommand returned (the root's
+// session registry, here).
+var testCommands sync.Map
 
-func EgressOf(cmd *exec.Cmd) *EgressProc {
-	if v, ok := testEgresses.Load(cmd); ok {
-		return v.(*EgressProc)
+func EgressOf(cmd *exec.Cmd) Proxy {
+	if v, ok := testCommands.Load(cmd); ok {
+		return v.(*Command).Egress()
 	}
 	return nil
 }

@@ -3,8 +3,6 @@
 package linux
 
 import (
-	"os/exec"
-
 	"github.com/openparallax/sandbox/internal/spec"
 )
 
@@ -15,7 +13,3 @@ func currentCreds() selfCreds { return selfCreds{} }
 // commandCgroup: no cgroup outside Linux (Linux plans are built here only as
 // data, in tests).
 func commandCgroup(spec.Limits) (spec.Cgroup, *struct{}) { return spec.Cgroup{}, nil }
-
-// ReleaseCommand is sandbox.ReleaseCommand: WrapCommand makes no cgroup
-// on this platform, so it returns "" and nil.
-func ReleaseCommand(*exec.Cmd) (string, error) { return "", nil }

@@ -34,17 +34,11 @@ type Proc struct {
 	report     *os.File // read end of the trampoline's failure pipe
 	spawn      bool     // AllowProcessSpawn: the session may hold more than the leader
 	failureErr error
-	group      *treeGroup // the tree's cgroup and limits; nil without either
-	pidNS      bool       // the program is PID 1 of a PID namespace of its own
-	// git is what the git checks need, made once the tree is gone; gitFound
-	// is what they found (RunResult.Removed, GitCreated, Findings).
-	git      gitEnd
-	gitFound GitReport
-	limitHit string // RunResult.LimitExceeded, once released
-	// egress is the network namespace's proxy, or nil: it serves until
-	// Release, once the whole session is gone.
-	egress *EgressProc
-	denied []spec.DeniedRequest
+	pidNS      bool // the program is PID 1 of a PID namespace of its own
+	// command is what the wrapping set up beside the process (the tree's
+	// cgroup, the egress proxy, the git checks), which Run ends the way
+	// FinishCommand ends WrapCommand's, once the whole session is gone.
+	command *Command
 }
 
 // StartConfined wraps cmd for Run (with a failure pipe, and a filter
@@ -95,7 +89,7 @@ func StartConfined(cmd *exec.Cmd, cfg spec.Config, tty bool) (*Proc, error) {
 		}
 		return nil, fmt.Errorf("sandbox: Run %s: %w", path, err)
 	}
-	return &Proc{cmd: cmd, path: path, report: r, spawn: cfg.AllowProcessSpawn, group: group, pidNS: pidNS, git: git, egress: g}, nil
+	return &Proc{cmd: cmd, path: path, report: r, spawn: cfg.AllowProcessSpawn, pidNS: pidNS, command: newCommand(group, g, git)}, nil
 }
 
 // WaitExit returns when the program has exited, without reaping it: until
@@ -146,7 +140,7 @@ func (p *Proc) KillRest() {
 // when the caller is killed: the program's Pdeathsig SIGKILL ends it, and
 // the kernel the rest (TestRunKilledCaller).
 func (p *Proc) killTree() {
-	if t := p.group; t != nil && t.g != nil && t.raceFree {
+	if t := p.command.group; t != nil && t.g != nil && t.raceFree {
 		if t.g.Kill() == nil {
 			return
 		}
@@ -158,40 +152,9 @@ func (p *Proc) killTree() {
 	killSession(p.cmd.Process.Pid)
 }
 
-// Release, once the program is reaped and its tree gone, says which limit
-// ended it, and removes the tree's cgroup (an error if it cannot). The
-// egress proxy, if any, is closed (nothing is left to use it) and its
-// refusals kept for RunResult.
-func (p *Proc) Release() error {
-	if p.egress != nil {
-		p.egress.Close()
-		p.denied = p.egress.Denied()
-		p.egress = nil
-	}
-	ps := p.cmd.ProcessState
-	if t := p.group; t != nil {
-		p.limitHit = t.exceeded(ps == nil || !ps.Success())
-		if p.limitHit == "" {
-			p.limitHit = signalLimit(ps, t.limits)
-		}
-	}
-	if err := p.group.close(); err != nil {
-		return fmt.Errorf("removing the tree's cgroup: %w", err)
-	}
-	var err error
-	p.gitFound, err = p.git.check()
-	return err
-}
-
-// GitFindings are RunResult's Removed, GitCreated and Findings, after
-// Release.
-func (p *Proc) GitFindings() GitReport { return p.gitFound }
-
-// LimitExceeded is RunResult.LimitExceeded, after Release.
-func (p *Proc) LimitExceeded() string { return p.limitHit }
-
-// DeniedRequests are the egress proxy's refusals, after release.
-func (p *Proc) DeniedRequests() []spec.DeniedRequest { return p.denied }
+// Command is what the wrapping set up beside the process, for Run to end
+// once the whole session is gone (as FinishCommand ends WrapCommand's).
+func (p *Proc) Command() *Command { return p.command }
 
 // Failure reads the trampoline's report, once the program has exited: empty
 // when execve succeeded (the pipe was close-on-exec).

@@ -85,22 +85,18 @@ type wrapOptions struct {
 // WrapCommand prepares cmd so that cmd.Start runs its program confined to
 // cfg, which it resolves with spec.Resolve after the checks of cmd itself
 // (sandbox.WrapCommand on Linux, whose doc comment, on the root's
-// adapter, is the contract: exit codes 125/126/127, what may change after
-// the call, FinishCommand). It registers the tree's cgroup (see
-// ReleaseCommand) and the git checks (see FinishGit) under cmd, and returns
-// the egress proxy, nil when the command has none; the caller owns it.
-func WrapCommand(cmd *exec.Cmd, cfg spec.Config) (*EgressProc, error) {
+// Sandbox interface, is the contract: exit codes 125/126/127, what may
+// change after the call, FinishCommand). It returns what it set up beside
+// the process (the tree's cgroup, the egress proxy, the git checks) as a
+// [Command], which the caller ends once the command's tree is gone.
+func WrapCommand(cmd *exec.Cmd, cfg spec.Config) (*Command, error) {
 	var t *treeGroup
 	var git gitEnd
 	g, err := wrapLinux(cmd, cfg, wrapOptions{group: &t, git: &git})
 	if err != nil {
 		return nil, err
 	}
-	if t != nil {
-		wrapped.Store(cmd, t)
-	}
-	registerGitEnd(cmd, git)
-	return g, nil
+	return newCommand(t, g, git), nil
 }
 
 func wrapLinux(cmd *exec.Cmd, cfg spec.Config, opts wrapOptions) (g *EgressProc, err error) {
