@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openparallax/sandbox/internal/pty"
+	"github.com/openparallax/sandbox/internal/runtemp"
 )
 
 // DefaultMaxOutput is how many bytes of each output stream Run keeps when
@@ -272,16 +273,16 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 		return res, fmt.Errorf("sandbox: Run %s: %w", name, err)
 	}
 
-	tmp, err := newRunTempDir(opts.Env)
+	tmp, err := runtemp.New(opts.Env)
 	if err != nil {
 		return res, fmt.Errorf("sandbox: Run: private temporary directory: %w", err)
 	}
-	defer tmp.remove()
-	cfg.AllowedWritePaths = append(slices.Clip(cfg.AllowedWritePaths), tmp.dir)
+	defer tmp.Remove()
+	cfg.AllowedWritePaths = append(slices.Clip(cfg.AllowedWritePaths), tmp.Path())
 
 	cmd := exec.Command(name, args...)
 	cmd.Dir = opts.Dir
-	cmd.Env = tmp.environ(opts.Env) // never nil: nil inherits
+	cmd.Env = tmp.Environ(opts.Env) // never nil: nil inherits
 	var closeAfterStart []*os.File
 	closeAll := func(fs []*os.File) {
 		for _, f := range fs {
