@@ -293,7 +293,7 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 	}
 	var stdinW, outR, errR *os.File
 	if opts.TTY {
-		if why := ttyRefusal(); why != "" {
+		if why := pty.Refusal(); why != "" {
 			return res, errors.New("sandbox: Run: TTY: " + why)
 		}
 		master, tty, err := pty.Open()
@@ -301,7 +301,7 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 			return res, fmt.Errorf("sandbox: Run: TTY: %w", err)
 		}
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-		setControllingTTY(cmd)
+		pty.SetControllingTerminal(cmd)
 		closeAfterStart = append(closeAfterStart, tty)
 		outR = master
 		if opts.Stdin != nil {
