@@ -18,6 +18,7 @@ import (
 
 	"github.com/openparallax/sandbox"
 	"github.com/openparallax/sandbox/internal/cgroup"
+	"github.com/openparallax/sandbox/internal/childtest"
 )
 
 // Run's limits on cgroup v2 where the caller is not in the root cgroup,
@@ -152,7 +153,7 @@ func runV2Caller(t *testing.T, leaf, parent string, uid int) {
 		t.Fatal(err)
 	}
 	defer fd.Close()
-	exe := selfCopy(t)
+	exe := childtest.SelfCopy(t)
 	cmd := exec.Command(exe, "-test.run=^TestRunLimitsSystemdLayout$", "-test.v", "-test.count=1", "-test.timeout=240s")
 	cmd.Env = []string{envV2Stage + "=" + t.Name(), envV2Parent + "=" + parent, "PATH=/usr/bin:/bin", "HOME=/", "TMPDIR=/tmp", quickExit}
 	cmd.Dir = "/"

@@ -1,6 +1,9 @@
 package sandbox
 
-import "github.com/openparallax/sandbox/internal/spec"
+import (
+	"github.com/openparallax/sandbox/internal/linux"
+	"github.com/openparallax/sandbox/internal/spec"
+)
 
 // Config describes what a confined process may do. Everything it does not
 // grant is denied. The zero Config grants nothing but the system paths every
@@ -322,3 +325,12 @@ func (cfg Config) Validate() error {
 	_, err := resolve(cfg)
 	return err
 }
+
+// SystemPath is a path every sandboxed process is granted on Linux.
+type SystemPath = linux.SystemPath
+
+// SystemPaths lists, in one place, what every sandboxed process on Linux may
+// access besides its Config. Shared libraries are read-only: mapping a library
+// needs read, not execute, and Landlock's execute right is only checked by
+// execve. Paths absent on a machine are skipped and listed in Plan.Skipped.
+var SystemPaths = linux.SystemPaths

@@ -32,7 +32,7 @@ func TestEgressAnyPort(t *testing.T) { egressAnyPort(t) }
 // As nobody: the unprivileged user namespace path of the child half.
 func TestEgressAnyPortAsNobody(t *testing.T) {
 	requireSandbox(t)
-	if os.Geteuid() == 0 && !asNobody(t) {
+	if os.Geteuid() == 0 && !childtest.AsNobody(t) {
 		return
 	}
 	egressAnyPort(t)

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/childtest"
 )
 
 func init() {
@@ -61,7 +62,7 @@ func TestEgressTransparentClients(t *testing.T) { transparentClients(t) }
 
 func TestEgressTransparentClientsAsNobody(t *testing.T) {
 	requireSandbox(t)
-	if os.Geteuid() == 0 && !asNobody(t) {
+	if os.Geteuid() == 0 && !childtest.AsNobody(t) {
 		return
 	}
 	transparentClients(t)

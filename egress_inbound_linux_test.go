@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/childtest"
 )
 
 func init() {
@@ -163,7 +164,7 @@ func TestEgressInbound(t *testing.T) {
 
 func TestEgressInboundAsNobody(t *testing.T) {
 	requireSandbox(t)
-	if os.Geteuid() == 0 && !asNobody(t, goTrampolineEnv()...) {
+	if os.Geteuid() == 0 && !childtest.AsNobody(t, goTrampolineEnv()...) {
 		return
 	}
 	TestEgressInbound(t)
@@ -176,7 +177,7 @@ func TestEgressInboundAsNobody(t *testing.T) {
 // the command's report.
 func TestEgressInboundPoolBoundAsNobody(t *testing.T) {
 	requireSandbox(t)
-	if os.Geteuid() == 0 && !asNobody(t, goTrampolineEnv()...) {
+	if os.Geteuid() == 0 && !childtest.AsNobody(t, goTrampolineEnv()...) {
 		return
 	}
 	defer sandbox.SetInboundPoolPerPort(2)()

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/childtest"
 	"github.com/openparallax/sandbox/internal/egress/egresstest"
 	"github.com/openparallax/sandbox/internal/rawsys"
 )
@@ -715,7 +716,7 @@ func TestEgressCanary(t *testing.T) {
 // namespace empty.
 func TestEgressAsNobody(t *testing.T) {
 	requireSandbox(t)
-	if os.Geteuid() == 0 && !asNobody(t) {
+	if os.Geteuid() == 0 && !childtest.AsNobody(t) {
 		return
 	}
 	curl := need(t, "/usr/bin/curl", "curl")

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/childtest"
 )
 
 // seedsReport is what the Agent found.
@@ -175,7 +176,7 @@ func TestEgressSeedsScenario(t *testing.T) { seedsScenario(t) }
 
 func TestEgressSeedsScenarioAsNobody(t *testing.T) {
 	requireSandbox(t)
-	if os.Geteuid() == 0 && !asNobody(t) {
+	if os.Geteuid() == 0 && !childtest.AsNobody(t) {
 		return
 	}
 	seedsScenario(t)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/childtest"
 )
 
 // TestRunReportsCreatedRepository: a .git the program makes where git
@@ -92,7 +93,7 @@ func TestRunGitSubmodules(t *testing.T) {
 
 func TestRunGitSubmodulesAsNobody(t *testing.T) {
 	requireSandbox(t)
-	if !asNobody(t) {
+	if !childtest.AsNobody(t) {
 		return
 	}
 	checkGitSubmodules(t)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/childtest"
 )
 
 // Git protection at any depth (issue 27). A repository one directory below
@@ -54,12 +55,12 @@ func TestRunGitDepth(t *testing.T) {
 func TestRunGitDepthAsNobody(t *testing.T) {
 	requireSandbox(t)
 	ws := os.Getenv("SANDBOX_NS_WS")
-	if os.Getenv("SANDBOX_NS_NOBODY") != t.Name() {
+	if !childtest.InNobodyRun(t) {
 		requireRoot(t)
 		ws = nsWorkspace(t)
 		depthRepos(t, ws)
 		chownTree(t, ws, 65534)
-		if !asNobody(t, "SANDBOX_NS_WS="+ws) {
+		if !childtest.AsNobody(t, "SANDBOX_NS_WS="+ws) {
 			return
 		}
 	}
@@ -141,7 +142,7 @@ func TestRunGitDepthFindings(t *testing.T) {
 
 func TestRunGitDepthFindingsAsNobody(t *testing.T) {
 	requireSandbox(t)
-	if !asNobody(t) {
+	if !childtest.AsNobody(t) {
 		return
 	}
 	requireNamespaces(t)
@@ -210,7 +211,7 @@ func TestGitWalkNoFollow(t *testing.T) {
 
 func TestGitWalkNoFollowAsNobody(t *testing.T) {
 	requireSandbox(t)
-	if !asNobody(t) {
+	if !childtest.AsNobody(t) {
 		return
 	}
 	requireNamespaces(t)

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/childtest"
 	"github.com/openparallax/sandbox/internal/rawsys"
 )
 
@@ -355,7 +356,7 @@ func metadataEntry(plan sandbox.Plan) sandbox.Enforcement {
 func TestWrapMetadataAsNobody(t *testing.T) {
 	requireSandbox(t)
 	const env = "SANDBOX_META_DIR"
-	if os.Getenv("SANDBOX_NS_NOBODY") != t.Name() {
+	if !childtest.InNobodyRun(t) {
 		requireRoot(t)
 		// Not under /tmp, which the layer makes private.
 		dir, err := os.MkdirTemp(pick(dirExists("/var/tmp"), "/var/tmp", "/"), "sandbox-meta-nobody-")
@@ -368,7 +369,7 @@ func TestWrapMetadataAsNobody(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "ws", "x"), nil, 0o644)
 		os.WriteFile(filepath.Join(dir, "outside"), []byte("x"), 0o600)
 		chownTree(t, dir, 65534)
-		asNobody(t, env+"="+dir)
+		childtest.AsNobody(t, env+"="+dir)
 		return
 	}
 	dir := os.Getenv(env)

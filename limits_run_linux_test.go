@@ -996,11 +996,11 @@ func TestRunLimitAboveHardLimit(t *testing.T) {
 // Processes (RLIMIT_NPROC), a writer is ended by SIGXFSZ at FileSizeBytes
 // and the result says so, and OpenFiles caps the descriptors with EMFILE.
 // The test runs again as nobody, from a copy of this binary nobody can
-// execute (asNobody).
+// execute (childtest.AsNobody).
 func TestRunLimitsNobodyRlimits(t *testing.T) {
 	requireSandbox(t)
 	sh := need(t, "/bin/sh", "dash")
-	if !asNobody(t) {
+	if !childtest.AsNobody(t) {
 		return
 	}
 	if _, err := cgroup.Detect(cgroup.Options{}); err == nil {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/childtest"
 )
 
 // TestRunMountSourcePlanted: run 1 replaces ws/cache with a symlink to a
@@ -144,11 +145,11 @@ func TestRunPlainConfigMetadata(t *testing.T) {
 func TestRunPlainConfigMetadataAsNobody(t *testing.T) {
 	requireSandbox(t)
 	const env = "SANDBOX_PLAIN_META_DIR"
-	if os.Getenv("SANDBOX_NS_NOBODY") != t.Name() {
+	if !childtest.InNobodyRun(t) {
 		requireRoot(t)
 		dir := metaDir(t)
 		chownTree(t, dir, 65534)
-		asNobody(t, env+"="+dir)
+		childtest.AsNobody(t, env+"="+dir)
 		return
 	}
 	requireNamespaces(t)

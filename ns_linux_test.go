@@ -211,62 +211,18 @@ func pick[T any](c bool, a, b T) T {
 
 // nobodyWorkspace is nsWorkspace for a test that runs as nobody: as root
 // it makes the workspace, gives it to nobody and runs the test again as
-// nobody (asNobody), and returns ok false (this process only reports that
-// run's verdict); in that run it returns the workspace and true. Not as
-// root, the test is skipped (asNobody says why).
+// nobody (childtest.AsNobody), and returns ok false (this process only
+// reports that run's verdict); in that run it returns the workspace and
+// true. Not as root, the test is skipped (requireRoot says why).
 func nobodyWorkspace(t *testing.T) (ws string, ok bool) {
 	t.Helper()
-	if os.Getenv("SANDBOX_NS_NOBODY") == t.Name() {
+	if childtest.InNobodyRun(t) {
 		return os.Getenv("SANDBOX_NS_WS"), true
 	}
 	requireRoot(t)
 	ws = nsWorkspace(t)
 	chownTree(t, ws, 65534)
-	return ws, asNobody(t, "SANDBOX_NS_WS="+ws)
-}
-
-// selfCopy copies this test binary into a directory of its own that every
-// user can read and search (the test's own t.TempDir is root's), for a
-// rerun as another user, and returns the copy's path.
-func selfCopy(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "sandbox-test-copy-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	exe := filepath.Join(dir, "sandbox.test")
-	copyFile(t, self(t), exe)
-	os.Chmod(exe, 0o755)
-	return exe
-}
-
-// asNobody runs the calling test again in this test binary started as
-// nobody (from a copy nobody can execute), with env, and reports whether
-// this is that run. The parent, root, forwards the child's verdict.
-func asNobody(t *testing.T, env ...string) bool {
-	t.Helper()
-	const stage = "SANDBOX_NS_NOBODY"
-	if os.Getenv(stage) == t.Name() {
-		return true
-	}
-	requireRoot(t)
-	exe := selfCopy(t)
-	cmd := exec.Command(exe, "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1", "-test.timeout=120s")
-	cmd.Env = append([]string{stage + "=" + t.Name(), "PATH=/usr/bin:/bin", "HOME=/", "TMPDIR=/tmp"}, env...)
-	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	out, err := cmd.CombinedOutput()
-	text := string(out)
-	switch {
-	case strings.Contains(text, "--- SKIP"):
-		t.Skipf("as nobody:\n%s", text)
-	case err != nil || !strings.Contains(text, "--- PASS"):
-		t.Fatalf("as nobody (%v):\n%s", err, text)
-	}
-	t.Logf("as nobody:\n%s", text)
-	return false
+	return ws, childtest.AsNobody(t, "SANDBOX_NS_WS="+ws)
 }
 
 // nsWorkspace makes a workspace holding a git repository with one commit

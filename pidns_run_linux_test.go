@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/childtest"
 )
 
 // Without a cgroup the caller may manage (detection pointed at a mountinfo
@@ -27,7 +28,7 @@ func TestRunPIDNamespaceKill(t *testing.T) {
 // manage no cgroup here: the v1 hierarchies are root's).
 func TestRunPIDNamespaceKillAsNobody(t *testing.T) {
 	requireSandbox(t)
-	if os.Geteuid() == 0 && !asNobody(t) {
+	if os.Geteuid() == 0 && !childtest.AsNobody(t) {
 		return
 	}
 	requireNamespaces(t)

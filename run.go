@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/openparallax/sandbox/internal/pty"
+	"github.com/openparallax/sandbox/internal/runtemp"
 )
 
 // DefaultMaxOutput is how many bytes of each output stream Run keeps when
@@ -128,16 +129,16 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 		return res, fmt.Errorf("sandbox: Run %s: %w", name, err)
 	}
 
-	tmp, err := newRunTempDir(opts.Env)
+	tmp, err := runtemp.New(opts.Env)
 	if err != nil {
 		return res, fmt.Errorf("sandbox: Run: private temporary directory: %w", err)
 	}
-	defer tmp.remove()
-	cfg.AllowedWritePaths = append(slices.Clip(cfg.AllowedWritePaths), tmp.dir)
+	defer tmp.Remove()
+	cfg.AllowedWritePaths = append(slices.Clip(cfg.AllowedWritePaths), tmp.Path())
 
 	cmd := exec.Command(name, args...)
 	cmd.Dir = opts.Dir
-	cmd.Env = tmp.environ(opts.Env) // never nil: nil inherits
+	cmd.Env = tmp.Environ(opts.Env) // never nil: nil inherits
 	var closeAfterStart []*os.File
 	closeAll := func(fs []*os.File) {
 		for _, f := range fs {
@@ -148,7 +149,7 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 	}
 	var stdinW, outR, errR *os.File
 	if opts.TTY {
-		if why := ttyRefusal(); why != "" {
+		if why := pty.Refusal(); why != "" {
 			return res, errors.New("sandbox: Run: TTY: " + why)
 		}
 		master, tty, err := pty.Open()
@@ -156,7 +157,7 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 			return res, fmt.Errorf("sandbox: Run: TTY: %w", err)
 		}
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-		setControllingTTY(cmd)
+		pty.SetControllingTerminal(cmd)
 		closeAfterStart = append(closeAfterStart, tty)
 		outR = master
 		if opts.Stdin != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/childtest"
 )
 
 // envTempCaller marks the helper run of TestRunSweepsKilledCallersTemp: a
@@ -41,7 +42,7 @@ func TestRunSweepsKilledCallersTemp(t *testing.T) {
 
 func TestRunSweepsKilledCallersTempAsNobody(t *testing.T) {
 	requireSandbox(t)
-	if !asNobody(t) {
+	if !childtest.AsNobody(t) {
 		return
 	}
 	checkSweep(t)
@@ -198,7 +199,7 @@ func ownerOf(t *testing.T, pid int) (ns uint64, p int, start uint64) {
 // and removes everything.
 func TestRunTempDirAsNobody(t *testing.T) {
 	requireSandbox(t)
-	if !asNobody(t) {
+	if !childtest.AsNobody(t) {
 		return
 	}
 	TestRunTempDir(t)

@@ -80,3 +80,10 @@ func (s *windowsSandbox) PostStart(pid int) error { return s.jobs.PostStart(pid)
 // its handle closed (windows.Jobs.Close). Afterwards the value may wrap new
 // commands.
 func (s *windowsSandbox) Close() error { return s.jobs.Close() }
+
+func probePlatform() Status {
+	active, reason := windows.Status(windows.CurrentHost())
+	return Status{Active: active, Mode: ModeJobObject, Filesystem: false, Network: false, Reason: reason}
+}
+
+func planPlatform(rc *resolvedConfig) Plan { return Plan(windows.PlanFor(rc, windows.CurrentHost())) }

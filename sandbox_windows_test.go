@@ -59,21 +59,9 @@ func helperCmd(mode string, env ...string) *exec.Cmd {
 }
 
 // trySpawn starts a "hello" helper with the creation flags and reports the
-// outcome as one line: "spawn(flags): ok" or "spawn(flags): errno N: …".
+// outcome as one line (childtest.TrySpawn).
 func trySpawn(flags uint32) string {
-	cmd := helperCmd("hello")
-	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: flags}
-	out, err := cmd.CombinedOutput()
-	var errno syscall.Errno
-	switch {
-	case errors.As(err, &errno):
-		return fmt.Sprintf("spawn(%#x): errno %d: %v", flags, uint32(errno), err)
-	case err != nil:
-		return fmt.Sprintf("spawn(%#x): error: %v", flags, err)
-	case !strings.Contains(string(out), "hello from wrapped child"):
-		return fmt.Sprintf("spawn(%#x): no output: %q", flags, out)
-	}
-	return fmt.Sprintf("spawn(%#x): ok", flags)
+	return childtest.TrySpawn(helperCmd("hello"), flags, "hello from wrapped child")
 }
 
 func errnoText(e syscall.Errno) string { return fmt.Sprintf(": errno %d:", uint32(e)) }

@@ -155,7 +155,7 @@ func TestRunSysVIPCPrivate(t *testing.T) {
 
 func TestRunSysVIPCPrivateAsNobody(t *testing.T) {
 	requireSandbox(t)
-	if !asNobody(t) {
+	if !childtest.AsNobody(t) {
 		return
 	}
 	checkSysVIPCPrivate(t)
@@ -297,7 +297,7 @@ func TestPOSIXMessageQueues(t *testing.T) {
 
 func TestPOSIXMessageQueuesAsNobody(t *testing.T) {
 	requireSandbox(t)
-	if !asNobody(t) {
+	if !childtest.AsNobody(t) {
 		return
 	}
 	checkPOSIXMessageQueues(t)

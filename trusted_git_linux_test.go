@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/childtest"
 )
 
 // The trusted side (issue 27): what Run and FinishCommand read and remove
@@ -146,7 +147,7 @@ func TestGitIndexFIFO(t *testing.T) {
 
 func TestGitIndexFIFOAsNobody(t *testing.T) {
 	requireNamespaces(t)
-	if !asNobody(t) {
+	if !childtest.AsNobody(t) {
 		return
 	}
 	checkGitIndexFIFO(t)
@@ -193,7 +194,7 @@ func TestGitRepointedLink(t *testing.T) {
 
 func TestGitRepointedLinkAsNobody(t *testing.T) {
 	requireNamespaces(t)
-	if !asNobody(t) {
+	if !childtest.AsNobody(t) {
 		return
 	}
 	checkGitRepointedLink(t)

@@ -13,6 +13,12 @@
 // with the child's output; a skipping child skips the parent test with the
 // child's reason. The parent is never restricted.
 //
+// The package is also the one home of the other ways tests re-run
+// themselves: AsNobody (Linux) runs a test again as user nobody from a
+// copy of the test binary nobody can execute (SelfCopy), and TrySpawn
+// (Windows) reports whether a helper child can be spawned with given
+// creation flags.
+//
 // Modelled on go-landlock's lltest and golang.org/x/sys's
 // GO_WANT_HELPER_PROCESS children.
 package childtest

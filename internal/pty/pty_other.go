@@ -5,6 +5,7 @@ package pty
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"runtime"
 )
 
@@ -28,3 +29,13 @@ func Size(*os.File) (uint16, uint16, error) { return 0, 0, errUnsupported }
 
 // MakeRaw is not implemented here.
 func MakeRaw(*os.File) (func() error, error) { return nil, errUnsupported }
+
+// SetControllingTerminal is never reached here: Run refuses TTY first
+// (Refusal). It leaves cmd unchanged.
+func SetControllingTerminal(*exec.Cmd) {}
+
+// Refusal says why Run cannot give the program a pseudo-terminal here
+// (never ""): pseudo-terminals are not implemented on this GOOS.
+func Refusal() string {
+	return "pseudo-terminals are not implemented on " + runtime.GOOS
+}

@@ -49,21 +49,9 @@ func helper(mode string) *exec.Cmd {
 }
 
 // trySpawn starts a "hello" helper with the creation flags and reports the
-// outcome as "spawn(flags): ok" or "spawn(flags): errno N: message".
+// outcome as one line (childtest.TrySpawn).
 func trySpawn(flags uint32) string {
-	cmd := helper("hello")
-	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: flags}
-	out, err := cmd.CombinedOutput()
-	var errno syscall.Errno
-	switch {
-	case errors.As(err, &errno):
-		return fmt.Sprintf("spawn(%#x): errno %d: %v", flags, uint32(errno), err)
-	case err != nil:
-		return fmt.Sprintf("spawn(%#x): error: %v", flags, err)
-	case !strings.Contains(string(out), "hello from helper"):
-		return fmt.Sprintf("spawn(%#x): no output: %q", flags, out)
-	}
-	return fmt.Sprintf("spawn(%#x): ok", flags)
+	return childtest.TrySpawn(helper("hello"), flags, "hello from helper")
 }
 
 // handle returns the process handle of a started command; valid until Wait.

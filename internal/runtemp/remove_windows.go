@@ -1,4 +1,4 @@
-package sandbox
+package runtemp
 
 import (
 	"io/fs"

@@ -1,4 +1,4 @@
-package sandbox
+package runtemp
 
 import (
 	"os"
@@ -9,30 +9,26 @@ import (
 	"github.com/openparallax/sandbox/internal/linux"
 )
 
-// Every Run gets a private temporary directory. Without one, a program
-// finds /tmp denied but believes it writable (Landlock does not mediate
-// access(2), so bash and gcc do not fall back): bash's here-documents
-// over a pipe's size turned into empty input, sort failed inside pipelines
-// that exited 0, gcc aborted, and Python left tmpXXXX directories in the
-// workspace. Granting /tmp instead would hand the program every other
-// user's and process's temporary files.
-
 // tempEnvVars point programs at the private temporary directory: TMPDIR
 // (POSIX, glibc, Python, bash, gcc, sort, mktemp), TMP and TEMP (Windows
 // conventions many tools also read), GOTMPDIR (the go command's work
 // directories).
 var tempEnvVars = []string{"TMPDIR", "TMP", "TEMP", "GOTMPDIR"}
 
-// runTempDir is a Run's private temporary directory.
-type runTempDir struct {
+// Dir is a Run's private temporary directory. Its zero value is not
+// usable: make one with New.
+type Dir struct {
 	dir  string // granted read-write for the run
 	home string // HOME inside dir, when the caller set none; else ""
 }
 
-// newRunTempDir creates a fresh directory (mode 0700) in the caller's
-// temporary directory, and a home inside it when env sets no HOME. First
-// it removes those a killed caller left there (sweepRunTemps: Linux).
-func newRunTempDir(env []string) (*runTempDir, error) {
+// New creates a fresh directory (mode 0700) in the caller's temporary
+// directory (named by linux.RunTempPattern), with a tmp directory inside
+// it and a home beside that when env sets no HOME. First it removes those
+// a killed caller left there (linux.SweepRunTemps: Linux). The path is
+// resolved (macOS: /private/var/folders), since rules are made on
+// resolved paths. On error nothing is left behind.
+func New(env []string) (*Dir, error) {
 	linux.SweepRunTemps()
 	dir, err := os.MkdirTemp("", linux.RunTempPattern())
 	if err != nil {
@@ -42,30 +38,37 @@ func newRunTempDir(env []string) (*runTempDir, error) {
 	if r, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = r
 	}
-	t := &runTempDir{dir: dir}
+	t := &Dir{dir: dir}
 	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "HOME=") }) {
 		t.home = filepath.Join(dir, "home")
 		if err := os.Mkdir(t.home, 0o700); err != nil {
-			t.remove()
+			t.Remove()
 			return nil, err
 		}
 	}
 	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o700); err != nil {
-		t.remove()
+		t.Remove()
 		return nil, err
 	}
 	return t, nil
 }
 
+// Path is the directory to grant read-write for the run: it holds the
+// temporary directory and the home (if any), and nothing else of the
+// caller's.
+func (t *Dir) Path() string { return t.dir }
+
 // tmp is what the temporary-directory variables name: a directory beside
 // the home, so that a program cleaning its temporary files leaves the home
 // alone.
-func (t *runTempDir) tmp() string { return filepath.Join(t.dir, "tmp") }
+func (t *Dir) tmp() string { return filepath.Join(t.dir, "tmp") }
 
-// environ returns env with the temporary-directory variables set to the
+// Environ returns env with the temporary-directory variables set to the
 // private directory (replacing any the caller set: those name directories
-// the sandbox does not grant) and HOME added when env has none.
-func (t *runTempDir) environ(env []string) []string {
+// the sandbox does not grant) and HOME added when env has none. The result
+// is a new slice, never nil (a nil exec.Cmd.Env would inherit the
+// caller's); env is not modified.
+func (t *Dir) Environ(env []string) []string {
 	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
 		return slices.Contains(tempEnvVars, k)
@@ -79,12 +82,13 @@ func (t *runTempDir) environ(env []string) []string {
 	return out
 }
 
-// remove deletes the directory and everything in it. Run calls it once
+// Remove deletes the directory and everything in it. Run calls it once
 // the program has exited and its tree is ended; what is left inside is
 // the program's, and is removed without following any link it holds
 // (removeTempTree: beneath a descriptor of the caller's temporary
-// directory, on Linux and macOS).
-func (t *runTempDir) remove() error {
+// directory, which the program could not write, on Linux and macOS;
+// os.RemoveAll, which follows no link or junction, on Windows).
+func (t *Dir) Remove() error {
 	// Most runs leave the directory as it was made: three rmdirs, where
 	// a full removal opens and lists every directory first (a fifth of a
 	// short Run's own time, profiled). rmdir removes only what is empty,

@@ -4,6 +4,8 @@ package pty
 
 import (
 	"os"
+	"os/exec"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -63,3 +65,24 @@ func MakeRaw(f *os.File) (restore func() error, err error) {
 	}
 	return func() error { return unix.IoctlSetTermios(fd, setTermios, old) }, nil
 }
+
+// SetControllingTerminal makes cmd's standard input (a terminal the caller
+// owns, such as Open's tty) the program's controlling terminal: it sets
+// Setsid, Setctty and Ctty 0 on a copy of cmd.SysProcAttr, keeping every
+// other attribute already set. Run's startConfined keeps these attributes
+// and adds the new session this needs.
+func SetControllingTerminal(cmd *exec.Cmd) {
+	attr := &syscall.SysProcAttr{}
+	if cmd.SysProcAttr != nil {
+		*attr = *cmd.SysProcAttr
+	}
+	attr.Setsid = true
+	attr.Setctty = true
+	attr.Ctty = 0
+	cmd.SysProcAttr = attr
+}
+
+// Refusal says why Run cannot give the program a pseudo-terminal here, or
+// "": on Linux and macOS it can (on macOS the Seatbelt profile then grants
+// ioctl on exactly that terminal: see seatbelt.Policy.Terminal).
+func Refusal() string { return "" }

@@ -1,6 +1,6 @@
 //go:build !windows
 
-package sandbox
+package runtemp
 
 import (
 	"path/filepath"
