@@ -374,17 +374,3 @@ var (
 	// restriction cannot be undone: it should exit rather than continue.
 	ErrPartiallyApplied = spec.ErrPartiallyApplied
 )
-
-// New returns the sandbox for this platform.
-//
-// Its ApplySelf remembers the Config it applied (also when it returns
-// ErrPartiallyApplied), so that [VerifyCanary] in the same process verifies
-// against that Config. The value still implements [PostStarter] where the
-// platform's does (Windows).
-func New() Sandbox {
-	s := newPlatform()
-	if ps, ok := s.(PostStarter); ok {
-		return rememberingPostStarter{remembering{s}, ps}
-	}
-	return remembering{s}
-}
