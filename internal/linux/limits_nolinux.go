@@ -19,3 +19,14 @@ func commandCgroup(spec.Limits) (spec.Cgroup, *struct{}) { return spec.Cgroup{},
 // ReleaseCommand is sandbox.ReleaseCommand: WrapCommand makes no cgroup
 // on this platform, so it returns "" and nil.
 func ReleaseCommand(*exec.Cmd) (string, error) { return "", nil }
+
+// The resources rlimitsFor names, numbered as on most Linux architectures
+// (asm-generic; Linux plans are built here only as data, in tests).
+const (
+	rlimitCPU    = 0
+	rlimitFSIZE  = 1
+	rlimitDATA   = 2
+	rlimitCORE   = 4
+	rlimitNPROC  = 6
+	rlimitNOFILE = 7
+)
