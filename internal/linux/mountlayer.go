@@ -194,3 +194,101 @@ func mountLayerFeatures(rc *spec.Resolved, l *mountLayer, available bool) []spec
 	}
 	return out
 }
+
+// layerNeeds lists what in rc asks for the layer (see mountlayer_linux.go's doc);
+// git are the repositories the default protection covers.
+func layerNeeds(rc *spec.Resolved, git []string) []string {
+	var needs []string
+	if len(rc.DenyWrite) > 0 {
+		needs = append(needs, "deny_write_paths")
+	}
+	if len(rc.DenyRead) > 0 {
+		needs = append(needs, "deny_read_paths")
+	}
+	if len(rc.Mounts) > 0 {
+		needs = append(needs, "mounts")
+	}
+	if rc.Resolver != "" {
+		needs = append(needs, "the egress resolver (a generated "+rc.ResolverAt+")")
+	}
+	if len(git) > 0 {
+		needs = append(needs, "git protection of "+strings.Join(git, ", "))
+	}
+	if rc.Config.AllowSharedMemory {
+		needs = append(needs, "allow_shared_memory (a private /dev/shm)")
+	}
+	// Last, so that the list says first what the Config itself asks for.
+	needs = append(needs, "file metadata outside the write paths (the default)")
+	return needs
+}
+
+// layerSpec is the mount layer's spec for rc before git protection:
+// targets are executables that must stay visible and executable, writes
+// rc's write paths, cwd the target's working directory, resolved ("" when
+// unknown).
+func layerSpec(rc *spec.Resolved, targets, writes []string, cwd string) mountns.Spec {
+	ms := mountns.Spec{PrivateTmp: true, Lookup: mountns.HostLookup, Resolve: mountns.HostResolve}
+	var execs []spec.Path
+	execs = append(execs, rc.Exec...)
+	for _, t := range targets {
+		execs = append(execs, spec.Path{Given: t, Resolved: t})
+	}
+	for _, e := range execs {
+		ms.Exec = append(ms.Exec, e.Resolved)
+	}
+	underExec := func(p string) bool {
+		return slices.ContainsFunc(execs, func(e spec.Path) bool { return e.IsDir && isUnder(p, e.Resolved) })
+	}
+	for _, w := range writes {
+		ms.Write = append(ms.Write, mountns.WritePath{Path: w, Exec: rc.Config.AllowExecWritePaths || underExec(w)})
+	}
+	inWrite := func(p string) bool {
+		return slices.ContainsFunc(writes, func(w string) bool { return isUnder(p, w) })
+	}
+	for _, r := range rc.Read {
+		ms.Read = append(ms.Read, r.Resolved)
+	}
+	// Executables stay visible under a private /tmp, and executable
+	// inside a noexec write path: each such one is shown over itself,
+	// executable.
+	// keep adds a path that must stay visible under a private /tmp or
+	// /dev/shm, without granting it (Landlock decides) and without it
+	// keeping the host's /tmp (as a read grant of /tmp would).
+	keep := func(p string) {
+		if strings.HasPrefix(p, "/tmp/") || strings.HasPrefix(p, "/dev/shm/") {
+			ms.Read = append(ms.Read, p)
+		}
+	}
+	for _, e := range execs {
+		keep(e.Resolved)
+		if inWrite(e.Resolved) && !rc.Config.AllowExecWritePaths && !slices.ContainsFunc(ms.Write, func(w mountns.WritePath) bool {
+			return w.Exec && isUnder(e.Resolved, w.Path)
+		}) {
+			ms.Mounts = append(ms.Mounts, mountns.Mount{Source: e.Resolved, Target: e.Resolved, Write: true, Exec: true})
+		}
+	}
+	if r := cwd; r != "" {
+		// A working directory a grant covers is kept visible (see
+		// mountns.Spec.Read). One no grant covers is kept as a name only
+		// (mountns.Spec.Opaque): the private /tmp's own grant would
+		// otherwise let the target read it.
+		granted := slices.ContainsFunc(append(append(slices.Clone(rc.Read), rc.Write...), rc.Exec...), func(g spec.Path) bool {
+			return isUnder(r, g.Resolved)
+		})
+		if granted {
+			keep(r)
+		} else if strings.HasPrefix(r, "/tmp/") || strings.HasPrefix(r, "/dev/shm/") {
+			ms.Opaque = append(ms.Opaque, r)
+		}
+	}
+	for _, m := range rc.Mounts {
+		exec := slices.ContainsFunc(execs, func(e spec.Path) bool { return isUnder(e.Resolved, m.At) || isUnder(m.At, e.Resolved) })
+		ms.Mounts = append(ms.Mounts, mountns.Mount{Source: m.Path, Target: m.At, Write: m.Write, Exec: exec})
+	}
+	if rc.Resolver != "" {
+		ms.Mounts = append(ms.Mounts, mountns.Mount{Source: rc.Resolver, Target: rc.ResolverAt})
+	}
+	ms.DenyWrite = slices.Clone(rc.DenyWrite)
+	ms.DenyRead = slices.Clone(rc.DenyRead)
+	return ms
+}
