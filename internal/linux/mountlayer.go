@@ -1,8 +1,8 @@
 package linux
 
-// The mount-namespace layer's decision and its plan entries, pure: the plan
-// is computed (and tested as data) on every OS; only Linux builds a layer
-// (mountlayer_linux.go).
+// The mount-namespace layer's decision, its spec and its plan entries,
+// pure: they are computed (and tested as data) on every OS; only Linux
+// builds a layer, reading the host (mountlayer_linux.go).
 
 import (
 	"slices"
@@ -159,38 +159,52 @@ func mountLayerFeatures(rc *spec.Resolved, l *mountLayer, available bool) []spec
 		out = append(out, gitProtectEntry(l, command(spec.FeatureGitProtect, "deny_write_paths", gitProtectDetail(l), true)))
 	}
 	if len(l.git)+len(l.gitBare) > 0 {
-		// What no mount can do: keep a new file out of the git
-		// directory, which git must be able to write.
-		out = append(out, spec.Enforcement{Feature: spec.FeatureGitCommonDir, Scope: spec.ScopeCommand,
-			Detail: "WrapCommand/Run: NOT prevented: the program can create commondir in the git directory of " + strings.Join(append(slices.Clone(l.git), l.gitBare...), ", ") +
-				" (git writes lock files there, so it stays writable, and a mount needs an existing path); git reads it in every repository and " +
-				"takes hooks and config from the directory it names, so a later git run outside the sandbox would run what the program wrote there; " +
-				"Run removes a commondir that appeared once the program's tree is gone and lists it in RunResult.Removed; FinishCommand does the same for WrapCommand's caller",
-			Hint: "use Run, or call FinishCommand once a WrapCommand program's tree is gone, before anyone runs git in this repository; " +
-				"or grant the repository read-only"})
+		out = append(out, gitCommonDirEntry(l))
 	}
 	if l.used() && available {
-		tmp := "no private /tmp or /dev/shm"
-		if len(l.plan.Tmp) > 0 {
-			tmp = "a fresh tmpfs (noexec) at " + strings.Join(l.plan.Tmp, " and ") + ", granted read-write: nothing of the host's is there, and nothing written there reaches the host"
+		out = append(out, privateTmpFeatures(l)...)
+	}
+	return out
+}
+
+// gitCommonDirEntry is git_commondir's entry for the repositories l
+// protects.
+func gitCommonDirEntry(l *mountLayer) spec.Enforcement {
+	// What no mount can do: keep a new file out of the git
+	// directory, which git must be able to write.
+	return spec.Enforcement{Feature: spec.FeatureGitCommonDir, Scope: spec.ScopeCommand,
+		Detail: "WrapCommand/Run: NOT prevented: the program can create commondir in the git directory of " + strings.Join(append(slices.Clone(l.git), l.gitBare...), ", ") +
+			" (git writes lock files there, so it stays writable, and a mount needs an existing path); git reads it in every repository and " +
+			"takes hooks and config from the directory it names, so a later git run outside the sandbox would run what the program wrote there; " +
+			"Run removes a commondir that appeared once the program's tree is gone and lists it in RunResult.Removed; FinishCommand does the same for WrapCommand's caller",
+		Hint: "use Run, or call FinishCommand once a WrapCommand program's tree is gone, before anyone runs git in this repository; " +
+			"or grant the repository read-only"}
+}
+
+// privateTmpFeatures are the entries of the layer l's private /tmp and
+// /dev/shm, and of its noexec write paths, where the layer is used.
+func privateTmpFeatures(l *mountLayer) []spec.Enforcement {
+	var out []spec.Enforcement
+	tmp := "no private /tmp or /dev/shm"
+	if len(l.plan.Tmp) > 0 {
+		tmp = "a fresh tmpfs (noexec) at " + strings.Join(l.plan.Tmp, " and ") + ", granted read-write: nothing of the host's is there, and nothing written there reaches the host"
+	}
+	for _, g := range l.plan.Gaps {
+		if g.Field == "private_tmp" {
+			tmp += "; " + g.Path + ": " + g.Reason
 		}
-		for _, g := range l.plan.Gaps {
-			if g.Field == "private_tmp" {
-				tmp += "; " + g.Path + ": " + g.Reason
-			}
+	}
+	out = append(out, spec.Enforcement{Feature: spec.FeaturePrivateTmp, Scope: spec.ScopeCommand, Enforced: true, Detail: "WrapCommand/Run: " + tmp})
+	var noexec []string
+	for _, w := range l.spec.Write {
+		if !w.Exec {
+			noexec = append(noexec, w.Path)
 		}
-		out = append(out, spec.Enforcement{Feature: spec.FeaturePrivateTmp, Scope: spec.ScopeCommand, Enforced: true, Detail: "WrapCommand/Run: " + tmp})
-		var noexec []string
-		for _, w := range l.spec.Write {
-			if !w.Exec {
-				noexec = append(noexec, w.Path)
-			}
-		}
-		if len(noexec) > 0 {
-			out = append(out, spec.Enforcement{Feature: spec.FeatureWriteNoexec, Scope: spec.ScopeCommand, Enforced: true,
-				Detail: "WrapCommand/Run: " + strings.Join(noexec, ", ") + " are mounted noexec (executables granted inside them are shown over themselves, executable): " +
-					"nothing written there can be executed or mapped executable, not even as \"ld.so ./file\""})
-		}
+	}
+	if len(noexec) > 0 {
+		out = append(out, spec.Enforcement{Feature: spec.FeatureWriteNoexec, Scope: spec.ScopeCommand, Enforced: true,
+			Detail: "WrapCommand/Run: " + strings.Join(noexec, ", ") + " are mounted noexec (executables granted inside them are shown over themselves, executable): " +
+				"nothing written there can be executed or mapped executable, not even as \"ld.so ./file\""})
 	}
 	return out
 }
