@@ -3,7 +3,7 @@ package sandbox
 // Any-port entries ("host:*") and "*:*" as data, on every OS: Describe.
 // What the Linux policy and ApplySelf's plan make of them is tested in
 // internal/linux's anyport_plan_test.go, the egress namespace's plan in its
-// egress_anyport_linux_test.go, the macOS plan and profile in
+// egress_anyport_test.go, the macOS plan and profile in
 // internal/darwin's anyport_test.go, enforcement in
 // egress_anyport_linux_test.go here.
 

@@ -2,7 +2,7 @@ package linux
 
 // Any-port entries ("host:*") and "*:*" as data, on every OS: what the
 // Linux policy and ApplySelf's plan make of them. The egress namespace's
-// plan is tested in egress_anyport_linux_test.go; the macOS plan and
+// plan is tested in egress_anyport_test.go; the macOS plan and
 // Describe in the root's anyport_plan_test.go.
 
 import (

@@ -10,11 +10,8 @@ import (
 	"strings"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/openparallax/sandbox/internal/cgroup"
 	"github.com/openparallax/sandbox/internal/spec"
-	"github.com/openparallax/sandbox/internal/trampoline"
 )
 
 // The tree's cgroup under WrapCommand and Run (internal/cgroup has the
@@ -95,40 +92,6 @@ func cgroupLimits(l spec.Limits, a spec.Cgroup) cgroup.Limits {
 		c.CPUTime = l.CPUTime
 	}
 	return c
-}
-
-// commandRlimits are the resource limits the child half sets on itself:
-// RLIMIT_FSIZE and RLIMIT_NOFILE (per process, which is what those fields
-// mean), RLIMIT_CORE 0, and for the tree-wide limits the cgroup a does not
-// enforce, ApplySelf's per-process stand-ins (RLIMIT_NPROC, RLIMIT_DATA,
-// RLIMIT_CPU), which the plan reports for what they are. ceiling holds,
-// per resource, the most the child half can set as a hard limit
-// (rlimitCeilings): a limit above it is set as it, which still holds the
-// limit, rather than failing the spawn.
-func commandRlimits(l spec.Limits, a spec.Cgroup, ceiling map[int]uint64) []trampoline.Rlimit {
-	limited := !l.IsZero()
-	if a.Pids {
-		l.Processes = 0
-	}
-	if a.Memory {
-		l.MemoryBytes = 0
-	}
-	if a.CPU {
-		l.CPUTime = 0
-	}
-	var out []trampoline.Rlimit
-	for _, r := range rlimitsFor(l) {
-		soft, hard := r.soft, r.hard
-		if c, ok := ceiling[r.resource]; ok {
-			soft, hard = clampRlimit(r, c)
-		}
-		out = append(out, trampoline.Rlimit{Resource: uint32(r.resource), Cur: soft, Max: hard})
-	}
-	if len(out) == 0 && limited {
-		// Only cgroup limits (l is now zero): still no core dump.
-		out = append(out, trampoline.Rlimit{Resource: unix.RLIMIT_CORE})
-	}
-	return out
 }
 
 // treeGroup is a tree's cgroup as WrapCommand and Run use it, and the

@@ -21,14 +21,16 @@
 //
 // # Pure and applied halves
 //
-// Files without a GOOS suffix are pure: the policy (linux_policy.go), the
-// limits' features (limits.go), the mount layer's plan (mountlayer.go), the
-// git walk and its findings (gitwalk.go, gitdiscover.go, gitfindings.go,
-// gitplan.go). They build on every OS, so that Linux plans are tested as
-// data everywhere. Files ending in _linux.go make system calls or spawn;
-// some of them also hold pure parts that live beside their syscalls
-// (egress_linux.go's plan, mountlayer_linux.go's planning of the layer,
-// wrap_linux.go's payload).
+// Files without a GOOS suffix are pure: the default paths (systempaths.go),
+// the Landlock and seccomp policy (linux_policy.go) and its plan report
+// (linux_plan.go), the limits' features and rlimits (limits.go,
+// limits_rlimit.go), the mount layer's spec and plan entries
+// (mountlayer.go), the egress layer's plan (egress_plan.go,
+// egress_transparent.go, egress_anyport.go), the git walk and its findings
+// (gitwalk.go, gitdiscover.go, gitfindings.go, gitplan.go). They build on
+// every OS, so that Linux plans are tested as data everywhere. Files
+// ending in _linux.go make system calls or spawn; some of them also hold
+// pure parts that live beside their syscalls (wrap_linux.go's payload).
 //
 // # Registries
 //

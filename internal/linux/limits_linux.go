@@ -32,6 +32,16 @@ func currentCreds() selfCreds {
 	return c
 }
 
+// The resources rlimitsFor names, as this architecture numbers them.
+const (
+	rlimitCPU    = unix.RLIMIT_CPU
+	rlimitFSIZE  = unix.RLIMIT_FSIZE
+	rlimitDATA   = unix.RLIMIT_DATA
+	rlimitCORE   = unix.RLIMIT_CORE
+	rlimitNPROC  = unix.RLIMIT_NPROC
+	rlimitNOFILE = unix.RLIMIT_NOFILE
+)
+
 // rlimitOfFeature is the resource limit that stands for each limit
 // feature where an rlimit enforces it.
 var rlimitOfFeature = map[string]int{
@@ -63,47 +73,6 @@ func rlimitCeilings() map[int]uint64 {
 			out[res] = rl.Max
 		}
 	}
-	return out
-}
-
-// clampRlimit is r as it can be set under the hard limit ceiling: soft and
-// hard never above it, soft never above hard.
-func clampRlimit(r rlimit, ceiling uint64) (soft, hard uint64) {
-	hard = min(r.hard, ceiling)
-	return min(r.soft, hard), hard
-}
-
-// rlimit is one resource limit ApplySelf sets.
-type rlimit struct {
-	resource   int
-	name       string
-	soft, hard uint64
-}
-
-// rlimitsFor returns the resource limits for l, in the order they
-// are set. It is empty for a zero l.
-func rlimitsFor(l spec.Limits) []rlimit {
-	if l.IsZero() {
-		return nil
-	}
-	var out []rlimit
-	add := func(res int, name string, v int64) {
-		if v > 0 {
-			out = append(out, rlimit{resource: res, name: name, soft: uint64(v), hard: uint64(v)})
-		}
-	}
-	add(unix.RLIMIT_FSIZE, "RLIMIT_FSIZE", l.FileSizeBytes)
-	add(unix.RLIMIT_NOFILE, "RLIMIT_NOFILE", l.OpenFiles)
-	add(unix.RLIMIT_DATA, "RLIMIT_DATA", l.MemoryBytes)
-	add(unix.RLIMIT_NPROC, "RLIMIT_NPROC", l.Processes)
-	if l.CPUTime > 0 {
-		s := rlimitSeconds(l.CPUTime)
-		// SIGXCPU at the limit ends a program that does not handle it,
-		// with a signal that names the cause; SIGKILL a second later ends
-		// one that does.
-		out = append(out, rlimit{resource: unix.RLIMIT_CPU, name: "RLIMIT_CPU", soft: s, hard: s + 1})
-	}
-	out = append(out, rlimit{resource: unix.RLIMIT_CORE, name: "RLIMIT_CORE", soft: 0, hard: 0})
 	return out
 }
 

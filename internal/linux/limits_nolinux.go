@@ -13,3 +13,14 @@ func currentCreds() selfCreds { return selfCreds{} }
 // commandCgroup: no cgroup outside Linux (Linux plans are built here only as
 // data, in tests).
 func commandCgroup(spec.Limits) (spec.Cgroup, *struct{}) { return spec.Cgroup{}, nil }
+
+// The resources rlimitsFor names, numbered as on most Linux architectures
+// (asm-generic; Linux plans are built here only as data, in tests).
+const (
+	rlimitCPU    = 0
+	rlimitFSIZE  = 1
+	rlimitDATA   = 2
+	rlimitCORE   = 4
+	rlimitNPROC  = 6
+	rlimitNOFILE = 7
+)

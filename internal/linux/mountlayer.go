@@ -1,8 +1,8 @@
 package linux
 
-// The mount-namespace layer's decision and its plan entries, pure: the plan
-// is computed (and tested as data) on every OS; only Linux builds a layer
-// (mountlayer_linux.go).
+// The mount-namespace layer's decision, its spec and its plan entries,
+// pure: they are computed (and tested as data) on every OS; only Linux
+// builds a layer, reading the host (mountlayer_linux.go).
 
 import (
 	"slices"
@@ -159,38 +159,150 @@ func mountLayerFeatures(rc *spec.Resolved, l *mountLayer, available bool) []spec
 		out = append(out, gitProtectEntry(l, command(spec.FeatureGitProtect, "deny_write_paths", gitProtectDetail(l), true)))
 	}
 	if len(l.git)+len(l.gitBare) > 0 {
-		// What no mount can do: keep a new file out of the git
-		// directory, which git must be able to write.
-		out = append(out, spec.Enforcement{Feature: spec.FeatureGitCommonDir, Scope: spec.ScopeCommand,
-			Detail: "WrapCommand/Run: NOT prevented: the program can create commondir in the git directory of " + strings.Join(append(slices.Clone(l.git), l.gitBare...), ", ") +
-				" (git writes lock files there, so it stays writable, and a mount needs an existing path); git reads it in every repository and " +
-				"takes hooks and config from the directory it names, so a later git run outside the sandbox would run what the program wrote there; " +
-				"Run removes a commondir that appeared once the program's tree is gone and lists it in RunResult.Removed; FinishCommand does the same for WrapCommand's caller",
-			Hint: "use Run, or call FinishCommand once a WrapCommand program's tree is gone, before anyone runs git in this repository; " +
-				"or grant the repository read-only"})
+		out = append(out, gitCommonDirEntry(l))
 	}
 	if l.used() && available {
-		tmp := "no private /tmp or /dev/shm"
-		if len(l.plan.Tmp) > 0 {
-			tmp = "a fresh tmpfs (noexec) at " + strings.Join(l.plan.Tmp, " and ") + ", granted read-write: nothing of the host's is there, and nothing written there reaches the host"
-		}
-		for _, g := range l.plan.Gaps {
-			if g.Field == "private_tmp" {
-				tmp += "; " + g.Path + ": " + g.Reason
-			}
-		}
-		out = append(out, spec.Enforcement{Feature: spec.FeaturePrivateTmp, Scope: spec.ScopeCommand, Enforced: true, Detail: "WrapCommand/Run: " + tmp})
-		var noexec []string
-		for _, w := range l.spec.Write {
-			if !w.Exec {
-				noexec = append(noexec, w.Path)
-			}
-		}
-		if len(noexec) > 0 {
-			out = append(out, spec.Enforcement{Feature: spec.FeatureWriteNoexec, Scope: spec.ScopeCommand, Enforced: true,
-				Detail: "WrapCommand/Run: " + strings.Join(noexec, ", ") + " are mounted noexec (executables granted inside them are shown over themselves, executable): " +
-					"nothing written there can be executed or mapped executable, not even as \"ld.so ./file\""})
-		}
+		out = append(out, privateTmpFeatures(l)...)
 	}
 	return out
+}
+
+// gitCommonDirEntry is git_commondir's entry for the repositories l
+// protects.
+func gitCommonDirEntry(l *mountLayer) spec.Enforcement {
+	// What no mount can do: keep a new file out of the git
+	// directory, which git must be able to write.
+	return spec.Enforcement{Feature: spec.FeatureGitCommonDir, Scope: spec.ScopeCommand,
+		Detail: "WrapCommand/Run: NOT prevented: the program can create commondir in the git directory of " + strings.Join(append(slices.Clone(l.git), l.gitBare...), ", ") +
+			" (git writes lock files there, so it stays writable, and a mount needs an existing path); git reads it in every repository and " +
+			"takes hooks and config from the directory it names, so a later git run outside the sandbox would run what the program wrote there; " +
+			"Run removes a commondir that appeared once the program's tree is gone and lists it in RunResult.Removed; FinishCommand does the same for WrapCommand's caller",
+		Hint: "use Run, or call FinishCommand once a WrapCommand program's tree is gone, before anyone runs git in this repository; " +
+			"or grant the repository read-only"}
+}
+
+// privateTmpFeatures are the entries of the layer l's private /tmp and
+// /dev/shm, and of its noexec write paths, where the layer is used.
+func privateTmpFeatures(l *mountLayer) []spec.Enforcement {
+	var out []spec.Enforcement
+	tmp := "no private /tmp or /dev/shm"
+	if len(l.plan.Tmp) > 0 {
+		tmp = "a fresh tmpfs (noexec) at " + strings.Join(l.plan.Tmp, " and ") + ", granted read-write: nothing of the host's is there, and nothing written there reaches the host"
+	}
+	for _, g := range l.plan.Gaps {
+		if g.Field == "private_tmp" {
+			tmp += "; " + g.Path + ": " + g.Reason
+		}
+	}
+	out = append(out, spec.Enforcement{Feature: spec.FeaturePrivateTmp, Scope: spec.ScopeCommand, Enforced: true, Detail: "WrapCommand/Run: " + tmp})
+	var noexec []string
+	for _, w := range l.spec.Write {
+		if !w.Exec {
+			noexec = append(noexec, w.Path)
+		}
+	}
+	if len(noexec) > 0 {
+		out = append(out, spec.Enforcement{Feature: spec.FeatureWriteNoexec, Scope: spec.ScopeCommand, Enforced: true,
+			Detail: "WrapCommand/Run: " + strings.Join(noexec, ", ") + " are mounted noexec (executables granted inside them are shown over themselves, executable): " +
+				"nothing written there can be executed or mapped executable, not even as \"ld.so ./file\""})
+	}
+	return out
+}
+
+// layerNeeds lists what in rc asks for the layer (see mountlayer_linux.go's doc);
+// git are the repositories the default protection covers.
+func layerNeeds(rc *spec.Resolved, git []string) []string {
+	var needs []string
+	if len(rc.DenyWrite) > 0 {
+		needs = append(needs, "deny_write_paths")
+	}
+	if len(rc.DenyRead) > 0 {
+		needs = append(needs, "deny_read_paths")
+	}
+	if len(rc.Mounts) > 0 {
+		needs = append(needs, "mounts")
+	}
+	if rc.Resolver != "" {
+		needs = append(needs, "the egress resolver (a generated "+rc.ResolverAt+")")
+	}
+	if len(git) > 0 {
+		needs = append(needs, "git protection of "+strings.Join(git, ", "))
+	}
+	if rc.Config.AllowSharedMemory {
+		needs = append(needs, "allow_shared_memory (a private /dev/shm)")
+	}
+	// Last, so that the list says first what the Config itself asks for.
+	needs = append(needs, "file metadata outside the write paths (the default)")
+	return needs
+}
+
+// layerSpec is the mount layer's spec for rc before git protection:
+// targets are executables that must stay visible and executable, writes
+// rc's write paths, cwd the target's working directory, resolved ("" when
+// unknown).
+func layerSpec(rc *spec.Resolved, targets, writes []string, cwd string) mountns.Spec {
+	ms := mountns.Spec{PrivateTmp: true, Lookup: mountns.HostLookup, Resolve: mountns.HostResolve}
+	var execs []spec.Path
+	execs = append(execs, rc.Exec...)
+	for _, t := range targets {
+		execs = append(execs, spec.Path{Given: t, Resolved: t})
+	}
+	for _, e := range execs {
+		ms.Exec = append(ms.Exec, e.Resolved)
+	}
+	underExec := func(p string) bool {
+		return slices.ContainsFunc(execs, func(e spec.Path) bool { return e.IsDir && isUnder(p, e.Resolved) })
+	}
+	for _, w := range writes {
+		ms.Write = append(ms.Write, mountns.WritePath{Path: w, Exec: rc.Config.AllowExecWritePaths || underExec(w)})
+	}
+	inWrite := func(p string) bool {
+		return slices.ContainsFunc(writes, func(w string) bool { return isUnder(p, w) })
+	}
+	for _, r := range rc.Read {
+		ms.Read = append(ms.Read, r.Resolved)
+	}
+	// Executables stay visible under a private /tmp, and executable
+	// inside a noexec write path: each such one is shown over itself,
+	// executable.
+	// keep adds a path that must stay visible under a private /tmp or
+	// /dev/shm, without granting it (Landlock decides) and without it
+	// keeping the host's /tmp (as a read grant of /tmp would).
+	keep := func(p string) {
+		if strings.HasPrefix(p, "/tmp/") || strings.HasPrefix(p, "/dev/shm/") {
+			ms.Read = append(ms.Read, p)
+		}
+	}
+	for _, e := range execs {
+		keep(e.Resolved)
+		if inWrite(e.Resolved) && !rc.Config.AllowExecWritePaths && !slices.ContainsFunc(ms.Write, func(w mountns.WritePath) bool {
+			return w.Exec && isUnder(e.Resolved, w.Path)
+		}) {
+			ms.Mounts = append(ms.Mounts, mountns.Mount{Source: e.Resolved, Target: e.Resolved, Write: true, Exec: true})
+		}
+	}
+	if r := cwd; r != "" {
+		// A working directory a grant covers is kept visible (see
+		// mountns.Spec.Read). One no grant covers is kept as a name only
+		// (mountns.Spec.Opaque): the private /tmp's own grant would
+		// otherwise let the target read it.
+		granted := slices.ContainsFunc(append(append(slices.Clone(rc.Read), rc.Write...), rc.Exec...), func(g spec.Path) bool {
+			return isUnder(r, g.Resolved)
+		})
+		if granted {
+			keep(r)
+		} else if strings.HasPrefix(r, "/tmp/") || strings.HasPrefix(r, "/dev/shm/") {
+			ms.Opaque = append(ms.Opaque, r)
+		}
+	}
+	for _, m := range rc.Mounts {
+		exec := slices.ContainsFunc(execs, func(e spec.Path) bool { return isUnder(e.Resolved, m.At) || isUnder(m.At, e.Resolved) })
+		ms.Mounts = append(ms.Mounts, mountns.Mount{Source: m.Path, Target: m.At, Write: m.Write, Exec: exec})
+	}
+	if rc.Resolver != "" {
+		ms.Mounts = append(ms.Mounts, mountns.Mount{Source: rc.Resolver, Target: rc.ResolverAt})
+	}
+	ms.DenyWrite = slices.Clone(rc.DenyWrite)
+	ms.DenyRead = slices.Clone(rc.DenyRead)
+	return ms
 }

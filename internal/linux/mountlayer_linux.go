@@ -79,7 +79,6 @@ import (
 // ("" when unknown).
 func newMountLayer(rc *spec.Resolved, targets []string, cwd string) *mountLayer {
 	l := &mountLayer{}
-	cfg := rc.Config
 	var writes []string
 	for _, w := range rc.Write {
 		writes = append(writes, w.Resolved)
@@ -102,98 +101,57 @@ func newMountLayer(rc *spec.Resolved, targets []string, cwd string) *mountLayer 
 	// repositories the default protects, then the Config's own fields.
 	// The plan is built only when the answer is yes: WrapCommand calls
 	// this on every spawn, and most need no layer.
-	// The trees looked at are the write paths and the sources of
-	// writable Mounts: a repository shown through one is as writable as
-	// one in a write path.
-	var gitProtect, gitPin []string
-	if roots := gitRoots(rc); !cfg.NoGitProtection && len(roots) > 0 {
-		var first []string
-		first, l.gitSpots = gitLook(roots, resolvedCwd())
-		f := discoverGit(roots, first)
-		l.git, l.gitBare, l.gitDirs, l.gitProtect = f.dotgits, f.bare, f.gitDirs, f.protect
-		l.gitWalk, l.gitSkipped, l.gitRoots = f.walk, f.skipped, f.roots
-		gitProtect, gitPin = f.protect, f.pin
-	}
+	gitProtect, gitPin := l.findGit(rc, resolvedCwd)
 	l.needs = layerNeeds(rc, append(slices.Clone(l.git), l.gitBare...))
 	if len(l.needs) == 0 {
 		return l
 	}
 
-	ms := mountns.Spec{PrivateTmp: true, Lookup: mountns.HostLookup, Resolve: mountns.HostResolve}
-	var execs []spec.Path
-	execs = append(execs, rc.Exec...)
-	for _, t := range targets {
-		execs = append(execs, spec.Path{Given: t, Resolved: t})
-	}
-	for _, e := range execs {
-		ms.Exec = append(ms.Exec, e.Resolved)
-	}
-	underExec := func(p string) bool {
-		return slices.ContainsFunc(execs, func(e spec.Path) bool { return e.IsDir && isUnder(p, e.Resolved) })
-	}
-	for _, w := range writes {
-		ms.Write = append(ms.Write, mountns.WritePath{Path: w, Exec: cfg.AllowExecWritePaths || underExec(w)})
-	}
-	inWrite := func(p string) bool {
-		return slices.ContainsFunc(writes, func(w string) bool { return isUnder(p, w) })
-	}
-	for _, r := range rc.Read {
-		ms.Read = append(ms.Read, r.Resolved)
-	}
-	// Executables stay visible under a private /tmp, and executable
-	// inside a noexec write path: each such one is shown over itself,
-	// executable.
-	// keep adds a path that must stay visible under a private /tmp or
-	// /dev/shm, without granting it (Landlock decides) and without it
-	// keeping the host's /tmp (as a read grant of /tmp would).
-	keep := func(p string) {
-		if strings.HasPrefix(p, "/tmp/") || strings.HasPrefix(p, "/dev/shm/") {
-			ms.Read = append(ms.Read, p)
-		}
-	}
-	for _, e := range execs {
-		keep(e.Resolved)
-		if inWrite(e.Resolved) && !cfg.AllowExecWritePaths && !slices.ContainsFunc(ms.Write, func(w mountns.WritePath) bool {
-			return w.Exec && isUnder(e.Resolved, w.Path)
-		}) {
-			ms.Mounts = append(ms.Mounts, mountns.Mount{Source: e.Resolved, Target: e.Resolved, Write: true, Exec: true})
-		}
-	}
-	if r := resolvedCwd(); r != "" {
-		// A working directory a grant covers is kept visible (see
-		// mountns.Spec.Read). One no grant covers is kept as a name only
-		// (mountns.Spec.Opaque): the private /tmp's own grant would
-		// otherwise let the target read it.
-		granted := slices.ContainsFunc(append(append(slices.Clone(rc.Read), rc.Write...), rc.Exec...), func(g spec.Path) bool {
-			return isUnder(r, g.Resolved)
-		})
-		if granted {
-			keep(r)
-		} else if strings.HasPrefix(r, "/tmp/") || strings.HasPrefix(r, "/dev/shm/") {
-			ms.Opaque = append(ms.Opaque, r)
-		}
-	}
-	for _, m := range rc.Mounts {
-		exec := slices.ContainsFunc(execs, func(e spec.Path) bool { return isUnder(e.Resolved, m.At) || isUnder(m.At, e.Resolved) })
-		ms.Mounts = append(ms.Mounts, mountns.Mount{Source: m.Path, Target: m.At, Write: m.Write, Exec: exec})
-	}
-	if rc.Resolver != "" {
-		ms.Mounts = append(ms.Mounts, mountns.Mount{Source: rc.Resolver, Target: rc.ResolverAt})
-	}
-	ms.DenyWrite = slices.Clone(rc.DenyWrite)
-	ms.DenyRead = slices.Clone(rc.DenyRead)
+	ms := layerSpec(rc, targets, writes, resolvedCwd())
 	for _, p := range gitProtect {
 		if !slices.Contains(ms.DenyWrite, p) {
 			ms.DenyWrite = append(ms.DenyWrite, p)
 		}
 	}
 	ms.Pin = append(ms.Pin, gitPin...)
-	// Every directory between a write path and a protected or hidden path
-	// is pinned too (shown over itself, still writable): as a mount point
-	// it cannot be renamed, so the protected path cannot be moved away
-	// and its old path made anew, writable.
-	// (Both the path as given, which may be a protected link, and where
-	// it resolves.)
+	pinParents(&ms, writes)
+	slices.SortStableFunc(ms.Pin, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
+	ms.Aliases, l.err = hostAliases(ms)
+	if l.err != nil {
+		return l
+	}
+	l.hardLinked = hardLinked(append(slices.Clone(rc.DenyWrite), rc.DenyRead...))
+
+	l.spec = ms
+	l.plan, l.err = mountns.Build(ms)
+	l.ns = namespaces()
+	return l
+}
+
+// findGit looks for the repositories git protection covers (unless the
+// Config turns it off), records them in l, and returns the paths to make
+// read-only and to pin. The trees looked at are the write paths and the
+// sources of writable Mounts: a repository shown through one is as
+// writable as one in a write path.
+func (l *mountLayer) findGit(rc *spec.Resolved, resolvedCwd func() string) (protect, pin []string) {
+	roots := gitRoots(rc)
+	if rc.Config.NoGitProtection || len(roots) == 0 {
+		return nil, nil
+	}
+	var first []string
+	first, l.gitSpots = gitLook(roots, resolvedCwd())
+	f := discoverGit(roots, first)
+	l.git, l.gitBare, l.gitDirs, l.gitProtect = f.dotgits, f.bare, f.gitDirs, f.protect
+	l.gitWalk, l.gitSkipped, l.gitRoots = f.walk, f.skipped, f.roots
+	return f.protect, f.pin
+}
+
+// pinParents pins every directory between a write path and a protected or
+// hidden path of ms (shown over itself, still writable): as a mount point
+// it cannot be renamed, so the protected path cannot be moved away and its
+// old path made anew, writable. (Both the path as given, which may be a
+// protected link, and where it resolves.)
+func pinParents(ms *mountns.Spec, writes []string) {
 	for _, p := range append(slices.Clone(ms.DenyWrite), ms.DenyRead...) {
 		r := mountns.HostResolve(p)
 		if r == "" {
@@ -212,17 +170,6 @@ func newMountLayer(rc *spec.Resolved, targets []string, cwd string) *mountLayer 
 			}
 		}
 	}
-	slices.SortStableFunc(ms.Pin, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
-	ms.Aliases, l.err = hostAliases(ms)
-	if l.err != nil {
-		return l
-	}
-	l.hardLinked = hardLinked(append(slices.Clone(rc.DenyWrite), rc.DenyRead...))
-
-	l.spec = ms
-	l.plan, l.err = mountns.Build(ms)
-	l.ns = namespaces()
-	return l
 }
 
 // hostAliases returns the host's other mounts (bind mounts in
@@ -264,33 +211,6 @@ func hardLinked(paths []string) []string {
 		}
 	}
 	return out
-}
-
-// layerNeeds lists what in rc asks for the layer (see the file's doc);
-// git are the repositories the default protection covers.
-func layerNeeds(rc *spec.Resolved, git []string) []string {
-	var needs []string
-	if len(rc.DenyWrite) > 0 {
-		needs = append(needs, "deny_write_paths")
-	}
-	if len(rc.DenyRead) > 0 {
-		needs = append(needs, "deny_read_paths")
-	}
-	if len(rc.Mounts) > 0 {
-		needs = append(needs, "mounts")
-	}
-	if rc.Resolver != "" {
-		needs = append(needs, "the egress resolver (a generated "+rc.ResolverAt+")")
-	}
-	if len(git) > 0 {
-		needs = append(needs, "git protection of "+strings.Join(git, ", "))
-	}
-	if rc.Config.AllowSharedMemory {
-		needs = append(needs, "allow_shared_memory (a private /dev/shm)")
-	}
-	// Last, so that the list says first what the Config itself asks for.
-	needs = append(needs, "file metadata outside the write paths (the default)")
-	return needs
 }
 
 // gitLook looks at the same places as git would for a write path's top and

@@ -1,13 +1,9 @@
-//go:build linux
-
 package linux
 
 import (
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/openparallax/sandbox/internal/spec"
 	"github.com/openparallax/sandbox/internal/trampoline"
@@ -19,17 +15,17 @@ import (
 // below it is set exactly; RLIMIT_CORE is 0 whatever the ceiling.
 func TestLimitCommandRlimitsCeiling(t *testing.T) {
 	l := Limits{Processes: 200000, CPUTime: 10 * time.Second, FileSizeBytes: 4096, OpenFiles: 30000}
-	ceiling := map[int]uint64{unix.RLIMIT_NPROC: 4096, unix.RLIMIT_NOFILE: 20000, unix.RLIMIT_FSIZE: ^uint64(0), unix.RLIMIT_CPU: 5}
+	ceiling := map[int]uint64{rlimitNPROC: 4096, rlimitNOFILE: 20000, rlimitFSIZE: ^uint64(0), rlimitCPU: 5}
 	got := map[uint32]trampoline.Rlimit{}
 	for _, r := range commandRlimits(spec.Limits(l), spec.Cgroup{}, ceiling) {
 		got[r.Resource] = r
 	}
 	for res, want := range map[int][2]uint64{
-		unix.RLIMIT_NPROC:  {4096, 4096},   // above the ceiling: the ceiling
-		unix.RLIMIT_NOFILE: {20000, 20000}, // the same
-		unix.RLIMIT_FSIZE:  {4096, 4096},   // below: exactly
-		unix.RLIMIT_CPU:    {5, 5},         // 10 s soft, 11 s hard, over a 5 s ceiling
-		unix.RLIMIT_CORE:   {0, 0},         // always
+		rlimitNPROC:  {4096, 4096},   // above the ceiling: the ceiling
+		rlimitNOFILE: {20000, 20000}, // the same
+		rlimitFSIZE:  {4096, 4096},   // below: exactly
+		rlimitCPU:    {5, 5},         // 10 s soft, 11 s hard, over a 5 s ceiling
+		rlimitCORE:   {0, 0},         // always
 	} {
 		if r, ok := got[uint32(res)]; !ok || r.Cur != want[0] || r.Max != want[1] {
 			t.Errorf("resource %d: %+v (set: %v), want soft %d, hard %d", res, r, ok, want[0], want[1])
@@ -37,7 +33,7 @@ func TestLimitCommandRlimitsCeiling(t *testing.T) {
 	}
 	// Without a ceiling (a limit the caller could not read): the limits asked.
 	for _, r := range commandRlimits(spec.Limits(l), spec.Cgroup{}, nil) {
-		if r.Resource == unix.RLIMIT_NOFILE && (r.Cur != 30000 || r.Max != 30000) {
+		if r.Resource == rlimitNOFILE && (r.Cur != 30000 || r.Max != 30000) {
 			t.Errorf("RLIMIT_NOFILE without a ceiling: %+v", r)
 		}
 	}
@@ -83,7 +79,7 @@ func TestLimitCommandRlimitsCore(t *testing.T) {
 	full := spec.Cgroup{Version: "cgroup v2", Pids: true, Memory: true, CPU: true}
 	for _, l := range []Limits{{Processes: 8}, {MemoryBytes: 1 << 20, CPUTime: time.Second}, {OpenFiles: 8}} {
 		rs := commandRlimits(spec.Limits(l), full, nil)
-		if len(rs) == 0 || rs[len(rs)-1] != (trampoline.Rlimit{Resource: unix.RLIMIT_CORE}) {
+		if len(rs) == 0 || rs[len(rs)-1] != (trampoline.Rlimit{Resource: rlimitCORE}) {
 			t.Errorf("%+v with every controller: %+v, want RLIMIT_CORE 0 last", l, rs)
 		}
 	}

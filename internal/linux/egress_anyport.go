@@ -1,5 +1,3 @@
-//go:build linux
-
 package linux
 
 // Any-port host entries ("host:*", issue 28's and issue 32's decisions)
