@@ -22,11 +22,13 @@
 // Files without a GOOS suffix are pure: the policy (linux_policy.go), the
 // limits' features (limits.go), the mount layer's plan (mountlayer.go), the
 // git walk and its findings (gitwalk.go, gitdiscover.go, gitfindings.go,
-// gitplan.go). They build on every OS, so that Linux plans are tested as
+// gitplan.go), and [PlanSpawn] (planspawn*.go): the child's payload and
+// the parent's wiring of a WrapCommand or Run spawn, from the host's facts
+// as data ([Host], which spawn_linux.go gathers), golden-tested in
+// testdata/planspawn. They build on every OS, so that Linux plans are tested as
 // data everywhere. Files ending in _linux.go make system calls or spawn;
 // some of them also hold pure parts that live beside their syscalls
-// (egress_linux.go's plan, mountlayer_linux.go's planning of the layer,
-// wrap_linux.go's payload).
+// (egress_linux.go's plan, mountlayer_linux.go's planning of the layer).
 //
 // # Registries
 //
