@@ -3,7 +3,7 @@ package linux
 // PlanSpawn: what WrapCommand and Run hand the child half (its payload) and
 // how they wire the parent's *exec.Cmd, computed from data alone. Pure: it
 // builds on every OS, and its golden tests (planspawn_test.go) run
-// everywhere; wrap_linux.go gathers the host facts it needs (Host) and
+// everywhere; spawn_linux.go gathers the host facts it needs (Host) and
 // applies what it returns (Spawn).
 
 import (
@@ -61,8 +61,9 @@ type RuleID struct {
 }
 
 // Host is every fact of the host a spawn's plan depends on, gathered by the
-// apply half (wrap_linux.go) before PlanSpawn: PlanSpawn reads nothing
-// else.
+// apply half (spawn_linux.go) before PlanSpawn: PlanSpawn reads nothing
+// else, but for the caller's hard limits, which the plan's limits entries
+// read (linuxPlan's currentCreds, on Linux).
 type Host struct {
 	// ABI is the kernel's Landlock ABI (0: none, ABIReason says why);
 	// Seccomp whether seccomp filters can be loaded.
