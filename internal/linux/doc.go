@@ -27,16 +27,19 @@
 // limits_rlimit.go), the mount layer's spec and plan entries
 // (mountlayer.go), the egress layer's plan (egress_plan.go,
 // egress_transparent.go, egress_anyport.go), the git walk and its findings
-// (gitwalk.go, gitdiscover.go, gitfindings.go, gitplan.go). They build on
-// every OS, so that Linux plans are tested as data everywhere. Files
-// ending in _linux.go make system calls or spawn; some of them also hold
-// pure parts that live beside their syscalls (wrap_linux.go's payload).
+// (gitwalk.go, gitdiscover.go, gitfindings.go, gitplan.go), and
+// [PlanSpawn] (planspawn*.go): the child's payload and the parent's wiring
+// of a WrapCommand or Run spawn, from the host's facts as data ([Host],
+// which spawn_linux.go gathers), golden-tested in testdata/planspawn. They
+// build on every OS, so that Linux plans are tested as data everywhere.
+// Files ending in _linux.go make system calls or spawn.
 //
-// # Registries
+// # After a command
 //
-// WrapCommand keeps what FinishCommand needs in registries keyed by the
-// *exec.Cmd (the tree's cgroup in cgroup_linux.go, the git checks in
-// git_end_linux.go); the root keeps the egress proxy's (sandbox.EgressOf).
+// WrapCommand keeps no registry: it returns what it set up beside the
+// process as a [Command], which the root package keeps in its one
+// per-command session (session.go) and ends with Release, the proxy's
+// Close and FinishGit.
 //
 // Test hooks (hooks.go, hooks_linux.go; Test* and *Hook) are for the root
 // package's tests only.

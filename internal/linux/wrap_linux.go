@@ -3,8 +3,6 @@
 package linux
 
 import (
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,16 +11,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
-	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
-	"github.com/openparallax/sandbox/internal/cgroup"
 	"github.com/openparallax/sandbox/internal/execgrant"
-	"github.com/openparallax/sandbox/internal/seccomp"
 	"github.com/openparallax/sandbox/internal/spawnhelper"
 	"github.com/openparallax/sandbox/internal/spec"
 	"github.com/openparallax/sandbox/internal/trampoline"
@@ -99,12 +92,12 @@ func WrapCommand(cmd *exec.Cmd, cfg spec.Config) (*Command, error) {
 	return newCommand(t, g, git), nil
 }
 
+// wrapLinux wraps cmd in a list of steps: the checks of cmd, the Config
+// resolved, the target, the host's facts gathered, the spawn planned (and
+// checked: Strict) by PlanSpawn, and the plan applied to cmd.
 func wrapLinux(cmd *exec.Cmd, cfg spec.Config, opts wrapOptions) (g *EgressProc, err error) {
-	if cmd == nil {
-		return nil, errors.New("sandbox: WrapCommand: nil *exec.Cmd")
-	}
-	if cmd.Process != nil {
-		return nil, errors.New("sandbox: WrapCommand: command already started")
+	if err := startable(cmd); err != nil {
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -113,14 +106,8 @@ func wrapLinux(cmd *exec.Cmd, cfg spec.Config, opts wrapOptions) (g *EgressProc,
 			cmd.Err = err
 		}
 	}()
-	if len(cmd.Args) > 0 && cmd.Args[0] == trampoline.Arg0 {
-		return nil, errors.New("sandbox: WrapCommand: command already wrapped")
-	}
-	if cmd.Err != nil {
-		return nil, fmt.Errorf("sandbox: WrapCommand: %w", cmd.Err)
-	}
-	if cmd.SysProcAttr != nil && cmd.SysProcAttr.Chroot != "" {
-		return nil, errors.New("sandbox: WrapCommand: SysProcAttr.Chroot is not supported")
+	if err := wrappable(cmd); err != nil {
+		return nil, err
 	}
 	rc, err := spec.Resolve(cfg)
 	if err != nil {
@@ -129,370 +116,83 @@ func wrapLinux(cmd *exec.Cmd, cfg spec.Config, opts wrapOptions) (g *EgressProc,
 	if cfg.Strict {
 		strictStdio(cmd)
 	}
-	target, resolved, err := wrapTarget(cmd)
+	target, err := spawnTarget(cmd, opts)
 	if err != nil {
 		return nil, err
+	}
+	var w wrapHost
+	host, err := w.gather(cmd, rc, target, opts)
+	defer func() {
+		if err != nil && w.resolvDir != "" {
+			// The program's resolver asks the caller's, on a loopback
+			// address (egress_transparent_linux.go); removed at the
+			// egress's close, or here if WrapCommand fails.
+			os.RemoveAll(w.resolvDir)
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
+	s, err := PlanSpawn(rc, target, host)
+	if err != nil {
+		return nil, err
+	}
+	return w.apply(cmd, rc, target, host, s, opts)
+}
+
+// startable checks that cmd can be wrapped at all (cmd.Err is not set for
+// these: there is no command, or it has started).
+func startable(cmd *exec.Cmd) error {
+	if cmd == nil {
+		return errors.New("sandbox: WrapCommand: nil *exec.Cmd")
+	}
+	if cmd.Process != nil {
+		return errors.New("sandbox: WrapCommand: command already started")
+	}
+	return nil
+}
+
+// wrappable checks what of cmd the sandbox refuses.
+func wrappable(cmd *exec.Cmd) error {
+	if len(cmd.Args) > 0 && cmd.Args[0] == trampoline.Arg0 {
+		return errors.New("sandbox: WrapCommand: command already wrapped")
+	}
+	if cmd.Err != nil {
+		return fmt.Errorf("sandbox: WrapCommand: %w", cmd.Err)
+	}
+	if cmd.SysProcAttr != nil && cmd.SysProcAttr.Chroot != "" {
+		return errors.New("sandbox: WrapCommand: SysProcAttr.Chroot is not supported")
+	}
+	return nil
+}
+
+// spawnTarget is PlanSpawn's Target for cmd.
+func spawnTarget(cmd *exec.Cmd, opts wrapOptions) (Target, error) {
+	path, resolved, err := wrapTarget(cmd)
+	if err != nil {
+		return Target{}, err
 	}
 	env, err := targetEnv(cmd)
 	if err != nil {
-		return nil, err
+		return Target{}, err
 	}
-
-	// The tree's cgroup: found before the plan is checked, so that the
-	// plan (and Strict) judge the limits by what this spawn will get.
-	var cgm *cgroup.Manager
-	var avail spec.Cgroup
-	if needsCgroup(cfg.Limits) || opts.killGroup && cfg.AllowProcessSpawn {
-		var derr error
-		cgm, derr = detectCgroup()
-		if needsCgroup(cfg.Limits) {
-			avail = availOf(cgm, derr)
-		}
-	}
-	rc.Cgroup = &avail
-
-	k := kernel()
-	pol := buildLinuxPolicy(rc, k.abi, inChild, []string{resolved})
 	cwd := cmd.Dir
 	if cwd == "" {
 		cwd, _ = os.Getwd()
 	} else if abs, err := filepath.Abs(cwd); err == nil {
 		cwd = abs
 	}
-	eplan := egressPlanFor(rc)
-	if err := eplan.loopBindError(); err != nil {
-		return nil, err
-	}
-	var resolvDir string
-	if len(eplan.transparent) > 0 {
-		// The program's resolver asks the caller's, on a loopback
-		// address (egress_transparent_linux.go); removed at the
-		// egress's close, or below if WrapCommand fails.
-		if resolvDir, err = withResolvConf(rc); err != nil {
-			return nil, fmt.Errorf("sandbox: WrapCommand: %w", err)
-		}
-		defer func() {
-			if err != nil {
-				os.RemoveAll(resolvDir)
-			}
-		}()
-	}
-	pol.Layer = newMountLayer(rc, []string{resolved}, cwd)
-	if cfg.AllowSysVIPC {
-		// System V IPC allowed: in a private IPC namespace, the
-		// namespaces' (nsAttr), where they can be made; no mounts.
-		ns := namespaces()
-		pol.IPCNamespace = &ns
-	}
-	plan := linuxPlan(rc, pol, k.seccomp, k.abiReason)
-	eplan.addTo(&plan)
-	if err := spec.CheckApplicable(plan, cfg.Strict, spec.ScopeCommand); err != nil {
-		return nil, err
-	}
-	if eplan.on {
-		// Inside its namespace the program can reach nothing but the
-		// proxy and the transparent path's listeners (lo only, every
-		// route local): Landlock says so too.
-		eplan.restrictConnect(&pol)
-		env = proxyEnv(env, eplan)
-	}
-	// Run's tree (with spawn): a PID namespace, whose PID 1 the program
-	// is, where namespaces are available. When the program dies, however
-	// it dies, the kernel kills every other process of the namespace
-	// before its parent can reap it, and nothing can leave the namespace
-	// (seccomp refuses setns and unshare); the program has Pdeathsig
-	// SIGKILL, so the tree also dies with a caller that is killed, at once
-	// (a cgroup's reaper needs the time to start a process and kill).
-	// Where namespaces are unavailable, Run kills through the tree's
-	// cgroup if one can stop the tree whole, else by its session scan
-	// (killSession); a killed caller's tree then lives on unless it has a
-	// cgroup, which the caller's reaper kills and removes.
-	pidNS := opts.pidNS != nil && cfg.AllowProcessSpawn && namespaces().ok
-	ipcNS := pol.IPCNamespace != nil && pol.IPCNamespace.ok
-	var attr *syscall.SysProcAttr
-	if pol.Layer.used() || eplan.on || pidNS || ipcNS {
-		// With egress, a network namespace too, whether or not the
-		// mount layer has anything to do. Every such start has a
-		// private IPC namespace (nsAttr): for AllowSysVIPC that is
-		// all it needs.
-		if attr, err = nsAttr(cmd.SysProcAttr, eplan.on, pidNS); err != nil {
-			return nil, fmt.Errorf("sandbox: WrapCommand: %w", err)
-		}
-	}
-	sp := pol.Seccomp
-	sp.DenySetsid = opts.denySetsid
-	sp.DenyPdeathsigChange = opts.denyPdeathsigChange
-	// Without spawning and without an exec allowlist the target is the
-	// only program its process may ever run (see seccomp's exec_nonce.go).
-	sp.ExecNonce = !cfg.AllowProcessSpawn && len(rc.Exec) == 0
-	filter, err := trampolineFilter(sp)
-	if err != nil {
-		return nil, err
-	}
-	helper, _ := childHalf()
-	if helper == nil {
-		if _, err := os.Stat(selfExe); err != nil {
-			return nil, fmt.Errorf("%w: WrapCommand re-executes %s: %w", spec.ErrUnavailable, selfExe, err)
-		}
-	}
-
-	p := &trampoline.Payload{
-		Path:       target,
-		Env:        env,
-		FirstFD:    3 + len(cmd.ExtraFiles),
-		ErrFD:      -1,
-		HandledFS:  uint64(pol.HandledFS),
-		HandledNet: uint64(pol.HandledNet),
-		Scoped:     uint64(pol.Scoped),
-		Rules:      make([]trampoline.PathRule, 0, len(pol.System)+len(pol.Paths)),
-	}
-	for _, r := range pol.System {
-		p.Rules = append(p.Rules, trampoline.PathRule{Path: r.Path, Dir: uint64(r.Dir), File: uint64(r.File)})
-	}
-	if testHookBeforeRuleIDs != nil {
-		testHookBeforeRuleIDs()
-	}
-	for _, r := range pol.Paths {
-		// The child checks that it opens the object resolved here: a
-		// path replaced since (by a symlink to a secret, say) grants
-		// nothing. A path gone already grants nothing either.
-		//
-		// Not for /dev/shm under the mount layer (allow_shared_memory):
-		// the child opens the private tmpfs the layer mounted there,
-		// not what is here. Every other rule path was resolved
-		// (symlinks and all) when the policy was built, so a symlink
-		// here now was swapped in since: lstat, not stat, which would
-		// record the object the substitute names and let the child
-		// grant it. The same one system call.
-		rule := trampoline.PathRule{Path: r.Path}
-		if attr == nil || !slices.Contains(pol.Layer.plan.Tmp, r.Path) {
-			var st unix.Stat_t
-			if err := unix.Lstat(r.Path, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
-				continue
-			}
-			rule.Dev, rule.Ino = st.Dev, st.Ino
-		}
-		// Directory rights always include READ_DIR, file rights never.
-		if r.Access&ll.AccessFSReadDir != 0 {
-			rule.Dir = uint64(r.Access)
-		} else {
-			rule.File = uint64(r.Access)
-		}
-		p.Rules = append(p.Rules, rule)
-	}
-	if pol.HandledNet != 0 {
-		for _, port := range pol.Connect {
-			p.Ports = append(p.Ports, trampoline.PortRule{Port: uint64(port), Access: ll.AccessNetConnectTCP})
-		}
-		for _, port := range pol.Bind {
-			p.Ports = append(p.Ports, trampoline.PortRule{Port: uint64(port), Access: ll.AccessNetBindTCP})
-		}
-	}
-	p.Filters = [][]trampoline.SockFilter{filter.prog}
-	if sp.AllowExec && sp.ExecNonce {
-		prog, nonce, err := filter.withNonce()
-		if err != nil {
-			return nil, err
-		}
-		p.Filters[0], p.ExecNonce = prog, nonce
-	}
-	if attr != nil {
-		if err := withNamespaceStep(p, rc, pol); err != nil {
-			return nil, err
-		}
-	}
-	extra := slices.Clone(cmd.ExtraFiles)
-	if opts.failurePipe != nil {
-		p.ErrFD = p.FirstFD
-		extra = append(extra, opts.failurePipe)
-	}
-	if eplan.on {
-		if g, err = startEgress(eplan); err != nil {
-			return nil, fmt.Errorf("sandbox: WrapCommand: egress proxy: %w", err)
-		}
-		g.resolvDir = resolvDir
-		defer func() {
-			if err != nil {
-				g.Close()
-				g = nil
-			}
-		}()
-		// The child's end of the handoff channel: above the failure
-		// pipe, so marked close-on-exec with it; the child closes it
-		// itself once it has sent the listener.
-		extra = append(extra, g.childEnd)
-		p.Net = trampoline.NetStep{FD: 3 + len(extra) - 1, Port: eplan.port, Transparent: eplan.transparent, Pool: uint32(eplan.poolSize())}
-	}
-	if !cfg.Limits.IsZero() {
-		// The caller's hard limits are read only when there is a limit
-		// to clamp: not on every spawn.
-		p.Rlimits = commandRlimits(cfg.Limits, avail, rlimitCeilings())
-	}
-
-	// Last, as nothing can fail after it: the tree's cgroup, with its
-	// limits written, whose cgroup.procs descriptors the child half
-	// writes "0" to before anything else (failing closed).
-	var tg *treeGroup
-	if cgroupLimits(cfg.Limits, avail) != (cgroup.Limits{}) {
-		t, err := newTreeGroup(cgm, cfg.Limits, avail)
-		if err != nil {
-			return nil, fmt.Errorf("sandbox: WrapCommand: cannot make the tree's cgroup for Limits: %w", err)
-		}
-		tg = t
-	} else if opts.killGroup && cfg.AllowProcessSpawn && cgm != nil && cgm.KillsRaceFree() {
-		// Only for the kill: without it Run falls back to its own.
-		tg, _ = newTreeGroup(cgm, spec.Limits{}, avail)
-	}
-	if tg != nil {
-		for _, f := range tg.g.ProcsFiles() {
-			p.CgroupFDs = append(p.CgroupFDs, 3+len(extra))
-			extra = append(extra, f)
-		}
-	} else if !cfg.Limits.IsZero() {
-		tg = &treeGroup{limits: cfg.Limits}
-	}
-	if opts.group != nil {
-		*opts.group = tg
-	}
-	if opts.pidNS != nil {
-		*opts.pidNS = pidNS
-	}
-	if opts.git != nil {
-		if pol.Layer.used() {
-			opts.git.commonDirs = pol.Layer.missingCommonDirs()
-			opts.git.repos = pol.Layer.git
-			opts.git.protected = pol.Layer.gitDirs
-		}
-		opts.git.spots = pol.Layer.gitSpots
-		opts.git.depth = pol.Layer.gitDepth()
-		opts.git.pin() // before the program can change what the paths name
-	}
-
 	argv := cmd.Args
 	if len(argv) == 0 {
 		argv = []string{cmd.Path}
 	}
-	if helper != nil {
-		// The helper is the last inherited descriptor, above the
-		// failure pipe; exec.Cmd puts it at exactly that number in the
-		// child, which executes it through /proc/self/fd. The helper
-		// marks it close-on-exec with everything from FirstFD up.
-		extra = append(extra, helper)
-		cmd.Path = spawnhelper.Path(3 + len(extra) - 1)
-	} else {
-		cmd.Path = selfExe
-	}
-	cmd.Args = append([]string{trampoline.Arg0}, argv...)
-	cmd.Env = p.Environ()
-	cmd.ExtraFiles = extra
-	if attr != nil {
-		cmd.SysProcAttr = attr
-	}
-	return g, nil
-}
-
-// withNamespaceStep adds the mount layer's step to p, and the Landlock
-// rules of the Mounts' targets: each opens, in the child after the
-// mounts, the source shown there (checked by the source's device and
-// inode), with read rights, or read-write ones for a writable mount.
-func withNamespaceStep(p *trampoline.Payload, rc *spec.Resolved, pol linuxPolicy) error {
-	var ns unix.Stat_t
-	if err := unix.Stat("/proc/self/ns/mnt", &ns); err != nil {
-		return fmt.Errorf("%w: WrapCommand: /proc/self/ns/mnt: %w", spec.ErrUnavailable, err)
-	}
-	p.Flags |= trampoline.FlagNamespaces
-	p.Net = trampoline.NetStep{FD: -1}
-	p.ParentMountNS = [2]uint64{ns.Dev, ns.Ino}
-	if !pol.Layer.used() {
-		// Only the egress layer, Run's PID namespace or AllowSysVIPC's
-		// private IPC namespace needs the namespaces: no mounts.
-		return nil
-	}
-	p.Mounts = pol.Layer.plan.MountOps()
-	for _, m := range p.Mounts {
-		if m.Slot >= trampoline.MaxMountSlots {
-			// Both child halves refuse such a payload; say why here.
-			return fmt.Errorf("sandbox: WrapCommand: the mount layer's plan needs more than %d mount clones (too many write, deny and mount paths)", trampoline.MaxMountSlots)
-		}
-	}
-	unixRight := landlock.AccessFSSet(0)
-	if rc.Config.AllowUnixSockets {
-		unixRight = ll.AccessFSResolveUnix
-	}
-	// The private /tmp and /dev/shm are the sandbox's own: granted
-	// read-write (they are noexec). Programs that write to /tmp whatever
-	// TMPDIR says, and POSIX shared memory and semaphores, work, and
-	// nothing of the host's is there.
-	for _, d := range pol.Layer.plan.Tmp {
-		p.Rules = append(p.Rules, trampoline.PathRule{Path: d, Dir: uint64((llWriteDir | unixRight) & pol.HandledFS)})
-	}
-	for _, m := range rc.Mounts {
-		// m.Path is resolved: lstat, as for the rules above.
-		var st unix.Stat_t
-		if err := unix.Lstat(m.Path, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
-			continue // gone (reported by the plan as a gap) or swapped
-		}
-		rule := trampoline.PathRule{Path: m.At, Dev: st.Dev, Ino: st.Ino}
-		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			rule.Dir = uint64(pick(m.Write, llWriteDir|unixRight, llReadDir) & pol.HandledFS)
-		} else {
-			rule.File = uint64(pick(m.Write, llWriteFile, llRead) & pol.HandledFS)
-		}
-		p.Rules = append(p.Rules, rule)
-	}
-	return nil
-}
-
-// filterCache maps a seccomp.Policy to its *cachedFilter. The program
-// depends on nothing but the policy and the architecture, and assembling it
-// costs about as much as the rest of WrapCommand.
-var filterCache sync.Map
-
-// cachedFilter is a program, never modified once stored, and where the
-// exec nonce goes into a copy of it (Policy.ExecNonce).
-type cachedFilter struct {
-	prog  []trampoline.SockFilter
-	slots [4][]int
-}
-
-func trampolineFilter(p seccomp.Policy) (*cachedFilter, error) {
-	if v, ok := filterCache.Load(p); ok {
-		return v.(*cachedFilter), nil
-	}
-	f, err := seccomp.Build(p)
-	if err != nil {
-		return nil, fmt.Errorf("%w: building seccomp filter: %w", spec.ErrUnavailable, err)
-	}
-	c := &cachedFilter{prog: make([]trampoline.SockFilter, len(f.Program))}
-	for i, ins := range f.Program {
-		c.prog[i] = trampoline.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
-	}
-	if p.AllowExec && p.ExecNonce {
-		if c.slots, err = seccomp.ExecNonceSlots(f.Program); err != nil {
-			return nil, fmt.Errorf("%w: building seccomp filter: %w", spec.ErrUnavailable, err)
-		}
-	}
-	filterCache.Store(p, c)
-	return c, nil
-}
-
-// withNonce returns a copy of the program with a fresh random exec nonce in
-// it, and the nonce. The words are written the way seccomp.PatchExecNonce
-// writes them (TestWrapExecNoncePatch compares the two).
-func (c *cachedFilter) withNonce() ([]trampoline.SockFilter, [2]uint64, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return nil, [2]uint64{}, fmt.Errorf("sandbox: WrapCommand: exec nonce: %w", err)
-	}
-	nonce := [2]uint64{binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])}
-	words := [4]uint32{uint32(nonce[0]), uint32(nonce[0] >> 32), uint32(nonce[1]), uint32(nonce[1] >> 32)}
-	prog := slices.Clone(c.prog)
-	for w, s := range c.slots {
-		for _, i := range s {
-			prog[i].K = words[w]
-		}
-	}
-	return prog, nonce, nil
+	return Target{Path: path, Resolved: resolved, Argv: argv, Env: env, Dir: cwd, ExtraFiles: len(cmd.ExtraFiles),
+		SpawnOptions: SpawnOptions{
+			FailurePipe:         opts.failurePipe != nil,
+			DenySetsid:          opts.denySetsid,
+			DenyPdeathsigChange: opts.denyPdeathsigChange,
+			PIDNamespace:        opts.pidNS != nil,
+		}}, nil
 }
 
 // testHookBeforeRuleIDs, when set (tests), runs in WrapCommand after the

@@ -12,12 +12,12 @@ import (
 	"github.com/openparallax/sandbox/internal/trampoline"
 )
 
-// TestWrapExecNoncePatch: withNonce, which WrapCommand uses, writes the
+// TestWrapExecNoncePatch: patched, which WrapCommand uses, writes the
 // nonce into the program exactly as seccomp.PatchExecNonce does (the one
 // the seccomp package's tests run through a BPF VM), so that the nonce the
 // child puts in the execve registers is the one the filter compares; each
 // call draws a new nonce; and the cached program keeps its placeholder.
-// A different word order in withNonce (say the two words of one argument
+// A different word order in patched (say the two words of one argument
 // swapped) makes the programs differ, unless those two random words are
 // equal (probability 2^-32).
 func TestWrapExecNoncePatch(t *testing.T) {
@@ -44,10 +44,11 @@ func TestWrapExecNoncePatch(t *testing.T) {
 
 		var nonces [][2]uint64
 		for range 2 {
-			prog, nonce, err := c.withNonce()
+			nonce, err := newNonce()
 			if err != nil {
 				t.Fatal(err)
 			}
+			prog := c.patched(nonce)
 			want := slices.Clone(f.Program)
 			if err := seccomp.PatchExecNonce(want, slots, nonce); err != nil {
 				t.Fatal(err)
@@ -60,10 +61,10 @@ func TestWrapExecNoncePatch(t *testing.T) {
 			if got := sockFilters(want); !slices.Equal(prog, got) {
 				for i := range min(len(prog), len(got)) {
 					if prog[i] != got[i] {
-						t.Errorf("%+v: instruction %d: withNonce wrote %+v, PatchExecNonce %+v", pol, i, prog[i], got[i])
+						t.Errorf("%+v: instruction %d: patched wrote %+v, PatchExecNonce %+v", pol, i, prog[i], got[i])
 					}
 				}
-				t.Fatalf("%+v: withNonce's program (%d instructions) is not PatchExecNonce's (%d) for nonce %#x", pol, len(prog), len(got), nonce)
+				t.Fatalf("%+v: patched's program (%d instructions) is not PatchExecNonce's (%d) for nonce %#x", pol, len(prog), len(got), nonce)
 			}
 			nonces = append(nonces, nonce)
 		}
@@ -71,7 +72,7 @@ func TestWrapExecNoncePatch(t *testing.T) {
 			t.Errorf("%+v: two calls gave the same nonce %#x", pol, nonces[0])
 		}
 		if !slices.Equal(c.prog, cached) {
-			t.Errorf("%+v: withNonce changed the cached program", pol)
+			t.Errorf("%+v: patched changed the cached program", pol)
 		}
 		if again, err := trampolineFilter(pol); err != nil || again != c {
 			t.Errorf("%+v: the cache did not return the same filter: %v", pol, err)

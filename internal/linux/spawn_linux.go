@@ -1,0 +1,296 @@
+package linux
+
+// The apply halves around PlanSpawn: gather gathers the host's facts a
+// spawn's plan needs (Host), apply wires the *exec.Cmd as the plan says,
+// starting the egress proxy and making the tree's cgroup.
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/openparallax/sandbox/internal/cgroup"
+	"github.com/openparallax/sandbox/internal/spawnhelper"
+	"github.com/openparallax/sandbox/internal/spec"
+)
+
+// wrapHost is what the apply half keeps of a wrap between gather and
+// apply.
+type wrapHost struct {
+	cgm       *cgroup.Manager
+	avail     spec.Cgroup
+	eplan     egressPlan
+	resolvDir string // the transparent path's resolv.conf, "" when none
+	helper    *os.File
+	// group: the tree's cgroup is made for the Limits (groupLimits), for
+	// Run's kill only (groupKill), or not at all ("").
+	group string
+}
+
+const (
+	groupLimits = "limits"
+	groupKill   = "kill"
+)
+
+// gather gathers the host's facts for PlanSpawn, in the order WrapCommand
+// has always looked at them.
+func (w *wrapHost) gather(cmd *exec.Cmd, rc *spec.Resolved, target Target, opts wrapOptions) (Host, error) {
+	cfg := rc.Config
+	// The tree's cgroup: found before the plan is checked, so that the
+	// plan (and Strict) judge the limits by what this spawn will get.
+	if needsCgroup(cfg.Limits) || opts.killGroup && cfg.AllowProcessSpawn {
+		var derr error
+		w.cgm, derr = detectCgroup()
+		if needsCgroup(cfg.Limits) {
+			w.avail = availOf(w.cgm, derr)
+		}
+	}
+	rc.Cgroup = &w.avail
+
+	k := kernel()
+	h := Host{ABI: k.abi, ABIReason: k.abiReason, Seccomp: k.seccomp}
+	h.Policy = buildLinuxPolicy(rc, k.abi, inChild, []string{target.Resolved})
+	w.eplan = egressPlanFor(rc)
+	if err := w.eplan.loopBindError(); err != nil {
+		return Host{}, err
+	}
+	if len(w.eplan.transparent) > 0 {
+		var err error
+		if w.resolvDir, err = withResolvConf(rc); err != nil {
+			return Host{}, fmt.Errorf("sandbox: WrapCommand: %w", err)
+		}
+	}
+	h.Layer = newMountLayer(rc, []string{target.Resolved}, target.Dir)
+	if needNamespaceProbe(rc, target) {
+		h.Namespaces = namespaces()
+	}
+	h.Egress = w.egress(h.Policy, target.Env)
+	h.Rules = ruleIDs(h.Policy, rc)
+	w.gatherProcess(cmd, &h)
+	if !cfg.Limits.IsZero() {
+		// The caller's hard limits are read only when there is a limit
+		// to clamp: not on every spawn.
+		h.Rlimits = commandRlimits(cfg.Limits, w.avail, rlimitCeilings())
+	}
+	h.CgroupProcs = w.planGroup(cfg, opts)
+	return h, nil
+}
+
+// gatherProcess gathers the facts of this process: the child half, the
+// caller's SysProcAttr, the mount namespace, and a fresh exec nonce.
+func (w *wrapHost) gatherProcess(cmd *exec.Cmd, h *Host) {
+	w.helper, _ = childHalf()
+	h.Helper = w.helper != nil
+	if w.helper == nil {
+		if _, err := os.Stat(selfExe); err != nil {
+			h.SelfExeErr = fmt.Errorf("%w: WrapCommand re-executes %s: %w", spec.ErrUnavailable, selfExe, err)
+		}
+	}
+	_, h.AttrErr = nsAttr(cmd.SysProcAttr, false, false)
+	var ns unix.Stat_t
+	if err := unix.Stat("/proc/self/ns/mnt", &ns); err != nil {
+		h.ParentMountNSErr = err
+	} else {
+		h.ParentMountNS = [2]uint64{ns.Dev, ns.Ino}
+	}
+	h.Nonce, h.NonceErr = newNonce()
+}
+
+// egress is the egress plan's part of the spawn as data.
+func (w *wrapHost) egress(pol linuxPolicy, env []string) SpawnEgress {
+	e := w.eplan
+	if !e.on {
+		return SpawnEgress{AddTo: e.addTo}
+	}
+	r := linuxPolicy{ABI: pol.ABI, HandledNet: pol.HandledNet, Seccomp: pol.Seccomp}
+	e.restrictConnect(&r)
+	return SpawnEgress{On: true, Port: e.port, Transparent: e.transparent, Pool: uint32(e.poolSize()),
+		Connect: r.Connect, HandledNet: r.HandledNet, AllowUDP: r.Seccomp.AllowUDP,
+		Env: proxyEnv(env, e), AddTo: e.addTo}
+}
+
+// ruleIDs lstats the policy's rule paths and the Mounts' sources, after
+// testHookBeforeRuleIDs. Every path was resolved (symlinks and all) when
+// the policy was built, so a symlink here now was swapped in since: lstat,
+// not stat, which would record the object the substitute names.
+func ruleIDs(pol linuxPolicy, rc *spec.Resolved) map[string]RuleID {
+	if testHookBeforeRuleIDs != nil {
+		testHookBeforeRuleIDs()
+	}
+	ids := make(map[string]RuleID, len(pol.Paths)+len(rc.Mounts))
+	look := func(p string) {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err == nil {
+			ids[p] = RuleID{Dev: st.Dev, Ino: st.Ino, Dir: st.Mode&unix.S_IFMT == unix.S_IFDIR, Symlink: st.Mode&unix.S_IFMT == unix.S_IFLNK}
+		}
+	}
+	for _, r := range pol.Paths {
+		look(r.Path)
+	}
+	for _, m := range rc.Mounts {
+		look(m.Path)
+	}
+	return ids
+}
+
+// planGroup decides whether the tree gets a cgroup, and returns the
+// number of its cgroup.procs files (one per hierarchy).
+func (w *wrapHost) planGroup(cfg spec.Config, opts wrapOptions) int {
+	procs := func(m *cgroup.Manager) int {
+		switch {
+		case m == nil:
+			return 0
+		case m.Version == cgroup.V2:
+			return 1
+		}
+		return len(m.Controllers)
+	}
+	if cl := cgroupLimits(cfg.Limits, w.avail); cl != (cgroup.Limits{}) {
+		w.group = groupLimits
+		return procs(w.cgm.For(cl))
+	}
+	if opts.killGroup && cfg.AllowProcessSpawn && w.cgm != nil && w.cgm.KillsRaceFree() {
+		// Only for the kill: without it Run falls back to its own.
+		w.group = groupKill
+		return procs(w.cgm.For(cgroup.Limits{}))
+	}
+	return 0
+}
+
+// newNonce draws an exec nonce.
+func newNonce() ([2]uint64, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return [2]uint64{}, err
+	}
+	return [2]uint64{binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])}, nil
+}
+
+// apply wires cmd as s says: the namespaces' SysProcAttr, the egress
+// proxy, the tree's cgroup (last, as nothing can fail after it), and what
+// the caller asked to receive.
+func (w *wrapHost) apply(cmd *exec.Cmd, rc *spec.Resolved, target Target, host Host, s Spawn, opts wrapOptions) (g *EgressProc, err error) {
+	var attr *syscall.SysProcAttr
+	if s.Namespaces {
+		if attr, err = nsAttr(cmd.SysProcAttr, s.NetNamespace, s.PIDNamespace); err != nil {
+			return nil, fmt.Errorf("sandbox: WrapCommand: %w", err)
+		}
+	}
+	if w.eplan.on {
+		if g, err = startEgress(w.eplan); err != nil {
+			return nil, fmt.Errorf("sandbox: WrapCommand: egress proxy: %w", err)
+		}
+		g.resolvDir = w.resolvDir
+		defer func() {
+			if err != nil {
+				g.Close()
+				g = nil
+			}
+		}()
+	}
+	tg, err := w.treeGroup(rc.Config.Limits)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(tg.procs()); n != host.CgroupProcs {
+		// The kill's cgroup could not be made (or has other
+		// hierarchies than planned): the payload names what there is.
+		host.CgroupProcs = n
+		if s, err = PlanSpawn(rc, target, host); err != nil {
+			tg.close()
+			return nil, err
+		}
+	}
+	if opts.group != nil {
+		*opts.group = tg
+	}
+	if opts.pidNS != nil {
+		*opts.pidNS = s.PIDNamespace
+	}
+	if opts.git != nil {
+		w.gitEnd(opts.git, host.Layer)
+	}
+	w.wire(cmd, s, g, tg, opts.failurePipe)
+	if attr != nil {
+		cmd.SysProcAttr = attr
+	}
+	return g, nil
+}
+
+// treeGroup makes the tree's cgroup, with its limits written, as planned:
+// nil when the tree has neither a cgroup nor limits.
+func (w *wrapHost) treeGroup(l spec.Limits) (*treeGroup, error) {
+	var tg *treeGroup
+	switch w.group {
+	case groupLimits:
+		t, err := newTreeGroup(w.cgm, l, w.avail)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: WrapCommand: cannot make the tree's cgroup for Limits: %w", err)
+		}
+		tg = t
+	case groupKill:
+		tg, _ = newTreeGroup(w.cgm, spec.Limits{}, w.avail)
+	}
+	if tg == nil && !l.IsZero() {
+		tg = &treeGroup{limits: l}
+	}
+	return tg, nil
+}
+
+// procs are the cgroup.procs files of t's cgroup (none without one).
+func (t *treeGroup) procs() []*os.File {
+	if t == nil || t.g == nil {
+		return nil
+	}
+	return t.g.ProcsFiles()
+}
+
+// gitEnd fills what the git checks after the command need (see gitEnd).
+func (w *wrapHost) gitEnd(git *gitEnd, layer *mountLayer) {
+	if layer.used() {
+		git.commonDirs = layer.missingCommonDirs()
+		git.repos = layer.git
+		git.protected = layer.gitDirs
+	}
+	git.spots = layer.gitSpots
+	git.depth = layer.gitDepth()
+	git.pin() // before the program can change what the paths name
+}
+
+// wire sets cmd's Path, Args, Env and ExtraFiles as s says.
+func (w *wrapHost) wire(cmd *exec.Cmd, s Spawn, g *EgressProc, tg *treeGroup, failurePipe *os.File) {
+	extra := make([]*os.File, 0, len(s.Files))
+	caller, procs := cmd.ExtraFiles, tg.procs()
+	for _, role := range s.Files {
+		var f *os.File
+		switch role {
+		case FileCaller:
+			f, caller = caller[0], caller[1:]
+		case FileFailurePipe:
+			f = failurePipe
+		case FileEgress:
+			f = g.childEnd
+		case FileCgroupProcs:
+			f, procs = procs[0], procs[1:]
+		case FileHelper:
+			f = w.helper
+		default:
+			panic(errors.New("sandbox: WrapCommand: no file for role " + string(role)))
+		}
+		extra = append(extra, f)
+	}
+	if s.HelperFD >= 0 {
+		cmd.Path = spawnhelper.Path(s.HelperFD)
+	} else {
+		cmd.Path = selfExe
+	}
+	cmd.Args = s.Args
+	cmd.Env = s.Payload.Environ()
+	cmd.ExtraFiles = extra
+}
