@@ -35,6 +35,7 @@ import (
 	"sync"
 
 	"github.com/openparallax/sandbox/internal/egress"
+	"github.com/openparallax/sandbox/internal/runtemp"
 	"github.com/openparallax/sandbox/internal/spec"
 )
 
@@ -117,10 +118,10 @@ func withResolvConf(rc *spec.Resolved) (string, error) {
 	if fi, err := os.Stat(at); err != nil || !fi.Mode().IsRegular() {
 		return "", nil
 	}
-	// Named as a Run's temporary directory is (RunTempPattern): a caller
+	// Named as a Run's temporary directory is (runtemp.Pattern): a caller
 	// killed before it removed the directory leaves it for the next Run's
 	// sweep of dead callers' directories.
-	dir, err := os.MkdirTemp("", RunTempPattern())
+	dir, err := os.MkdirTemp("", runtemp.Pattern())
 	if err != nil {
 		return "", fmt.Errorf("generated resolv.conf: %w", err)
 	}

@@ -23,8 +23,6 @@ func checkApplicableIn(p spec.Plan, cfg Config, scope string) error {
 	return spec.CheckApplicable(p, cfg.Strict, scope)
 }
 
-func runTempPattern() string { return RunTempPattern() }
-
 // testSandbox is sandbox.New() on Linux without the root package: the
 // engine's ApplySelf and WrapCommand on a Config.
 type testSandbox struct{}

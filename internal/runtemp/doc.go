@@ -11,4 +11,10 @@
 // The directory is the program's to write; the caller grants it ([Dir.Path])
 // and points the program at it ([Dir.Environ]). What the program leaves
 // there is removed by [Dir.Remove] without following any link it holds.
+//
+// A caller killed mid-run cannot remove its directory. On Linux each
+// directory is named for its caller ([Pattern]: PID namespace, PID and
+// start time), and [New] first sweeps the temporary directory for those
+// whose caller is dead ([Sweep]); the Linux egress layer names its
+// generated resolv.conf's directory the same way, so the sweep covers it.
 package runtemp

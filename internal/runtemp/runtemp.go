@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/openparallax/sandbox/internal/linux"
 )
 
 // tempEnvVars point programs at the private temporary directory: TMPDIR
@@ -23,14 +21,14 @@ type Dir struct {
 }
 
 // New creates a fresh directory (mode 0700) in the caller's temporary
-// directory (named by linux.RunTempPattern), with a tmp directory inside
+// directory (named by linux.Pattern), with a tmp directory inside
 // it and a home beside that when env sets no HOME. First it removes those
-// a killed caller left there (linux.SweepRunTemps: Linux). The path is
+// a killed caller left there (linux.Sweep: Linux). The path is
 // resolved (macOS: /private/var/folders), since rules are made on
 // resolved paths. On error nothing is left behind.
 func New(env []string) (*Dir, error) {
-	linux.SweepRunTemps()
-	dir, err := os.MkdirTemp("", linux.RunTempPattern())
+	Sweep()
+	dir, err := os.MkdirTemp("", Pattern())
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package linux
+package runtemp
 
 import (
 	"fmt"
@@ -45,10 +45,10 @@ const runTempPrefix = "sandbox-run-"
 // runOwner is this process's identity, read once.
 var runOwner = sync.OnceValues(cgroup.Self)
 
-// RunTempPattern is os.MkdirTemp's pattern for a Run's temporary
+// Pattern is os.MkdirTemp's pattern for a Run's temporary
 // directory: named for this process, or "sandbox-run-*" where its
 // identity cannot be read (such a directory is never swept).
-func RunTempPattern() string {
+func Pattern() string {
 	o, err := runOwner()
 	if err != nil {
 		return runTempPrefix + "*"
@@ -72,9 +72,9 @@ func parseRunTemp(name string) (cgroup.Owner, bool) {
 	return cgroup.Owner{PIDNS: ns, PID: pid, Start: start}, true
 }
 
-// SweepRunTemps removes the temporary directories of dead callers (see
+// Sweep removes the temporary directories of dead callers (see
 // above).
-func SweepRunTemps() {
+func Sweep() {
 	self, err := runOwner()
 	if err != nil {
 		return

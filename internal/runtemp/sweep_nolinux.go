@@ -1,12 +1,12 @@
 //go:build !linux
 
-package linux
+package runtemp
 
-// RunTempPattern is os.MkdirTemp's pattern for a Run's temporary
+// Pattern is os.MkdirTemp's pattern for a Run's temporary
 // directory. Outside Linux it does not name its caller, and no sweep
 // removes a killed caller's (not done here: telling a dead caller from a
 // live one needs a process identity that survives PID reuse).
-func RunTempPattern() string { return "sandbox-run-*" }
+func Pattern() string { return "sandbox-run-*" }
 
-// SweepRunTemps does nothing outside Linux (see RunTempPattern).
-func SweepRunTemps() {}
+// Sweep does nothing outside Linux (see Pattern).
+func Sweep() {}

@@ -1,0 +1,26 @@
+package runtemp
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseRunTemp(t *testing.T) {
+	if o, ok := parseRunTemp("sandbox-run-4026531836-123-456-789"); !ok || o.PIDNS != 4026531836 || o.PID != 123 || o.Start != 456 {
+		t.Errorf("a named directory: %+v, %v", o, ok)
+	}
+	for _, name := range []string{"sandbox-run-123456", "sandbox-run-1-2-3", "sandbox-run-1-0-3-4", "sandbox-run-a-2-3-4",
+		"sandbox-run-1-2-3-", "other-1-2-3-4", "sandbox-run-1-2-3-4-5"} {
+		if o, ok := parseRunTemp(name); ok {
+			t.Errorf("%s parsed as %+v", name, o)
+		}
+	}
+	if p := Pattern(); !strings.HasPrefix(p, "sandbox-run-") || !strings.HasSuffix(p, "-*") {
+		t.Errorf("pattern %q", p)
+	}
+	if o, ok := parseRunTemp(strings.Replace(Pattern(), "*", "42", 1)); !ok {
+		t.Errorf("this process's own pattern %q does not parse back", Pattern())
+	} else if self, _ := runOwner(); o != self {
+		t.Errorf("this process's own pattern names %+v, not %+v", o, self)
+	}
+}
