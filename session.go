@@ -104,6 +104,15 @@ func (s *session) finish(ps *os.ProcessState) (CommandReport, error) {
 // caller must know its tree is gone (a program that starts no process, or
 // AllowProcessSpawn false). Calling it again, or for a command WrapCommand
 // did not prepare, reports nothing.
+//
+// Run ends its own program by the same steps, in the same order. A command
+// whose caller never calls FinishCommand keeps its egress proxy and the
+// descriptors of the git checks only until the *exec.Cmd is reclaimed by
+// the garbage collector (do not rely on the timing); its tree's cgroup,
+// with Limits, stays until ReleaseCommand or the caller's exit (see
+// [Limits]: the caller's reaper removes it). An error names what could not
+// be ended (the cgroup could not be removed, the proxy did not close, a
+// git check failed); the report holds what was found all the same.
 func FinishCommand(cmd *exec.Cmd) (CommandReport, error) {
 	if cmd == nil {
 		return CommandReport{}, nil
