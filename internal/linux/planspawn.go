@@ -62,7 +62,9 @@ type RuleID struct {
 
 // Host is every fact of the host a spawn's plan depends on, gathered by the
 // apply half (spawn_linux.go) before PlanSpawn: PlanSpawn reads nothing
-// else.
+// else, given rc.Cgroup, the cgroup the tree gets, which the apply half
+// sets too (with rc.Cgroup nil the child half's rlimits assume none, and
+// the plan's limits entries would look for one on the host).
 type Host struct {
 	// ABI is the kernel's Landlock ABI (0: none, ABIReason says why);
 	// Seccomp whether seccomp filters can be loaded.
