@@ -7,7 +7,6 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/openparallax/sandbox/internal/spec"
 	"golang.org/x/sys/unix"
 )
 
@@ -21,16 +20,7 @@ import (
 // It also carries the caller's hard limits, which the child half of
 // WrapCommand and Run inherits and cannot raise, for the plan to say what
 // a limit above them becomes.
-func currentCreds() selfCreds {
-	c := selfCreds{uid0: os.Getuid() == 0, hard: map[string]uint64{}}
-	ceilings := rlimitCeilings()
-	for f, res := range rlimitOfFeature {
-		if h, ok := ceilings[res]; ok {
-			c.hard[f] = h
-		}
-	}
-	return c
-}
+func currentCreds() selfCreds { return credsOf(os.Getuid() == 0, rlimitCeilings()) }
 
 // The resources rlimitsFor names, as this architecture numbers them.
 const (
@@ -41,16 +31,6 @@ const (
 	rlimitNPROC  = unix.RLIMIT_NPROC
 	rlimitNOFILE = unix.RLIMIT_NOFILE
 )
-
-// rlimitOfFeature is the resource limit that stands for each limit
-// feature where an rlimit enforces it.
-var rlimitOfFeature = map[string]int{
-	spec.FeatureLimitProcesses: unix.RLIMIT_NPROC,
-	spec.FeatureLimitMemory:    unix.RLIMIT_DATA,
-	spec.FeatureLimitCPUTime:   unix.RLIMIT_CPU,
-	spec.FeatureLimitFileSize:  unix.RLIMIT_FSIZE,
-	spec.FeatureLimitOpenFiles: unix.RLIMIT_NOFILE,
-}
 
 // The child half sets its rlimits with prlimit64, soft and hard limit
 // together (commandRlimits), on the hard limits it inherited from the

@@ -83,3 +83,27 @@ func commandRlimits(l spec.Limits, a spec.Cgroup, ceiling map[int]uint64) []tram
 	}
 	return out
 }
+
+// rlimitOfFeature is the resource limit that stands for each limit
+// feature where an rlimit enforces it.
+var rlimitOfFeature = map[string]int{
+	spec.FeatureLimitProcesses: rlimitNPROC,
+	spec.FeatureLimitMemory:    rlimitDATA,
+	spec.FeatureLimitCPUTime:   rlimitCPU,
+	spec.FeatureLimitFileSize:  rlimitFSIZE,
+	spec.FeatureLimitOpenFiles: rlimitNOFILE,
+}
+
+// credsOf are the credentials of a caller that is uid 0 or not, with the
+// hard limits ceilings (per resource, as rlimitCeilings reads them) by
+// limit feature; a resource without a ceiling leaves its feature's hard
+// limit unknown.
+func credsOf(uid0 bool, ceilings map[int]uint64) selfCreds {
+	c := selfCreds{uid0: uid0, hard: map[string]uint64{}}
+	for f, res := range rlimitOfFeature {
+		if h, ok := ceilings[res]; ok {
+			c.hard[f] = h
+		}
+	}
+	return c
+}

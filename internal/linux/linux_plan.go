@@ -29,6 +29,21 @@ func needABI(abi int) string {
 // linuxPlan reports what p enforces, given whether Landlock (abi > 0) and
 // seccomp are there. landlockReason explains an ABI of 0.
 func linuxPlan(rc *spec.Resolved, p linuxPolicy, seccompOK bool, landlockReason string) spec.Plan {
+	var creds selfCreds
+	if !rc.Config.Limits.IsZero() {
+		// The credentials ApplySelf's rlimits will live with: today the
+		// caller's own. An ApplySelf that drops capabilities before the
+		// target code runs must pass them as they will be after the
+		// drop. Read only when there is a limit to report.
+		creds = currentCreds()
+	}
+	return linuxPlanCreds(rc, p, seccompOK, landlockReason, creds)
+}
+
+// linuxPlanCreds is linuxPlan for a caller with the credentials creds,
+// which the limits' entries read (PlanSpawn's, gathered with the host's
+// facts: Host.Creds).
+func linuxPlanCreds(rc *spec.Resolved, p linuxPolicy, seccompOK bool, landlockReason string, creds selfCreds) spec.Plan {
 	cfg := rc.Config
 	plan := spec.Plan{Platform: "linux", Mechanism: spec.ModeLandlock, Version: p.ABI, Available: p.ABI >= 1 && seccompOK, Skipped: p.Skipped}
 	var missing []string
@@ -44,7 +59,7 @@ func linuxPlan(rc *spec.Resolved, p linuxPolicy, seccompOK bool, landlockReason 
 	planTCP(&plan, rc, p)
 	planSockets(&plan, cfg, p)
 	planSystem(&plan, cfg, p)
-	planLayerAndLimits(&plan, rc, p)
+	planLayerAndLimits(&plan, rc, p, creds)
 	return plan
 }
 
@@ -205,8 +220,9 @@ func planSystem(plan *spec.Plan, cfg spec.Config, p linuxPolicy) {
 	}
 }
 
-// planLayerAndLimits reports the mount layer's entries and the limits.
-func planLayerAndLimits(plan *spec.Plan, rc *spec.Resolved, p linuxPolicy) {
+// planLayerAndLimits reports the mount layer's entries and the limits, for
+// a caller with the credentials creds.
+func planLayerAndLimits(plan *spec.Plan, rc *spec.Resolved, p linuxPolicy, creds selfCreds) {
 	plan.Features = append(plan.Features, slices.DeleteFunc(spec.LayerFeatures(rc, "linux", true), func(e spec.Enforcement) bool {
 		return e.Feature == spec.FeatureDenyWrite || e.Feature == spec.FeatureDenyRead || e.Feature == spec.FeatureMounts
 	})...)
@@ -215,16 +231,12 @@ func planLayerAndLimits(plan *spec.Plan, rc *spec.Resolved, p linuxPolicy) {
 		// Without limits there is nothing to report: neither the cgroups
 		// nor the credentials (the caller's hard limits) are looked at.
 		if !rc.Config.Limits.IsZero() {
-			// The credentials ApplySelf's rlimits will live with: today
-			// the caller's own. An ApplySelf that drops capabilities
-			// before the target code runs must pass them as they will
-			// be after the drop.
 			cg := rc.Cgroup
 			if cg == nil {
 				a, _ := commandCgroup(rc.Config.Limits)
 				cg = &a
 			}
-			plan.Features = append(plan.Features, linuxLimitFeatures(rc, currentCreds(), *cg)...)
+			plan.Features = append(plan.Features, linuxLimitFeatures(rc, creds, *cg)...)
 		}
 	} else {
 		plan.Features = append(plan.Features, spec.UnenforcedLimits(rc, "sandbox unavailable: "+plan.Reason)...)

@@ -62,8 +62,9 @@ type RuleID struct {
 
 // Host is every fact of the host a spawn's plan depends on, gathered by the
 // apply half (spawn_linux.go) before PlanSpawn: PlanSpawn reads nothing
-// else, but for the caller's hard limits, which the plan's limits entries
-// read (linuxPlan's currentCreds, on Linux).
+// else, given rc.Cgroup, the cgroup the tree gets, which the apply half
+// sets too (with rc.Cgroup nil the child half's rlimits assume none, and
+// the plan's limits entries would look for one on the host).
 type Host struct {
 	// ABI is the kernel's Landlock ABI (0: none, ABIReason says why);
 	// Seccomp whether seccomp filters can be loaded.
@@ -102,17 +103,22 @@ type Host struct {
 	// drawn), used when the filter checks it.
 	Nonce    [2]uint64
 	NonceErr error
-	// Rlimits are the resource limits the child half sets (commandRlimits:
-	// the Limits clamped to the caller's hard limits, with this
-	// architecture's resource numbers); used when the Config has Limits.
-	Rlimits []trampoline.Rlimit
+	// Creds are the caller's credentials (currentCreds: whether it is
+	// uid 0, and its hard limits by limit feature), which the plan's
+	// limits entries read; RlimitCeilings are its hard limits by resource
+	// (rlimitCeilings), which the child half inherits and cannot raise:
+	// the rlimits it sets are the Limits clamped to them (commandRlimits,
+	// with the cgroup rc.Cgroup names). Both are gathered, and read, only
+	// when the Config has Limits.
+	Creds          selfCreds
+	RlimitCeilings map[int]uint64
 	// CgroupProcs is the number of cgroup.procs files of the tree's
 	// cgroup (one per hierarchy), 0 when it has none.
 	CgroupProcs int
 }
 
 // SpawnEgress is the egress layer's part of a spawn, as data: what the
-// apply half's egress plan (egressPlanFor) decided.
+// apply half's egress plan (egressPlanFor) decided (spawnEgress).
 type SpawnEgress struct {
 	// On: a network namespace, and the caller's proxy on Port in it.
 	On   bool
@@ -129,9 +135,22 @@ type SpawnEgress struct {
 	AllowUDP   bool
 	// Env is the program's environment with the proxy variables (proxyEnv).
 	Env []string
-	// AddTo adds the layer's plan entries (egressPlan.addTo); nil adds
-	// none.
-	AddTo func(*spec.Plan) `json:"-"`
+	// plan is the egress plan itself, whose entries PlanSpawn adds to the
+	// spawn's plan (egressPlan.addTo; the zero plan adds none).
+	plan egressPlan
+}
+
+// spawnEgress is the egress plan e's part of a spawn whose policy is pol
+// and whose program's environment is env.
+func spawnEgress(e egressPlan, pol linuxPolicy, env []string) SpawnEgress {
+	if !e.on {
+		return SpawnEgress{plan: e}
+	}
+	r := linuxPolicy{ABI: pol.ABI, HandledNet: pol.HandledNet, Seccomp: pol.Seccomp}
+	e.restrictConnect(&r)
+	return SpawnEgress{On: true, Port: e.port, Transparent: e.transparent, Pool: uint32(e.poolSize()),
+		Connect: r.Connect, HandledNet: r.HandledNet, AllowUDP: r.Seccomp.AllowUDP,
+		Env: proxyEnv(env, e), plan: e}
 }
 
 // FileRole names what one of cmd.ExtraFiles is.
@@ -175,10 +194,8 @@ type Spawn struct {
 func PlanSpawn(rc *spec.Resolved, target Target, host Host) (Spawn, error) {
 	s := Spawn{HelperFD: -1}
 	pol := spawnPolicy(rc, host)
-	s.Plan = linuxPlan(rc, pol, host.Seccomp, host.ABIReason)
-	if host.Egress.AddTo != nil {
-		host.Egress.AddTo(&s.Plan)
-	}
+	s.Plan = linuxPlanCreds(rc, pol, host.Seccomp, host.ABIReason, host.Creds)
+	host.Egress.plan.addTo(&s.Plan)
 	if err := spec.CheckApplicable(s.Plan, rc.Config.Strict, spec.ScopeCommand); err != nil {
 		return Spawn{}, err
 	}
@@ -276,7 +293,11 @@ func (s *Spawn) planPayload(rc *spec.Resolved, target Target, host Host, pol lin
 		}
 	}
 	if !rc.Config.Limits.IsZero() {
-		p.Rlimits = host.Rlimits
+		var cg spec.Cgroup
+		if rc.Cgroup != nil {
+			cg = *rc.Cgroup
+		}
+		p.Rlimits = commandRlimits(rc.Config.Limits, cg, host.RlimitCeilings)
 	}
 	p.Filters = [][]trampoline.SockFilter{filter.prog}
 	if sp.AllowExec && sp.ExecNonce {

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net/netip"
+	"math"
 	"os"
 	"path"
 	"slices"
@@ -16,7 +16,6 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
-	"github.com/openparallax/sandbox/internal/egress"
 	"github.com/openparallax/sandbox/internal/mountns"
 	"github.com/openparallax/sandbox/internal/seccomp"
 	"github.com/openparallax/sandbox/internal/spec"
@@ -47,7 +46,6 @@ func goldenTarget(path string, opts SpawnOptions) Target {
 }
 
 func spawnCases() []spawnCase {
-	proxy := netip.MustParseAddrPort("127.0.0.1:3128")
 	return []spawnCase{{
 		name:   "minimal",
 		rc:     &spec.Resolved{},
@@ -62,11 +60,6 @@ func spawnCases() []spawnCase {
 			Connect: []spec.Endpoint{{Host: "127.0.0.1", Port: 50051}, {Host: "api.example.com", Port: 443}},
 		},
 		target: goldenTarget("/usr/bin/engine", SpawnOptions{FailurePipe: true, DenySetsid: true, DenyPdeathsigChange: true, PIDNamespace: true}),
-		host: func(h *Host) {
-			h.Egress = SpawnEgress{On: true, Port: 3128, Transparent: []uint16{443, 50051},
-				Connect: []uint16{3128, 443, 50051}, HandledNet: ll.AccessNetBindTCP | ll.AccessNetConnectTCP, AllowUDP: true,
-				Env: append(goldenTarget("", SpawnOptions{}).Env, egress.Env(proxy, nil)...)}
-		},
 	}, {
 		name: "mountlayer",
 		rc: &spec.Resolved{
@@ -89,22 +82,19 @@ func spawnCases() []spawnCase {
 			Bind:    []uint16{8080},
 		},
 		target: goldenTarget("/usr/bin/tool", SpawnOptions{FailurePipe: true}),
-		host: func(h *Host) {
-			h.Egress = SpawnEgress{On: true, Port: 3128, Transparent: []uint16{443}, Pool: 32,
-				Connect: []uint16{3128, 443}, HandledNet: ll.AccessNetBindTCP | ll.AccessNetConnectTCP, AllowUDP: true,
-				Env: append(goldenTarget("", SpawnOptions{}).Env, egress.Env(proxy, nil)...)}
-		},
 	}, {
 		name: "limits",
 		rc: &spec.Resolved{Config: spec.Config{Limits: spec.Limits{
 			Processes: 64, MemoryBytes: 1 << 30, CPUTime: time.Minute, FileSizeBytes: 100 << 20, OpenFiles: 256}}},
 		target: goldenTarget("/usr/bin/tool", SpawnOptions{}),
 		host: func(h *Host) {
-			// cgroup v2 enforces the tree-wide limits; the child sets
-			// RLIMIT_FSIZE (1), RLIMIT_NOFILE (7) and RLIMIT_CORE (4) 0
-			// (commandRlimits, with Linux's generic resource numbers).
+			// cgroup v2 enforces the tree-wide limits (goldenHost); the
+			// child sets RLIMIT_FSIZE (1), RLIMIT_NOFILE (7) and
+			// RLIMIT_CORE (4) 0, under goldenCeilings. The numbers are
+			// Linux's generic resource numbers (asm-generic: amd64,
+			// arm64 and the architectures built here only as data;
+			// those seccomp.Build has no program for skip this test).
 			h.CgroupProcs = 1
-			h.Rlimits = []trampoline.Rlimit{{Resource: 1, Cur: 100 << 20, Max: 100 << 20}, {Resource: 7, Cur: 256, Max: 256}, {Resource: 4}}
 		},
 	}, {
 		// Strict with the mount layer: every entry enforced.
@@ -170,15 +160,26 @@ func goldenLayer(l *mountLayer) *mountLayer {
 	return l
 }
 
-// goldenHost is a Linux host with Landlock ABI 6, seccomp, namespaces, a
-// cgroup v2 with every controller, and the static helper; every rule path
-// exists, with a fixed identity.
+// goldenCeilings are the golden caller's hard limits, by resource (Linux's
+// generic numbers): a common distribution's defaults, none below what the
+// cases ask.
+var goldenCeilings = map[int]uint64{
+	rlimitNPROC: 127431, rlimitDATA: math.MaxUint64, rlimitCPU: math.MaxUint64, rlimitFSIZE: math.MaxUint64, rlimitNOFILE: 524288,
+}
+
+// goldenHost is a Linux host with Landlock ABI 6, seccomp, namespaces
+// (network namespaces and the transparent path too), a cgroup v2 with
+// every controller, and the static helper, for a caller that is not root
+// with the hard limits goldenCeilings; every rule path exists, with a
+// fixed identity.
 func goldenHost(t *testing.T, rc *spec.Resolved, target Target) Host {
 	rc.Cgroup = &spec.Cgroup{Version: "cgroup v2", Pids: true, Memory: true, CPU: true,
 		Swap: "memory.max, memory.swap.max 0", Where: "/sys/fs/cgroup/sandbox.slice/openparallax-sandbox"}
 	h := Host{ABI: 6, Seccomp: true, Layer: &mountLayer{}, Namespaces: nsState{ok: true}, Helper: true,
-		ParentMountNS: [2]uint64{4, 4026531841}, Nonce: goldenNonce}
+		ParentMountNS: [2]uint64{4, 4026531841}, Nonce: goldenNonce,
+		Creds: credsOf(false, goldenCeilings), RlimitCeilings: goldenCeilings}
 	h.Policy = goldenPolicy(rc, target)
+	h.Egress = spawnEgress(goldenEgress(rc), h.Policy, target.Env)
 	h.Rules = map[string]RuleID{}
 	for i, r := range h.Policy.Paths {
 		h.Rules[r.Path] = RuleID{Dev: 2049, Ino: uint64(1000 + i), Dir: r.Access&ll.AccessFSReadDir != 0}
@@ -189,9 +190,38 @@ func goldenHost(t *testing.T, rc *spec.Resolved, target Target) Host {
 	return h
 }
 
-// goldenPolicy is buildLinuxPolicy's policy without what it reads from the
-// host (the interpreter chains, the exec directories' extras and loaders):
-// those are this machine's, not the Config's.
+// goldenEgress is egressPlanFor's plan for rc on the golden host: network
+// namespaces and the transparent path available (the probes the tests
+// replace), and a caller that is not root (egressPlanFor reads the
+// effective user ID: root serves the inbound ports by setns, without the
+// non-root caller's pool).
+func goldenEgress(rc *spec.Resolved) egressPlan {
+	defer func(ns func() (bool, string, string), tr func() (bool, string)) {
+		netNamespacesAvailable, transparentAvailable = ns, tr
+	}(netNamespacesAvailable, transparentAvailable)
+	netNamespacesAvailable = func() (bool, string, string) { return true, "", "" }
+	transparentAvailable = func() (bool, string) { return true, "" }
+	e := egressPlanFor(rc)
+	if e.on {
+		e.inbound, e.poolPer, e.inNote = inboundPorts(rc.Bind, false)
+	}
+	return e
+}
+
+// goldenPolicy is buildLinuxPolicy's policy (the host fact Host.Policy)
+// without the rules it adds from what it reads on the host, which are
+// this machine's, not the Config's, and the only ones dropped:
+//   - "interpreter of ...": the interpreter chains of the exec paths and
+//     the target (execgrant.Chain, the ELF interpreters present here),
+//     and the loaders among them (Loaders);
+//   - "allowed_exec_paths: ...": the exec directories' extras
+//     (execgrant.Extras: symlink targets and helper directories found
+//     there), with their own interpreters.
+//
+// The rules of the Config's paths ("allowed_exec_paths" and the others)
+// and the System rules (inChild: made in the child, never looked at here)
+// stay. No case sets AllowSharedMemory, whose /dev/shm rule
+// buildLinuxPolicy adds only where this machine has it.
 func goldenPolicy(rc *spec.Resolved, target Target) linuxPolicy {
 	p := buildLinuxPolicy(rc, 6, inChild, []string{target.Resolved})
 	p.Paths = slices.DeleteFunc(p.Paths, func(r linuxRule) bool {
@@ -262,8 +292,7 @@ func checkFilter(t *testing.T, s Spawn) {
 }
 
 // goldenSpawn is a Spawn as the golden files show it: rights by name, the
-// seccomp policy in place of its program (which is per architecture), the
-// plan's entries but the limits' (which read the caller's hard limits).
+// seccomp policy in place of its program (which is per architecture).
 type goldenSpawn struct {
 	Plan                                   goldenPlan
 	Seccomp                                seccomp.Policy
@@ -277,8 +306,11 @@ type goldenSpawn struct {
 type goldenPlan struct {
 	Available  bool
 	Reason     string   `json:",omitempty"`
-	Features   []string // "feature [scope]: enforced|NOT enforced: detail", but the limits'
+	Features   []string // "feature [scope]: enforced|NOT enforced: detail"
 	MountLayer []string `json:",omitempty"`
+	// Network and Egress are the egress layer's (egressPlan.addTo).
+	Network []string         `json:",omitempty"`
+	Egress  *spec.EgressPlan `json:",omitempty"`
 }
 
 type goldenPayload struct {
@@ -308,11 +340,9 @@ func goldenOf(s Spawn) goldenSpawn {
 	p := s.Payload
 	g := goldenSpawn{Seccomp: s.Seccomp, Files: s.Files, HelperFD: s.HelperFD, Args: s.Args,
 		Namespaces: s.Namespaces, NetNamespace: s.NetNamespace, PIDNamespace: s.PIDNamespace}
-	g.Plan = goldenPlan{Available: s.Plan.Available, Reason: s.Plan.Reason, MountLayer: s.Plan.MountLayer}
+	g.Plan = goldenPlan{Available: s.Plan.Available, Reason: s.Plan.Reason, MountLayer: s.Plan.MountLayer,
+		Network: s.Plan.Network, Egress: s.Plan.Egress}
 	for _, f := range s.Plan.Features {
-		if strings.HasPrefix(f.Feature, "limit_") {
-			continue
-		}
 		scope := ""
 		if f.Scope != "" {
 			scope = " [" + f.Scope + "]"

@@ -70,13 +70,13 @@ func (w *wrapHost) gather(cmd *exec.Cmd, rc *spec.Resolved, target Target, opts 
 	if needNamespaceProbe(rc, target) {
 		h.Namespaces = namespaces()
 	}
-	h.Egress = w.egress(h.Policy, target.Env)
+	h.Egress = spawnEgress(w.eplan, h.Policy, target.Env)
 	h.Rules = ruleIDs(h.Policy, rc)
 	w.gatherProcess(cmd, &h)
 	if !cfg.Limits.IsZero() {
-		// The caller's hard limits are read only when there is a limit
-		// to clamp: not on every spawn.
-		h.Rlimits = commandRlimits(cfg.Limits, w.avail, rlimitCeilings())
+		// The caller's credentials and hard limits are read only when
+		// there is a limit to clamp: not on every spawn.
+		h.Creds, h.RlimitCeilings = currentCreds(), rlimitCeilings()
 	}
 	h.CgroupProcs = w.planGroup(cfg, opts)
 	return h, nil
@@ -100,19 +100,6 @@ func (w *wrapHost) gatherProcess(cmd *exec.Cmd, h *Host) {
 		h.ParentMountNS = [2]uint64{ns.Dev, ns.Ino}
 	}
 	h.Nonce, h.NonceErr = newNonce()
-}
-
-// egress is the egress plan's part of the spawn as data.
-func (w *wrapHost) egress(pol linuxPolicy, env []string) SpawnEgress {
-	e := w.eplan
-	if !e.on {
-		return SpawnEgress{AddTo: e.addTo}
-	}
-	r := linuxPolicy{ABI: pol.ABI, HandledNet: pol.HandledNet, Seccomp: pol.Seccomp}
-	e.restrictConnect(&r)
-	return SpawnEgress{On: true, Port: e.port, Transparent: e.transparent, Pool: uint32(e.poolSize()),
-		Connect: r.Connect, HandledNet: r.HandledNet, AllowUDP: r.Seccomp.AllowUDP,
-		Env: proxyEnv(env, e), AddTo: e.addTo}
 }
 
 // ruleIDs lstats the policy's rule paths and the Mounts' sources, after
