@@ -13,6 +13,7 @@ package sandbox_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,48 +29,50 @@ import (
 	"github.com/openparallax/sandbox/internal/seccomp"
 )
 
-// benchHelpers are helper modes (see helperMain) that measure inside a
-// child and print nanoseconds.
-var benchHelpers = map[string]func(args []string) int{
-	// apply: the time of one ApplySelf(Config{}).
-	"apply": func([]string) int {
-		start := time.Now()
-		if err := sandbox.New().ApplySelf(sandbox.Config{}); err != nil {
-			fmt.Fprintln(os.Stderr, "ApplySelf:", err)
-			return 3
-		}
-		fmt.Println(time.Since(start).Nanoseconds())
-		return 0
-	},
-	// getpid N MODE: N getpid calls without, then with the sandbox's
-	// filters (MODE "sandbox") or with one filter that allows everything
-	// (MODE "floor": what any seccomp filter costs on this kernel).
-	"getpid": func(args []string) int {
-		n, _ := strconv.Atoi(args[0])
-		loop := func() int64 {
+// Helper modes (see helperMain) that measure inside a child and print
+// nanoseconds, in the one registry of helper modes (childHelpers).
+func init() {
+	maps.Copy(childHelpers, map[string]func(args []string) int{
+		// apply: the time of one ApplySelf(Config{}).
+		"apply": func([]string) int {
 			start := time.Now()
-			for range n {
-				syscall.RawSyscall(syscall.SYS_GETPID, 0, 0, 0)
-			}
-			return time.Since(start).Nanoseconds()
-		}
-		loop() // warm up
-		bare := loop()
-		if args[1] == "floor" {
-			allowAll := seccomp.Filter{Name: "allow", Program: []bpf.RawInstruction{{Op: 0x06, K: 0x7fff0000}}}
-			if err := seccomp.Load(allowAll); err != nil {
-				fmt.Fprintln(os.Stderr, "seccomp:", err)
+			if err := sandbox.New().ApplySelf(sandbox.Config{}); err != nil {
+				fmt.Fprintln(os.Stderr, "ApplySelf:", err)
 				return 3
 			}
-		} else if err := sandbox.New().ApplySelf(sandbox.Config{}); err != nil {
-			fmt.Fprintln(os.Stderr, "ApplySelf:", err)
-			return 3
-		}
-		loop()
-		filtered := loop()
-		fmt.Println(bare, filtered)
-		return 0
-	},
+			fmt.Println(time.Since(start).Nanoseconds())
+			return 0
+		},
+		// getpid N MODE: N getpid calls without, then with the sandbox's
+		// filters (MODE "sandbox") or with one filter that allows everything
+		// (MODE "floor": what any seccomp filter costs on this kernel).
+		"getpid": func(args []string) int {
+			n, _ := strconv.Atoi(args[0])
+			loop := func() int64 {
+				start := time.Now()
+				for range n {
+					syscall.RawSyscall(syscall.SYS_GETPID, 0, 0, 0)
+				}
+				return time.Since(start).Nanoseconds()
+			}
+			loop() // warm up
+			bare := loop()
+			if args[1] == "floor" {
+				allowAll := seccomp.Filter{Name: "allow", Program: []bpf.RawInstruction{{Op: 0x06, K: 0x7fff0000}}}
+				if err := seccomp.Load(allowAll); err != nil {
+					fmt.Fprintln(os.Stderr, "seccomp:", err)
+					return 3
+				}
+			} else if err := sandbox.New().ApplySelf(sandbox.Config{}); err != nil {
+				fmt.Fprintln(os.Stderr, "ApplySelf:", err)
+				return 3
+			}
+			loop()
+			filtered := loop()
+			fmt.Println(bare, filtered)
+			return 0
+		},
+	})
 }
 
 func benchHelper(b *testing.B, args ...string) []int64 {

@@ -29,11 +29,11 @@ import (
 var _ = registerHardenHelpers()
 
 func registerHardenHelpers() bool {
-	benchHelpers["memfd-exec"] = memfdExecHelper
-	benchHelpers["pdeathsig"] = pdeathsigHelper
-	benchHelpers["caps"] = capsHelper
-	benchHelpers["meta"] = metaHelper
-	benchHelpers["say"] = func(args []string) int { fmt.Println(strings.Join(args, " ")); return 0 }
+	childHelpers["memfd-exec"] = memfdExecHelper
+	childHelpers["pdeathsig"] = pdeathsigHelper
+	childHelpers["caps"] = capsHelper
+	childHelpers["meta"] = metaHelper
+	childHelpers["say"] = func(args []string) int { fmt.Println(strings.Join(args, " ")); return 0 }
 	return true
 }
 

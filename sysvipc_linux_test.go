@@ -30,7 +30,7 @@ import (
 var _ = registerSysVHelpers()
 
 func registerSysVHelpers() bool {
-	benchHelpers["sysv"] = sysvHelper
+	childHelpers["sysv"] = sysvHelper
 	return true
 }
 
@@ -217,7 +217,7 @@ func TestSysVIPCWithoutNamespaces(t *testing.T) {
 // it refuses System V IPC (with AllowSysVIPC they are allowed, in the
 // private IPC namespace of WrapCommand and Run).
 
-func init() { benchHelpers["mq"] = mqHelper }
+func init() { childHelpers["mq"] = mqHelper }
 
 // mqHelper NAME prints, one per line, the errno of mq_open(NAME, O_RDWR),
 // mq_unlink(NAME) and mq_open(NAME+"-new", O_CREAT|O_EXCL|O_RDWR) (closed

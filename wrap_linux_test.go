@@ -131,9 +131,6 @@ func helperMain(mode string, args []string) int {
 	if f, ok := childHelpers[mode]; ok {
 		return f(args)
 	}
-	if f, ok := benchHelpers[mode]; ok {
-		return f(args)
-	}
 	fmt.Fprintln(os.Stderr, "helper: unknown mode", mode)
 	return 2
 }
