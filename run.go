@@ -110,15 +110,9 @@ const drainTimeout = 2 * time.Second
 //     macOS has no equivalent of Pdeathsig or of a job.
 func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOptions) (RunResult, error) {
 	res := RunResult{ExitCode: -1}
-	switch {
-	case opts.Timeout < 0:
-		return res, fmt.Errorf("sandbox: Run: negative Timeout %v", opts.Timeout)
-	case opts.MaxOutput < 0:
-		return res, fmt.Errorf("sandbox: Run: negative MaxOutput %d", opts.MaxOutput)
-	}
-	limit := opts.MaxOutput
-	if limit == 0 {
-		limit = DefaultMaxOutput
+	limit, err := outputLimit(opts)
+	if err != nil {
+		return res, err
 	}
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -139,69 +133,9 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 	cmd := exec.Command(name, args...)
 	cmd.Dir = opts.Dir
 	cmd.Env = tmp.Environ(opts.Env) // never nil: nil inherits
-	var closeAfterStart []*os.File
-	closeAll := func(fs []*os.File) {
-		for _, f := range fs {
-			if f != nil {
-				f.Close()
-			}
-		}
-	}
-	var stdinW, outR, errR *os.File
-	if opts.TTY {
-		if why := pty.Refusal(); why != "" {
-			return res, errors.New("sandbox: Run: TTY: " + why)
-		}
-		master, tty, err := pty.Open()
-		if err != nil {
-			return res, fmt.Errorf("sandbox: Run: TTY: %w", err)
-		}
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-		pty.SetControllingTerminal(cmd)
-		closeAfterStart = append(closeAfterStart, tty)
-		outR = master
-		if opts.Stdin != nil {
-			// The master is both ends: a copy writes into it.
-			stdinW = master
-		}
-		if opts.Resize != nil {
-			go func() {
-				for ws := range opts.Resize {
-					if pty.SetSize(master, ws.Rows, ws.Cols) != nil {
-						return // closed
-					}
-				}
-			}()
-		}
-	} else {
-		in, isFile := opts.Stdin.(*os.File)
-		switch {
-		case opts.Stdin == nil:
-		case isFile && passAsIs(in) && !cfg.Strict:
-			cmd.Stdin = in
-		default:
-			r, w, err := os.Pipe()
-			if err != nil {
-				return res, fmt.Errorf("sandbox: Run: %w", err)
-			}
-			cmd.Stdin, stdinW = r, w
-			closeAfterStart = append(closeAfterStart, r)
-		}
-		var outW, errW *os.File
-		outR, outW, err = outputPipe()
-		if err != nil {
-			closeAll(closeAfterStart)
-			closeAll([]*os.File{stdinW})
-			return res, fmt.Errorf("sandbox: Run: %w", err)
-		}
-		errR, errW, err = outputPipe()
-		if err != nil {
-			closeAll(closeAfterStart)
-			closeAll([]*os.File{stdinW, outR, outW})
-			return res, fmt.Errorf("sandbox: Run: %w", err)
-		}
-		cmd.Stdout, cmd.Stderr = outW, errW
-		closeAfterStart = append(closeAfterStart, outW, errW)
+	var s streams
+	if err := s.connect(cmd, cfg, opts); err != nil {
+		return res, err
 	}
 
 	// Linux's Pdeathsig fires when the thread that created the child
@@ -211,59 +145,23 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 	defer runtime.UnlockOSThread()
 
 	p, err := startConfined(cmd, cfg, opts.TTY)
-	closeAll(closeAfterStart)
+	closeAll(s.childEnds)
 	if err != nil {
-		closeAll([]*os.File{stdinW, outR, errR})
+		closeAll([]*os.File{s.stdinW, s.outR, s.errR})
 		return res, err
 	}
 	started := time.Now()
-
-	var stdout, stderr capture
-	var readers sync.WaitGroup
-	readers.Go(func() { stdout.read(outR, limit, opts.Stdout) })
-	if errR != nil {
-		readers.Go(func() { stderr.read(errR, limit, opts.Stderr) })
-	}
-	if stdinW != nil {
-		go func() {
-			io.Copy(stdinW, opts.Stdin)
-			if !opts.TTY {
-				stdinW.Close()
-			}
-		}()
-	}
-
-	exited := make(chan struct{})
-	go func() {
-		p.waitExit()
-		close(exited)
-	}()
-	var ctxErr error
-	select {
-	case <-exited:
-	case <-ctx.Done():
-		ctxErr = ctx.Err()
-		p.kill()
-		<-exited
-	}
+	s.serve(opts, limit)
+	ctxErr := waitOrKill(ctx, p)
 	res.Duration = time.Since(started)
 	p.killRest() // what outlived the program
 	waitErr := cmd.Wait()
 	report, relErr := p.finish(cmd.ProcessState)
 	res.CommandReport = report
-	if stdinW != nil && !opts.TTY {
-		stdinW.Close() // ends a copy blocked on a full pipe
-	}
-	for _, r := range []*os.File{outR, errR} {
-		if r != nil {
-			r.SetReadDeadline(time.Now().Add(drainTimeout))
-		}
-	}
-	readers.Wait()
-	closeAll([]*os.File{outR, errR}) // with TTY, also ends the copy of Stdin
+	s.drain(opts.TTY)
 
-	res.Stdout, res.StdoutTruncated = stdout.data, stdout.truncated
-	res.Stderr, res.StderrTruncated = stderr.data, stderr.truncated
+	res.Stdout, res.StdoutTruncated = s.stdout.data, s.stdout.truncated
+	res.Stderr, res.StderrTruncated = s.stderr.data, s.stderr.truncated
 	if cmd.ProcessState != nil {
 		res.State = cmd.ProcessState.String()
 		res.ExitCode = cmd.ProcessState.ExitCode()
@@ -282,6 +180,155 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 		return res, fmt.Errorf("sandbox: Run %s: %w", name, relErr)
 	}
 	return res, nil
+}
+
+// outputLimit checks opts and returns how many bytes of each stream Run
+// keeps.
+func outputLimit(opts RunOptions) (int, error) {
+	switch {
+	case opts.Timeout < 0:
+		return 0, fmt.Errorf("sandbox: Run: negative Timeout %v", opts.Timeout)
+	case opts.MaxOutput < 0:
+		return 0, fmt.Errorf("sandbox: Run: negative MaxOutput %d", opts.MaxOutput)
+	case opts.MaxOutput == 0:
+		return DefaultMaxOutput, nil
+	}
+	return opts.MaxOutput, nil
+}
+
+// waitOrKill waits for the program to exit, killing it first when ctx ends
+// (its deadline or cancellation, returned).
+func waitOrKill(ctx context.Context, p *confinedProc) error {
+	exited := make(chan struct{})
+	go func() {
+		p.waitExit()
+		close(exited)
+	}()
+	select {
+	case <-exited:
+		return nil
+	case <-ctx.Done():
+		p.kill()
+		<-exited
+		return ctx.Err()
+	}
+}
+
+// streams are the program's standard streams as Run connects them: its
+// own pipes (or a pseudo-terminal with TTY), never the caller's files but
+// a regular file or pipe given as Stdin without Strict.
+type streams struct {
+	stdinW, outR, errR *os.File   // Run's ends; errR nil with TTY
+	childEnds          []*os.File // the program's ends, closed once it started
+	stdout, stderr     capture
+	readers            sync.WaitGroup
+}
+
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// connect gives cmd its standard streams.
+func (s *streams) connect(cmd *exec.Cmd, cfg Config, opts RunOptions) error {
+	if opts.TTY {
+		return s.connectTTY(cmd, opts)
+	}
+	in, isFile := opts.Stdin.(*os.File)
+	switch {
+	case opts.Stdin == nil:
+	case isFile && passAsIs(in) && !cfg.Strict:
+		cmd.Stdin = in
+	default:
+		r, w, err := os.Pipe()
+		if err != nil {
+			return fmt.Errorf("sandbox: Run: %w", err)
+		}
+		cmd.Stdin, s.stdinW = r, w
+		s.childEnds = append(s.childEnds, r)
+	}
+	var outW, errW *os.File
+	var err error
+	s.outR, outW, err = outputPipe()
+	if err != nil {
+		closeAll(s.childEnds)
+		closeAll([]*os.File{s.stdinW})
+		return fmt.Errorf("sandbox: Run: %w", err)
+	}
+	s.errR, errW, err = outputPipe()
+	if err != nil {
+		closeAll(s.childEnds)
+		closeAll([]*os.File{s.stdinW, s.outR, outW})
+		return fmt.Errorf("sandbox: Run: %w", err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	s.childEnds = append(s.childEnds, outW, errW)
+	return nil
+}
+
+// connectTTY gives cmd a pseudo-terminal as its controlling terminal and
+// every standard stream; Run keeps the master.
+func (s *streams) connectTTY(cmd *exec.Cmd, opts RunOptions) error {
+	if why := pty.Refusal(); why != "" {
+		return errors.New("sandbox: Run: TTY: " + why)
+	}
+	master, tty, err := pty.Open()
+	if err != nil {
+		return fmt.Errorf("sandbox: Run: TTY: %w", err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	pty.SetControllingTerminal(cmd)
+	s.childEnds = append(s.childEnds, tty)
+	s.outR = master
+	if opts.Stdin != nil {
+		// The master is both ends: a copy writes into it.
+		s.stdinW = master
+	}
+	if opts.Resize != nil {
+		go func() {
+			for ws := range opts.Resize {
+				if pty.SetSize(master, ws.Rows, ws.Cols) != nil {
+					return // closed
+				}
+			}
+		}()
+	}
+	return nil
+}
+
+// serve reads the program's output (at most limit bytes of each stream
+// kept) and copies opts.Stdin to it, once it has started.
+func (s *streams) serve(opts RunOptions, limit int) {
+	s.readers.Go(func() { s.stdout.read(s.outR, limit, opts.Stdout) })
+	if s.errR != nil {
+		s.readers.Go(func() { s.stderr.read(s.errR, limit, opts.Stderr) })
+	}
+	if s.stdinW != nil {
+		go func() {
+			io.Copy(s.stdinW, opts.Stdin)
+			if !opts.TTY {
+				s.stdinW.Close()
+			}
+		}()
+	}
+}
+
+// drain, once the program's tree is gone, reads what is left of its
+// output (at most drainTimeout more) and closes Run's ends.
+func (s *streams) drain(tty bool) {
+	if s.stdinW != nil && !tty {
+		s.stdinW.Close() // ends a copy blocked on a full pipe
+	}
+	for _, r := range []*os.File{s.outR, s.errR} {
+		if r != nil {
+			r.SetReadDeadline(time.Now().Add(drainTimeout))
+		}
+	}
+	s.readers.Wait()
+	closeAll([]*os.File{s.outR, s.errR}) // with TTY, also ends the copy of Stdin
 }
 
 // passAsIs reports whether Run may hand the file f to the program as its
