@@ -43,171 +43,199 @@ func grantsOf(rc *resolvedConfig) Grants {
 // limits it will meet instead of probing them. A sentence that the plan does
 // not back with an enforced feature says so where it stands.
 func (p Plan) Describe() string {
-	var b strings.Builder
-	para := func(sentences ...string) {
-		var keep []string
-		for _, s := range sentences {
-			if s != "" {
-				keep = append(keep, s)
-			}
-		}
-		if len(keep) > 0 {
-			b.WriteString(strings.Join(keep, " ") + "\n\n")
-		}
-	}
-	feature := func(name string) (Enforcement, bool) {
-		i := slices.IndexFunc(p.Features, func(f Enforcement) bool { return f.Feature == name })
-		if i < 0 {
-			return Enforcement{}, false
-		}
-		return p.Features[i], true
-	}
-	// claim is a sentence about what feature governs, marked when the
-	// feature is not enforced here.
-	claim := func(name, sentence string) string {
-		if f, ok := feature(name); ok && !f.Enforced {
-			return strings.TrimSuffix(sentence, ".") + " (NOT enforced on this machine: see below)."
-		}
-		return sentence
-	}
-	g := p.Grants
+	d := &describer{p: p}
 	mech := p.Mechanism
 	if p.Version > 0 {
 		mech += " ABI " + strconv.Itoa(p.Version)
 	}
-
 	if !p.Available {
-		para(fmt.Sprintf("No sandbox is in force on this machine (%s on %s is unavailable: %s).", mech, p.Platform, p.Reason),
+		d.para(fmt.Sprintf("No sandbox is in force on this machine (%s on %s is unavailable: %s).", mech, p.Platform, p.Reason),
 			"A program started here can do whatever the user running it can: read and write every file the user can, reach any host, run and start any program.")
 	} else {
-		para(fmt.Sprintf("This program runs in a sandbox (%s on %s). What it can and cannot do on this machine:", mech, p.Platform))
-
-		// Files.
-		var files []string
-		if len(g.Write) > 0 {
-			files = append(files, "It can read, create, change, rename and delete files inside "+list(g.Write)+".")
-		}
-		if len(g.Read) > 0 {
-			files = append(files, "It can read (but not change) "+list(g.Read)+".")
-		}
-		var system []string
-		for _, r := range p.Paths {
-			if strings.HasPrefix(r.Source, "default:") && !slices.Contains(system, r.Path) {
-				system = append(system, r.Path)
-			}
-		}
-		if len(system) > 0 {
-			files = append(files, "It can also use the system files every program needs, read-only except devices such as /dev/null: "+strings.Join(system, ", ")+".")
-		}
-		if len(g.Write) == 0 {
-			files = append(files, "It cannot create or change any other file.")
-		}
-		files = append(files, claim(FeatureFilesystem, "Every other file and directory is off limits: reading, writing, creating or listing it fails with a permission error."))
-		para(files...)
-
-		// Programs and processes.
-		var exec string
-		if len(g.Exec) == 0 {
-			exec = claim(FeatureExec, "It cannot run any program file (executing one fails with a permission error).")
-		} else {
-			exec = claim(FeatureExec, "It can run only these programs (and the interpreters they need, the targets of symlinks in them, and the helper programs of git, gcc and go): "+list(g.Exec)+".")
-		}
-		if f, ok := feature(FeatureExecWrites); ok && f.Enforced {
-			exec += " It can also run programs it writes inside the writable paths."
-		}
-		if _, ok := feature(FeatureSharedMem); ok {
-			exec += " It can use POSIX shared memory and semaphores in /dev/shm, which other programs of its user share."
-		}
-		spawn := claim(FeatureSpawn, "It cannot start other processes: creating one fails with a permission error.")
-		if g.Spawn {
-			spawn = claim(FeatureSpawn, "It can start child processes; they are confined in the same way.")
-		}
-		para(exec, spawn, claim(FeatureScopeSignal, "It cannot send signals to processes outside the sandbox."))
-
-		// Network.
-		connect := claim(FeatureTCPConnect, "It cannot open TCP connections.")
-		switch {
-		case slices.Contains(g.Connect, "*:*"):
-			connect = claim(FeatureTCPConnect, "It can open TCP connections to any host on any port (outgoing TCP is not restricted).")
-		case slices.ContainsFunc(g.Connect, func(c string) bool { return strings.HasSuffix(c, ":*") }):
-			connect = claim(FeatureTCPConnect, "It can open TCP connections only to "+list(g.Connect)+" (\"*\" as host: any host; as port: any port).")
-		case len(g.Connect) > 0:
-			connect = claim(FeatureTCPConnect, "It can open TCP connections only to "+list(g.Connect)+" (\"*\" is any host).")
-		}
-		if len(g.Connect) > 0 {
-			if f, ok := feature(FeatureTCPHost); ok && !f.Enforced {
-				connect += " Only the ports are enforced, not the hosts: any host on those ports is reachable."
-			}
-			if _, ok := feature(FeatureTCPAnyPort); ok {
-				connect += " A \"host:*\" entry is reachable on any port only through the proxy (clients that use HTTP_PROXY, HTTPS_PROXY or ALL_PROXY); a direct connection reaches it only on the ports other entries list (see below)."
-			}
-		}
-		bind := claim(FeatureTCPBind, "It cannot listen on TCP ports.")
-		if len(g.Bind) > 0 {
-			bind = claim(FeatureTCPBind, "It can listen on TCP ports "+ports(g.Bind)+" only (0: a port the system picks).")
-		}
-		udp := claim(FeatureUDP, "It cannot use UDP.")
-		if g.UDP {
-			udp = "It can send and receive UDP to and from any host and port."
-		}
-		unixSockets := claim(FeatureUnixSockets, "It cannot create unix domain sockets (connected socket pairs within the program excepted).")
-		if g.UnixSockets {
-			unixSockets = claim(FeatureUnixSockets, "It can create unix domain sockets.")
-		}
-		para(connect, bind, udp, unixSockets, claim(FeatureScopeUnix, "It cannot reach abstract unix sockets outside the sandbox."))
-
-		// Devices, protected paths, mounts.
-		var dev []string
-		switch {
-		case g.Camera && g.Microphone:
-			dev = append(dev, claim(FeatureCamera, "It can use the camera.")+" "+claim(FeatureMicrophone, "It can use the microphone."))
-		case g.Camera:
-			dev = append(dev, claim(FeatureCamera, "It can use the camera.")+" It cannot use the microphone.")
-		case g.Microphone:
-			dev = append(dev, claim(FeatureMicrophone, "It can use the microphone.")+" It cannot use the camera.")
-		default:
-			dev = append(dev, "It is not granted the camera or the microphone.")
-		}
-		if len(g.DenyWrite) > 0 {
-			dev = append(dev, claim(FeatureDenyWrite, "These stay read-only even inside writable paths: "+list(g.DenyWrite)+"."))
-		}
-		if len(g.DenyRead) > 0 {
-			dev = append(dev, claim(FeatureDenyRead, "These cannot be read even inside granted paths: "+list(g.DenyRead)+"."))
-		}
-		for _, m := range g.Mounts {
-			mode := "read-only"
-			if m.Write {
-				mode = "writable"
-			}
-			dev = append(dev, claim(FeatureMounts, fmt.Sprintf("It sees %s at %s (%s).", m.Path, m.At, mode)))
-		}
-		para(dev...)
+		d.para(fmt.Sprintf("This program runs in a sandbox (%s on %s). What it can and cannot do on this machine:", mech, p.Platform))
+		d.files()
+		d.programs()
+		d.network()
+		d.devices()
 	}
-
 	if p.TimeLimit > 0 {
-		para(fmt.Sprintf("It is stopped after %s.", p.TimeLimit))
+		d.para(fmt.Sprintf("It is stopped after %s.", p.TimeLimit))
 	} else {
-		para("The sandbox sets no time limit.")
+		d.para("The sandbox sets no time limit.")
 	}
-
-	ne := p.NotEnforced()
-	if len(ne) == 0 {
-		para("Everything above is enforced on this machine.")
-	} else {
-		b.WriteString("Not enforced on this machine (the program CAN do these, whatever the Config says), or granted only in part (the entry says what the program cannot do):\n")
-		for _, f := range ne {
-			line := "- " + f.Feature + ": " + f.Detail
-			if f.Hint != "" {
-				line += " (remedy: " + f.Hint + ")"
-			}
-			b.WriteString(line + "\n")
-		}
-		b.WriteString("\n")
-	}
+	d.notEnforced()
 	if p.Available {
-		para("An operation the sandbox denies fails with a permission error (EACCES or EPERM): it does not mean the file, host or program is missing, and retrying will not help.")
+		d.para("An operation the sandbox denies fails with a permission error (EACCES or EPERM): it does not mean the file, host or program is missing, and retrying will not help.")
 	}
-	return strings.TrimRight(b.String(), "\n") + "\n"
+	return strings.TrimRight(d.b.String(), "\n") + "\n"
+}
+
+// describer writes Describe's paragraphs for one plan.
+type describer struct {
+	p Plan
+	b strings.Builder
+}
+
+// para writes the non-empty sentences as one paragraph.
+func (d *describer) para(sentences ...string) {
+	var keep []string
+	for _, s := range sentences {
+		if s != "" {
+			keep = append(keep, s)
+		}
+	}
+	if len(keep) > 0 {
+		d.b.WriteString(strings.Join(keep, " ") + "\n\n")
+	}
+}
+
+// feature is the plan's entry for name.
+func (d *describer) feature(name string) (Enforcement, bool) {
+	i := slices.IndexFunc(d.p.Features, func(f Enforcement) bool { return f.Feature == name })
+	if i < 0 {
+		return Enforcement{}, false
+	}
+	return d.p.Features[i], true
+}
+
+// claim is a sentence about what feature governs, marked when the
+// feature is not enforced here.
+func (d *describer) claim(name, sentence string) string {
+	if f, ok := d.feature(name); ok && !f.Enforced {
+		return strings.TrimSuffix(sentence, ".") + " (NOT enforced on this machine: see below)."
+	}
+	return sentence
+}
+
+// files: what it can read and write.
+func (d *describer) files() {
+	g := d.p.Grants
+	var files []string
+	if len(g.Write) > 0 {
+		files = append(files, "It can read, create, change, rename and delete files inside "+list(g.Write)+".")
+	}
+	if len(g.Read) > 0 {
+		files = append(files, "It can read (but not change) "+list(g.Read)+".")
+	}
+	var system []string
+	for _, r := range d.p.Paths {
+		if strings.HasPrefix(r.Source, "default:") && !slices.Contains(system, r.Path) {
+			system = append(system, r.Path)
+		}
+	}
+	if len(system) > 0 {
+		files = append(files, "It can also use the system files every program needs, read-only except devices such as /dev/null: "+strings.Join(system, ", ")+".")
+	}
+	if len(g.Write) == 0 {
+		files = append(files, "It cannot create or change any other file.")
+	}
+	files = append(files, d.claim(FeatureFilesystem, "Every other file and directory is off limits: reading, writing, creating or listing it fails with a permission error."))
+	d.para(files...)
+}
+
+// programs: what it can run, and whether it can start processes.
+func (d *describer) programs() {
+	g := d.p.Grants
+	var exec string
+	if len(g.Exec) == 0 {
+		exec = d.claim(FeatureExec, "It cannot run any program file (executing one fails with a permission error).")
+	} else {
+		exec = d.claim(FeatureExec, "It can run only these programs (and the interpreters they need, the targets of symlinks in them, and the helper programs of git, gcc and go): "+list(g.Exec)+".")
+	}
+	if f, ok := d.feature(FeatureExecWrites); ok && f.Enforced {
+		exec += " It can also run programs it writes inside the writable paths."
+	}
+	if _, ok := d.feature(FeatureSharedMem); ok {
+		exec += " It can use POSIX shared memory and semaphores in /dev/shm, which other programs of its user share."
+	}
+	spawn := d.claim(FeatureSpawn, "It cannot start other processes: creating one fails with a permission error.")
+	if g.Spawn {
+		spawn = d.claim(FeatureSpawn, "It can start child processes; they are confined in the same way.")
+	}
+	d.para(exec, spawn, d.claim(FeatureScopeSignal, "It cannot send signals to processes outside the sandbox."))
+}
+
+// network: TCP, UDP and unix sockets.
+func (d *describer) network() {
+	g := d.p.Grants
+	connect := d.claim(FeatureTCPConnect, "It cannot open TCP connections.")
+	switch {
+	case slices.Contains(g.Connect, "*:*"):
+		connect = d.claim(FeatureTCPConnect, "It can open TCP connections to any host on any port (outgoing TCP is not restricted).")
+	case slices.ContainsFunc(g.Connect, func(c string) bool { return strings.HasSuffix(c, ":*") }):
+		connect = d.claim(FeatureTCPConnect, "It can open TCP connections only to "+list(g.Connect)+" (\"*\" as host: any host; as port: any port).")
+	case len(g.Connect) > 0:
+		connect = d.claim(FeatureTCPConnect, "It can open TCP connections only to "+list(g.Connect)+" (\"*\" is any host).")
+	}
+	if len(g.Connect) > 0 {
+		if f, ok := d.feature(FeatureTCPHost); ok && !f.Enforced {
+			connect += " Only the ports are enforced, not the hosts: any host on those ports is reachable."
+		}
+		if _, ok := d.feature(FeatureTCPAnyPort); ok {
+			connect += " A \"host:*\" entry is reachable on any port only through the proxy (clients that use HTTP_PROXY, HTTPS_PROXY or ALL_PROXY); a direct connection reaches it only on the ports other entries list (see below)."
+		}
+	}
+	bind := d.claim(FeatureTCPBind, "It cannot listen on TCP ports.")
+	if len(g.Bind) > 0 {
+		bind = d.claim(FeatureTCPBind, "It can listen on TCP ports "+ports(g.Bind)+" only (0: a port the system picks).")
+	}
+	udp := d.claim(FeatureUDP, "It cannot use UDP.")
+	if g.UDP {
+		udp = "It can send and receive UDP to and from any host and port."
+	}
+	unixSockets := d.claim(FeatureUnixSockets, "It cannot create unix domain sockets (connected socket pairs within the program excepted).")
+	if g.UnixSockets {
+		unixSockets = d.claim(FeatureUnixSockets, "It can create unix domain sockets.")
+	}
+	d.para(connect, bind, udp, unixSockets, d.claim(FeatureScopeUnix, "It cannot reach abstract unix sockets outside the sandbox."))
+}
+
+// devices: the camera and microphone, protected paths, mounts.
+func (d *describer) devices() {
+	g := d.p.Grants
+	var dev []string
+	switch {
+	case g.Camera && g.Microphone:
+		dev = append(dev, d.claim(FeatureCamera, "It can use the camera.")+" "+d.claim(FeatureMicrophone, "It can use the microphone."))
+	case g.Camera:
+		dev = append(dev, d.claim(FeatureCamera, "It can use the camera.")+" It cannot use the microphone.")
+	case g.Microphone:
+		dev = append(dev, d.claim(FeatureMicrophone, "It can use the microphone.")+" It cannot use the camera.")
+	default:
+		dev = append(dev, "It is not granted the camera or the microphone.")
+	}
+	if len(g.DenyWrite) > 0 {
+		dev = append(dev, d.claim(FeatureDenyWrite, "These stay read-only even inside writable paths: "+list(g.DenyWrite)+"."))
+	}
+	if len(g.DenyRead) > 0 {
+		dev = append(dev, d.claim(FeatureDenyRead, "These cannot be read even inside granted paths: "+list(g.DenyRead)+"."))
+	}
+	for _, m := range g.Mounts {
+		mode := "read-only"
+		if m.Write {
+			mode = "writable"
+		}
+		dev = append(dev, d.claim(FeatureMounts, fmt.Sprintf("It sees %s at %s (%s).", m.Path, m.At, mode)))
+	}
+	d.para(dev...)
+}
+
+// notEnforced lists what the plan does not enforce, with its remedies.
+func (d *describer) notEnforced() {
+	ne := d.p.NotEnforced()
+	if len(ne) == 0 {
+		d.para("Everything above is enforced on this machine.")
+		return
+	}
+	d.b.WriteString("Not enforced on this machine (the program CAN do these, whatever the Config says), or granted only in part (the entry says what the program cannot do):\n")
+	for _, f := range ne {
+		line := "- " + f.Feature + ": " + f.Detail
+		if f.Hint != "" {
+			line += " (remedy: " + f.Hint + ")"
+		}
+		d.b.WriteString(line + "\n")
+	}
+	d.b.WriteString("\n")
 }
 
 // list joins items for a sentence.
