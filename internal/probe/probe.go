@@ -40,10 +40,14 @@ func Outcome(name, target string, err error, blocked ...syscall.Errno) spec.Prob
 	return r
 }
 
+// Skipped is a probe that does not apply here, with why (never counted
+// as blocked or failed).
 func Skipped(name, why string) spec.ProbeResult {
 	return spec.ProbeResult{Name: name, Status: spec.ProbeSkipped, Error: why}
 }
 
+// PathErr wraps err as an *os.PathError naming op and path; nil stays nil.
+// The errno survives (errors.As), which is what a probe is judged by.
 func PathErr(op, path string, err error) error {
 	if err == nil {
 		return nil
@@ -51,6 +55,7 @@ func PathErr(op, path string, err error) error {
 	return &os.PathError{Op: op, Path: path, Err: err}
 }
 
+// ErrOp prefixes err with op, keeping it unwrappable; nil stays nil.
 func ErrOp(op string, err error) error {
 	if err == nil {
 		return nil
