@@ -6,6 +6,7 @@ package execgrant
 
 import (
 	"debug/elf"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,11 +137,18 @@ func InterpreterOf(path string) (interp string, script bool) {
 // maxInterpLen is PATH_MAX, the longest PT_INTERP the kernel execs.
 const maxInterpLen = 4096
 
+// elfHeadLen is how much of a file readInterpreter reads at once: the
+// first 256 bytes hold a script's "#!" line, and the first page the ELF
+// header, the program headers and PT_INTERP of an ordinary program, which
+// elf.NewFile would otherwise read with a pread each.
+const elfHeadLen = 4096
+
 func readInterpreter(f *os.File) interpreter {
-	head := make([]byte, 256)
-	n, _ := f.ReadAt(head, 0)
-	head = head[:n]
-	if strings.HasPrefix(string(head), "#!") {
+	buf := make([]byte, elfHeadLen)
+	n, _ := f.ReadAt(buf, 0)
+	buf = buf[:n]
+	// Of a script only the first 256 bytes count, as before.
+	if head := buf[:min(n, 256)]; strings.HasPrefix(string(head), "#!") {
 		line, _, _ := strings.Cut(string(head[2:]), "\n")
 		fields := strings.Fields(line)
 		if len(fields) == 0 || !filepath.IsAbs(fields[0]) {
@@ -148,7 +156,7 @@ func readInterpreter(f *os.File) interpreter {
 		}
 		return interpreter{path: fields[0], script: true}
 	}
-	ef, err := elf.NewFile(f)
+	ef, err := elf.NewFile(headReaderAt{head: buf, f: f})
 	if err != nil {
 		return interpreter{}
 	}
@@ -171,4 +179,18 @@ func readInterpreter(f *os.File) interpreter {
 		}
 	}
 	return interpreter{}
+}
+
+// headReaderAt reads f, serving what lies within head (f's first bytes,
+// already read) from memory: the same bytes, without a system call.
+type headReaderAt struct {
+	head []byte
+	f    io.ReaderAt
+}
+
+func (r headReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off >= 0 && off+int64(len(p)) <= int64(len(r.head)) {
+		return copy(p, r.head[off:]), nil
+	}
+	return r.f.ReadAt(p, off)
 }

@@ -1,0 +1,228 @@
+package execgrant
+
+// scanExecDir: the directory scan behind Extras, in as few system calls as
+// give the same answer as the straightforward walk (filepath.EvalSymlinks
+// and os.Stat of every symlink's target, Chain of every target), which the
+// tests keep as the reference. /usr/bin holds a thousand entries and some
+// four hundred symlinks, most leading through the same few directories
+// (/etc/alternatives, /usr/lib/jvm/...) to files naming the same loader,
+// and every `sandbox run` with --exec /usr/bin is a first scan.
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// dirScan is one scan's memory of what it has asked the file system:
+// lstat and readlink answers by path, and interpreter chains by the
+// interpreter named and the depth. An answer is reused only within the
+// scan (a few milliseconds), where it stands for the walk's own, which is
+// not atomic either: the scan answers as a walk that read each path once.
+// Nothing outlives the scan except its result (cached by dirExtras under
+// the directory's version and a time bound, as before).
+type dirScan struct {
+	dir    string
+	lstats map[string]lstatAnswer
+	links  map[string]linkAnswer
+	chains map[chainKey]chainAnswer
+}
+
+type lstatAnswer struct {
+	mode fs.FileMode
+	err  error
+}
+
+type linkAnswer struct {
+	target string
+	err    error
+}
+
+type chainKey struct {
+	interp string
+	depth  int
+}
+
+type chainAnswer struct {
+	chain  []string
+	loader string
+}
+
+// scanExecDir reads dir once: symlinks leading out of it, and tools with
+// helper directories. The entry types come from the directory listing
+// (getdents' d_type, no lstat per entry); only symlinks are looked into.
+func scanExecDir(dir string) []Extra {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	s := &dirScan{dir: dir, lstats: map[string]lstatAnswer{}, links: map[string]linkAnswer{}, chains: map[chainKey]chainAnswer{}}
+	var out []Extra
+	seen := map[string]bool{}
+	for _, ent := range entries {
+		name := ent.Name()
+		path := filepath.Join(dir, name)
+		if tool := helperTool(name); tool != "" {
+			for _, d := range helperDirs(tool, path) {
+				if seen[d] {
+					continue
+				}
+				seen[d] = true
+				if d, ok := helperDir(d); ok {
+					out = append(out, Extra{Path: d, IsDir: true, Reason: "helper programs of " + path})
+				}
+			}
+		}
+		if ent.Type()&fs.ModeSymlink == 0 {
+			continue
+		}
+		// The listing said symlink: the walk's lstat of path would say
+		// the same (only the type of a step that is not the last counts).
+		s.lstats[path] = lstatAnswer{mode: fs.ModeSymlink}
+		if x, ok := s.linkExtra(path, seen); ok {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// linkExtra is the Extra of the symlink at path, if its target is an
+// executable regular file outside the directory not yet seen.
+func (s *dirScan) linkExtra(path string, seen map[string]bool) (Extra, bool) {
+	target, mode, err := s.resolve(path)
+	if err != nil || seen[target] || strings.HasPrefix(target, s.dir+"/") {
+		return Extra{}, false
+	}
+	// The walk's last step was not a symlink (or it would have gone on),
+	// so its lstat is the stat of the target.
+	if !mode.IsRegular() || mode.Perm()&0o111 == 0 {
+		return Extra{}, false
+	}
+	seen[target] = true
+	interps, loader := s.chain(target, 0)
+	return Extra{Path: target, Reason: "target of " + path, Interps: interps, Loader: loader}, true
+}
+
+func (s *dirScan) lstat(p string) (fs.FileMode, error) {
+	a, ok := s.lstats[p]
+	if !ok {
+		fi, err := os.Lstat(p)
+		if err == nil {
+			a.mode = fi.Mode()
+		}
+		a.err = err
+		s.lstats[p] = a
+	}
+	return a.mode, a.err
+}
+
+func (s *dirScan) readlink(p string) (string, error) {
+	a, ok := s.links[p]
+	if !ok {
+		a.target, a.err = os.Readlink(p)
+		s.links[p] = a
+	}
+	return a.target, a.err
+}
+
+// resolve is filepath.EvalSymlinks of an absolute path (its walk, step for
+// step, for a Unix path), with the lstat and readlink of each step asked
+// once per scan, and returns the mode of the resolved path too.
+func (s *dirScan) resolve(path string) (string, fs.FileMode, error) {
+	dest := "/"
+	links := 0
+	for start, end := 1, 1; start < len(path); start = end {
+		for start < len(path) && path[start] == '/' {
+			start++
+		}
+		end = start
+		for end < len(path) && path[end] != '/' {
+			end++
+		}
+		switch elem := path[start:end]; {
+		case elem == "":
+			continue
+		case elem == ".":
+			continue
+		case elem == "..":
+			// dest is resolved: its parent is lexical.
+			if r := strings.LastIndexByte(dest, '/'); r <= 0 {
+				dest = "/"
+			} else {
+				dest = dest[:r]
+			}
+			continue
+		}
+		if !strings.HasSuffix(dest, "/") {
+			dest += "/"
+		}
+		dest += path[start:end]
+		mode, err := s.lstat(dest)
+		if err != nil {
+			return "", 0, err
+		}
+		if mode&fs.ModeSymlink == 0 {
+			if !mode.IsDir() && end < len(path) {
+				return "", 0, syscall.ENOTDIR
+			}
+			continue
+		}
+		if links++; links > 255 {
+			return "", 0, errors.New("EvalSymlinks: too many links")
+		}
+		link, err := s.readlink(dest)
+		if err != nil {
+			return "", 0, err
+		}
+		path = link + path[end:]
+		if strings.HasPrefix(link, "/") {
+			dest, end = "/", 1
+		} else {
+			if r := strings.LastIndexByte(dest, '/'); r <= 0 {
+				dest = "/"
+			} else {
+				dest = dest[:r]
+			}
+			end = 0
+		}
+	}
+	dest = filepath.Clean(dest)
+	mode, err := s.lstat(dest)
+	return dest, mode, err
+}
+
+// chain is interpreterChain(path, depth, nil): the file's own interpreter
+// read from it (InterpreterOf, cached by the file's version), and the
+// rest of the chain, which depends only on the interpreter named and the
+// depth, asked once per scan (the few hundred targets in /usr/bin name a
+// handful of interpreters).
+func (s *dirScan) chain(path string, depth int) ([]string, string) {
+	if depth > 2 {
+		return nil, ""
+	}
+	interp, script := InterpreterOf(path)
+	if interp == "" {
+		return nil, ""
+	}
+	k := chainKey{interp: interp, depth: depth}
+	if !script {
+		k.depth = -1 // an ELF's interpreter ends the chain at any depth
+	}
+	if a, ok := s.chains[k]; ok {
+		return a.chain, a.loader
+	}
+	var a chainAnswer
+	if resolved, err := Grantable(interp, nil); err == nil {
+		if script {
+			rest, loader := s.chain(resolved, depth+1)
+			a = chainAnswer{chain: append([]string{resolved}, rest...), loader: loader}
+		} else {
+			a = chainAnswer{chain: []string{resolved}, loader: resolved}
+		}
+	}
+	s.chains[k] = a
+	return a.chain, a.loader
+}
