@@ -41,6 +41,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/openparallax/sandbox"
 )
@@ -52,11 +53,19 @@ type hintContext struct {
 	cwd  string         // where relative paths in messages start
 }
 
+// The patterns of the hints, compiled on first use: only a run that
+// failed with a denial looks for hints, and every command would otherwise
+// compile them when the program starts.
 var (
-	pathRE = regexp.MustCompile(`(?:^|[\s'"‘“(=:])((?:/|\./|\.\./|~/)[^\s'"’”:,;()]*)`)
-	portRE = regexp.MustCompile(`(?:port |:)(\d{1,5})\b`)
-	hostRE = regexp.MustCompile(`\b([A-Za-z0-9.-]+\.[A-Za-z]{2,}|\d+\.\d+\.\d+\.\d+|localhost):(\d{1,5})\b`)
+	pathRE = lazyRE(`(?:^|[\s'"‘“(=:])((?:/|\./|\.\./|~/)[^\s'"’”:,;()]*)`)
+	portRE = lazyRE(`(?:port |:)(\d{1,5})\b`)
+	hostRE = lazyRE(`\b([A-Za-z0-9.-]+\.[A-Za-z]{2,}|\d+\.\d+\.\d+\.\d+|localhost):(\d{1,5})\b`)
 )
+
+// lazyRE is regexp.MustCompile(expr), compiled on the first call.
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // denialLine reports whether a line reports a denial.
 func denialLine(l string) bool {
@@ -129,7 +138,7 @@ func hintFor(line, kind string, hc hintContext) string {
 	cfg := hc.cfg
 	switch kind {
 	case "bind":
-		if m := portRE.FindStringSubmatch(line); m != nil {
+		if m := portRE().FindStringSubmatch(line); m != nil {
 			return fmt.Sprintf("listening on port %s was denied: --bind %s grants it", m[1], m[1])
 		}
 		return "listening was denied: --bind PORT grants a TCP port"
@@ -147,7 +156,7 @@ func hintFor(line, kind string, hc hintContext) string {
 			}
 			return "UDP (and so DNS beyond /etc/hosts) was denied: --allow-udp grants it"
 		}
-		if m := hostRE.FindStringSubmatch(line); m != nil {
+		if m := hostRE().FindStringSubmatch(line); m != nil {
 			return fmt.Sprintf("a connection to %s:%s was denied: --connect %s:%s grants it", m[1], m[2], m[1], m[2])
 		}
 		return "network access was denied: --connect HOST:PORT grants a TCP destination"
@@ -158,7 +167,7 @@ func hintFor(line, kind string, hc hintContext) string {
 		return "creating processes was denied: --allow-spawn grants it (with --exec PATH for each program it runs)"
 	}
 
-	for _, m := range pathRE.FindAllStringSubmatch(line, -1) {
+	for _, m := range pathRE().FindAllStringSubmatch(line, -1) {
 		p := strings.TrimRight(m[1], ".")
 		if h := pathHint(p, kind, hc); h != "" {
 			return h
