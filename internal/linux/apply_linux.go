@@ -157,9 +157,11 @@ func PlanFor(rc *spec.Resolved) spec.Plan {
 // it open: (*os.File).Chmod, (*os.File).Chown, and for times the raw
 // utimensat(fd, NULL, times, 0) (glibc's futimens; golang.org/x/sys's
 // Futimes goes through the path /proc/self/fd/N and is refused, as is
-// UtimesNanoAt(fd, "", ..., AT_EMPTY_PATH)). It also empties every
-// capability set of every thread, after Landlock, so a root process keeps
-// none.
+// UtimesNanoAt(fd, "", ..., AT_EMPTY_PATH)). It also empties the
+// permitted, effective, inheritable and ambient sets of every thread, after
+// Landlock, so a root process holds no capability and, under no_new_privs,
+// no program it executes gains one; the bounding set is left as it was,
+// since then it grants nothing (see dropCapabilities).
 func ApplySelf(rc *spec.Resolved) error {
 	k := kernel()
 	procSelf := "/proc/" + strconv.Itoa(os.Getpid())
@@ -193,7 +195,8 @@ func ApplySelf(rc *spec.Resolved) error {
 //     LANDLOCK_RESTRICT_SELF_TSYNC from ABI 8, before that through
 //     go-landlock's psx-based AllThreadsLandlockRestrictSelf, which makes
 //     each thread make the call.
-//  4. Empty every capability set of every thread (dropCapabilities).
+//  4. Empty the permitted, effective, inheritable and ambient sets of
+//     every thread, in one all-thread capset (dropCapabilities).
 //
 // go-landlock's Config.Restrict would do the Landlock half in one call, but
 // it adds the rules in the same call that enforces them, so a rule error

@@ -143,21 +143,26 @@ func probeThreads(threads []threadState, err error) spec.ProbeResult {
 		Error: fmt.Sprintf("%d threads, each with Seccomp: 2 (%s filters) and NoNewPrivs: 1", len(threads), filters)}
 }
 
-// probeCapabilities is "capabilities": no thread holds a capability.
+// probeCapabilities is "capabilities": no thread holds a capability, and
+// none can gain one by executing a program.
 //
 // CapEff (what the thread may use now), CapPrm (what it may make effective
 // with capset) and CapInh and CapAmb (what an executed program would
 // receive) must be empty on every thread, whoever the process runs as: a
 // thread holding any fails the probe.
 //
-// CapBnd, the ceiling on what executing a program can grant, must be empty
-// too when any of the thread's user IDs is 0: executing any program as root
-// yields every capability in the bounding set, and only no_new_privs (a
-// single bit the threads probe also requires) would then stand between the
-// program and them. For a thread whose user IDs are all non-zero a
-// non-empty bounding set is accepted: dropping it needs CAP_SETPCAP, which
-// such a process normally does not have, and with no_new_privs executing a
-// set-user-ID or file-capability program grants nothing.
+// CapBnd, the ceiling on what executing a program can grant, is reported,
+// not required to be empty. Executing any program as root yields every
+// capability in the bounding set, except under no_new_privs: then the
+// kernel limits the permitted set an execve produces to the old one, here
+// empty, for a root execve, a set-user-ID program and a file-capability
+// program alike (security/commoncap.c, cap_bprm_creds_from_file;
+// Documentation/userspace-api/no_new_privs.rst). So a thread with any user
+// ID 0 and a non-empty bounding set fails the probe unless it has
+// no_new_privs (which the threads probe requires as well). For a thread
+// whose user IDs are all non-zero a non-empty bounding set is accepted
+// either way: with an empty permitted set and no_new_privs nothing is
+// gained.
 //
 // The probe counts as blocked only for a process running as user 0, whose
 // capabilities someone had to drop. A process that is not root and holds
@@ -172,6 +177,7 @@ func probeCapabilities(threads []threadState, err error) spec.ProbeResult {
 		return spec.ProbeResult{Name: name, Status: spec.ProbeFailed, Target: "/proc/self/task", Error: err.Error()}
 	}
 	root := false
+	var bounding uint64
 	for _, t := range threads {
 		for _, set := range []string{"CapEff", "CapPrm", "CapInh", "CapAmb"} {
 			if c := t.caps[set]; c != 0 {
@@ -182,17 +188,23 @@ func probeCapabilities(threads []threadState, err error) spec.ProbeResult {
 		// Real, effective, saved and filesystem user IDs; none read: assume root.
 		if len(t.uids) == 0 || slices.Contains(t.uids, "0") {
 			root = true
-			if c := t.caps["CapBnd"]; c != 0 {
+			c := t.caps["CapBnd"]
+			if c != 0 && t.noNewPrivs != "1" {
 				return spec.ProbeResult{Name: name, Status: spec.ProbeFailed, Target: "/proc/self/task",
-					Error: fmt.Sprintf("thread %s runs as user 0 with a bounding set %016x: executing a program would grant those capabilities but for no_new_privs", t.tid, c)}
+					Error: fmt.Sprintf("thread %s runs as user 0 with a bounding set %016x and without no_new_privs: executing a program would grant those capabilities", t.tid, c)}
 			}
+			bounding |= c
 		}
 	}
 	if !root {
 		return probe.Skipped(name, "not root and holding no capability (CapEff, CapPrm, CapInh, CapAmb empty): nothing was dropped, so this proves nothing; the bounding set of a non-root process is not required to be empty")
 	}
-	return spec.ProbeResult{Name: name, Status: spec.ProbeBlocked, Target: "/proc/self/task",
-		Error: "user 0 holding no capability on any thread: CapEff, CapPrm, CapInh, CapAmb and the bounding set empty"}
+	msg := "user 0 holding no capability on any thread: CapEff, CapPrm, CapInh, CapAmb and the bounding set empty"
+	if bounding != 0 {
+		msg = fmt.Sprintf("user 0 holding no capability on any thread: CapEff, CapPrm, CapInh, CapAmb empty; "+
+			"bounding set %016x left, which grants nothing under no_new_privs (an execve's permitted set is limited to the old, empty one: cap_bprm_creds_from_file)", bounding)
+	}
+	return spec.ProbeResult{Name: name, Status: spec.ProbeBlocked, Target: "/proc/self/task", Error: msg}
 }
 
 // probeSyscallFilter is "syscall_filter": three system calls that the

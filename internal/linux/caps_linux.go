@@ -12,61 +12,56 @@ import (
 	"kernel.org/pub/linux/libs/security/libcap/psx"
 )
 
-// dropCapabilities empties every capability set of every thread of the
-// process: the bounding set (when the process may change it, i.e. has
-// CAP_SETPCAP), the ambient set, and the permitted, effective and
-// inheritable sets. Capabilities belong to threads, not processes, so
-// each change is made on every thread through psx, as ApplySelf enforces
-// Landlock before ABI 8.
+// dropCapabilities empties the permitted, effective, inheritable and
+// ambient sets of every thread of the process, in one all-thread round:
+// capabilities belong to threads, not processes, so the capset is made by
+// every thread through psx, as ApplySelf enforces Landlock before ABI 8.
+// One capset with all three sets empty also empties the ambient set: the
+// kernel keeps only the ambient bits that stay both permitted and
+// inheritable (security/commoncap.c, cap_capset), so no separate
+// PR_CAP_AMBIENT_CLEAR_ALL round is needed.
 //
 // Why all of them: a root process keeps every capability otherwise, and
 // each one opens a door the other layers do not watch: CAP_FOWNER and
 // CAP_CHOWN reach every file's metadata, CAP_SETFCAP writes
 // security.capability, CAP_LINUX_IMMUTABLE sets immutable flags,
 // CAP_SYS_TTY_CONFIG hangs up terminals, CAP_SYS_NICE, CAP_SYS_RESOURCE
-// and CAP_LEASE reach other processes and files. With no_new_privs set
-// (seccomp's Load sets it on every thread) and an empty permitted set, no
-// execve can give them back: the kernel intersects what a root execve
-// would gain with the old permitted set. A process that is not root and
-// lacks CAP_SETPCAP cannot shrink its bounding set; it holds no
-// capability to lose, and that set alone grants nothing.
+// and CAP_LEASE reach other processes and files.
+//
+// Why not the bounding set: with no_new_privs set and the permitted set
+// empty it grants nothing, so emptying it (one PR_CAPBSET_DROP per
+// capability, each an all-thread round: 41 on Linux 6.18, most of
+// ApplySelf's time as root) would change nothing. The bounding set only
+// caps what an execve may add to the permitted set, and what capset may add
+// to the inheritable set with CAP_SETPCAP. Under no_new_privs the kernel
+// limits the permitted set an execve produces to the old permitted set, for
+// a root execve, a set-user-ID program and a file-capability program alike,
+// and keeps the effective user ID (security/commoncap.c,
+// cap_bprm_creds_from_file: LSM_UNSAFE_NO_NEW_PRIVS;
+// Documentation/userspace-api/no_new_privs.rst), and the effective and
+// ambient sets an execve produces are subsets of the permitted one. Without
+// CAP_SETPCAP, capset cannot raise a set beyond the old permitted set
+// (cap_capset), and a change of user ID to 0 makes effective only what is
+// permitted (cap_emulate_setxuid). An empty permitted set is therefore
+// final: nothing the process or any program it executes does can make it
+// non-empty. no_new_privs is set on every thread by the seccomp filter's
+// TSYNC load before this runs (and cannot be unset); it is checked here on
+// the calling thread, so that this reasoning never runs without it. The
+// canary's capabilities probe checks both on every thread, and
+// TestApplySelfExecGainsNoCapability executes a root, a set-user-ID-root
+// and a file-capability program after ApplySelf as root.
 //
 // What is not done: SECBIT_NOROOT and friends (no_new_privs already stops
 // a root execve from gaining), and uid 0 stays uid 0: the files root owns
 // are still its own, which is why metadata changes by path are refused by
 // seccomp too.
 func dropCapabilities() error {
-	// Find the highest capability the kernel knows: PR_CAPBSET_READ says
-	// EINVAL past it. (/proc/sys/kernel/cap_last_cap would be the same,
-	// but Landlock may already deny it.)
-	last := -1
-	for c := 0; c < 64; c++ {
-		if _, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil {
-			break
-		}
-		last = c
-	}
-	if last < 0 {
-		return errors.New("sandbox: capabilities: PR_CAPBSET_READ refused every capability")
-	}
-	setpcap, err := hasEffective(unix.CAP_SETPCAP)
+	nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
 	if err != nil {
-		return err
+		return fmt.Errorf("sandbox: capabilities: PR_GET_NO_NEW_PRIVS: %w", err)
 	}
-	if setpcap {
-		for c := 0; c <= last; c++ {
-			in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0)
-			if err != nil || in == 0 {
-				continue // already out of this thread's set; psx makes every thread's the same
-			}
-			if _, _, e := psx.Syscall6(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0, 0); e != 0 {
-				return fmt.Errorf("sandbox: capabilities: dropping %d from the bounding set: %w", c, e)
-			}
-		}
-	}
-	// Linux 4.3+; EINVAL before, when there is no ambient set to clear.
-	if _, _, e := psx.Syscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 && e != unix.EINVAL {
-		return fmt.Errorf("sandbox: capabilities: clearing the ambient set: %w", e)
+	if nnp != 1 {
+		return errors.New("sandbox: capabilities: no_new_privs is not set: an emptied permitted set could be refilled by executing a program")
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
@@ -77,15 +72,4 @@ func dropCapabilities() error {
 		return fmt.Errorf("sandbox: capabilities: capset: %w", e)
 	}
 	return nil
-}
-
-// hasEffective reports whether the calling thread has capability c in its
-// effective set.
-func hasEffective(c int) (bool, error) {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return false, fmt.Errorf("sandbox: capabilities: capget: %w", err)
-	}
-	return data[c/32].Effective&(1<<(uint(c)%32)) != 0, nil
 }

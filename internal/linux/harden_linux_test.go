@@ -85,7 +85,7 @@ func capSets(t *testing.T) map[string]map[string]string {
 		sets := map[string]string{}
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.HasPrefix(k, "Cap") {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && (strings.HasPrefix(k, "Cap") || k == "NoNewPrivs") {
 				sets[k] = strings.TrimSpace(v)
 			}
 		}
@@ -178,16 +178,19 @@ func hardeningChild(t *testing.T, user, ws, victim string) {
 		t.Fatal(err)
 	}
 
-	// Capabilities: every set of every thread is empty (the bounding set
-	// only for root, who had CAP_SETPCAP to shrink it).
+	// Capabilities: the permitted, effective, inheritable and ambient sets
+	// of every thread are empty, and every thread has no_new_privs, under
+	// which the bounding set (left as it was) grants nothing to an execve
+	// (the root package's TestApplySelfExecGainsNoCapability executes
+	// programs to show it).
 	for tid, sets := range capSets(t) {
 		for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapAmb"} {
 			if sets[k] != noCaps {
 				t.Errorf("thread %s: %s = %s, want empty", tid, k, sets[k])
 			}
 		}
-		if user == "self" && os.Geteuid() == 0 && sets["CapBnd"] != noCaps {
-			t.Errorf("thread %s: CapBnd = %s, want empty", tid, sets["CapBnd"])
+		if sets["NoNewPrivs"] != "1" {
+			t.Errorf("thread %s: NoNewPrivs = %q, want 1", tid, sets["NoNewPrivs"])
 		}
 	}
 
