@@ -83,7 +83,8 @@ const drainTimeout = 2 * time.Second
 //     still the host's (so /proc/self works, and names the host's PID).
 //     Where a cgroup can be managed (see [Limits]) the tree also gets a
 //     cgroup of its own (with Config.Limits, or with AllowProcessSpawn
-//     only for the kill) that the child half joins before the target runs,
+//     only for the kill where it gets no PID namespace, which already
+//     kills it whole) that the child half joins before the target runs,
 //     and Run kills the tree through it without a race: cgroup v2's
 //     cgroup.kill, or the v1 freezer (frozen, killed, thawed, until
 //     empty); it then removes the cgroup. With neither, Run kills every

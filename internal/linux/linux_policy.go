@@ -8,7 +8,6 @@ package linux
 import (
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -127,7 +126,9 @@ func buildLinuxPolicy(rc *spec.Resolved, abi int, procSelf string, exec []string
 		for _, rp := range rc.Write {
 			p.add(rp.Resolved, ll.AccessFSExecute, "allow_exec_write_paths: programs built here may run")
 		}
-		p.grantInterps(elfInterpreters, elfInterpreters, grantableOnce(writePaths), "programs in the write paths")
+		b := p.batch()
+		b.grantInterps(elfInterpreters, elfInterpreters, writePaths, "programs in the write paths", nil)
+		b.flush()
 	}
 	if fi, err := os.Stat(sharedMemoryDir); err == nil && fi.IsDir() && cfg.AllowSharedMemory {
 		p.add(sharedMemoryDir, llWriteDir, "allow_shared_memory: POSIX shared memory and semaphores")
@@ -245,60 +246,6 @@ func (p *linuxPolicy) addExecPaths(execPaths []spec.Path, writePaths []string) {
 			// Each is a regular executable file outside the write paths,
 			// named by its resolved path (execgrant.Grantable).
 			p.add(in, llExecFile, "interpreter of "+rp.Resolved)
-		}
-	}
-}
-
-// addExecExtras adds what the exec grants mean beyond their own paths (see
-// execgrant.Extras), each rule with its reason. Interpreters follow the
-// rule of addExecPaths (execgrant.Grantable); a symlink target or helper
-// directory inside a write path is not granted: the program could rewrite
-// it and run what it wrote.
-func (p *linuxPolicy) addExecExtras(rc *spec.Resolved, writePaths []string) {
-	grantable := grantableOnce(writePaths)
-	for _, x := range execgrant.Extras(execGrants(rc.Exec)) {
-		if slices.ContainsFunc(writePaths, func(w string) bool {
-			return x.Path == w || strings.HasPrefix(x.Path, strings.TrimSuffix(w, "/")+"/")
-		}) {
-			continue
-		}
-		p.add(x.Path, pick(x.IsDir, llExecDir, llExecFile), "allowed_exec_paths: "+x.Reason)
-		p.grantInterps(pick(x.IsDir, elfInterpreters, x.Interps), pick(x.IsDir, elfInterpreters, []string{x.Loader}), grantable, x.Path)
-	}
-}
-
-// grantableOnce is execgrant.Grantable with writePaths, asked once per
-// interpreter for one policy: the few hundred symlink targets of
-// /usr/bin name a handful of interpreters, and the answer a moment later
-// is the same check of the same path (each Extra's interpreters were
-// checked when its directory was scanned, and are checked again here,
-// now against the write paths).
-func grantableOnce(writePaths []string) func(string) (string, error) {
-	type answer struct {
-		resolved string
-		err      error
-	}
-	seen := map[string]answer{}
-	return func(in string) (string, error) {
-		a, ok := seen[in]
-		if !ok {
-			a.resolved, a.err = execgrant.Grantable(in, writePaths)
-			seen[in] = a
-		}
-		return a.resolved, a.err
-	}
-}
-
-// grantInterps grants execute on each of cands that grantable allows (an
-// interpreter outside the write paths: execgrant.Grantable), as the
-// interpreter of why; those in loaders are loaders.
-func (p *linuxPolicy) grantInterps(cands, loaders []string, grantable func(string) (string, error), why string) {
-	for _, in := range cands {
-		if r, err := grantable(in); err == nil {
-			p.add(r, llExecFile, "interpreter of "+why)
-			if slices.Contains(loaders, in) {
-				p.addLoader(r)
-			}
 		}
 	}
 }

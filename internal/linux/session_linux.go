@@ -131,8 +131,9 @@ func (p *Proc) KillRest() {
 // (Landlock grants none under /sys/fs/cgroup unless the Config does).
 //
 // Where namespaces are available the program is also PID 1 of a PID
-// namespace of its own (see wrapOptions.pidNS), with or without a cgroup:
-// a SIGKILL to it (from this, an ancestor namespace, it cannot ignore it)
+// namespace of its own (see wrapOptions.pidNS), with a cgroup only where
+// the Limits need one (none is made for the kill alone: see
+// pidNamespaceKills): a SIGKILL to it (from this, an ancestor namespace, it cannot ignore it)
 // makes the kernel kill every process of the namespace, and its parent
 // sees it exit only once they are all gone (zap_pid_ns_processes); after
 // it exited on its own, nothing of the tree is left. Its PID is not reused

@@ -31,6 +31,21 @@ type wrapHost struct {
 	// group: the tree's cgroup is made for the Limits (groupLimits), for
 	// Run's kill only (groupKill), or not at all ("").
 	group string
+	// killGroup: the tree needs a cgroup for Run's kill (see
+	// wrapOptions.killGroup), which no PID namespace gives it.
+	killGroup bool
+}
+
+// pidNamespaceKills reports whether the spawn's tree will be a PID
+// namespace of its own (as PlanSpawn decides Spawn.PIDNamespace: Run, with
+// spawn, where namespaces are available). Its PID 1 is the program: when
+// it dies, or Run kills it, the kernel kills every other process of the
+// namespace before Run can reap it, and nothing leaves the namespace, so
+// the whole tree is stopped without a race and no cgroup is needed for
+// the kill (a cgroup for the Limits is another matter). The namespace
+// probe runs once per process.
+func pidNamespaceKills(rc *spec.Resolved, target Target) bool {
+	return target.PIDNamespace && rc.Config.AllowProcessSpawn && namespaces().ok
 }
 
 const (
@@ -42,9 +57,10 @@ const (
 // has always looked at them.
 func (w *wrapHost) gather(cmd *exec.Cmd, rc *spec.Resolved, target Target, opts wrapOptions) (Host, error) {
 	cfg := rc.Config
+	w.killGroup = opts.killGroup && cfg.AllowProcessSpawn && !pidNamespaceKills(rc, target)
 	// The tree's cgroup: found before the plan is checked, so that the
 	// plan (and Strict) judge the limits by what this spawn will get.
-	if needsCgroup(cfg.Limits) || opts.killGroup && cfg.AllowProcessSpawn {
+	if needsCgroup(cfg.Limits) || w.killGroup {
 		var derr error
 		w.cgm, derr = detectCgroup()
 		if needsCgroup(cfg.Limits) {
@@ -142,7 +158,7 @@ func (w *wrapHost) planGroup(cfg spec.Config, opts wrapOptions) int {
 		w.group = groupLimits
 		return procs(w.cgm.For(cl))
 	}
-	if opts.killGroup && cfg.AllowProcessSpawn && w.cgm != nil && w.cgm.KillsRaceFree() {
+	if w.killGroup && w.cgm != nil && w.cgm.KillsRaceFree() {
 		// Only for the kill: without it Run falls back to its own.
 		w.group = groupKill
 		return procs(w.cgm.For(cgroup.Limits{}))

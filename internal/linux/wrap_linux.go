@@ -57,8 +57,9 @@ type wrapOptions struct {
 	denyPdeathsigChange bool
 	// killGroup asks for a cgroup for the tree even without limits, for a
 	// race-free kill (Run, with AllowProcessSpawn), where one that can
-	// freeze or kill the tree whole can be made; without one the caller
-	// falls back to its own kill.
+	// freeze or kill the tree whole can be made and the tree gets no PID
+	// namespace (which kills it whole: see pidNamespaceKills); without
+	// either the caller falls back to its own kill.
 	killGroup bool
 	// group, when set, receives the tree's cgroup and limits (nil when
 	// neither was asked for), which the caller must close.

@@ -1,0 +1,121 @@
+package linux
+
+// The rules an exec grant brings beyond its own paths: symlink targets,
+// helper directories and their interpreters (execgrant.Extras), added in
+// time linear in their number.
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	"github.com/openparallax/sandbox/internal/execgrant"
+	"github.com/openparallax/sandbox/internal/spec"
+)
+
+// addExecExtras adds what the exec grants mean beyond their own paths (see
+// execgrant.Extras), each rule with its reason. Interpreters follow the
+// rule of addExecPaths (execgrant.Grantable); a symlink target or helper
+// directory inside a write path is not granted: the program could rewrite
+// it and run what it wrote.
+func (p *linuxPolicy) addExecExtras(rc *spec.Resolved, writePaths []string) {
+	// A directory's hundreds of symlink targets name few interpreters
+	// (/bin/sh, python3, the dynamic loader): each is checked once per
+	// policy, against the same writePaths.
+	seen := grantableMemo{}
+	b := p.batch()
+	defer b.flush()
+	for _, x := range execgrant.Extras(execGrants(rc.Exec)) {
+		if slices.ContainsFunc(writePaths, func(w string) bool {
+			return x.Path == w || strings.HasPrefix(x.Path, strings.TrimSuffix(w, "/")+"/")
+		}) {
+			continue
+		}
+		b.add(x.Path, pick(x.IsDir, llExecDir, llExecFile), "allowed_exec_paths: "+x.Reason)
+		b.grantInterps(pick(x.IsDir, elfInterpreters, x.Interps), pick(x.IsDir, elfInterpreters, []string{x.Loader}), writePaths, x.Path, seen)
+	}
+}
+
+// grantableMemo holds, for one policy being built (one writePaths), what
+// execgrant.Grantable answered for an interpreter: the path to grant, or
+// ok false when it was refused. It lives no longer than that build, so an
+// answer is as fresh as the build's first look at the file.
+type grantableMemo map[string]grantableAnswer
+
+type grantableAnswer struct {
+	path string
+	ok   bool
+}
+
+// grantable is execgrant.Grantable(in, writePaths), asked once per memo
+// (every time with a nil memo).
+func (m grantableMemo) grantable(in string, writePaths []string) (string, bool) {
+	if a, ok := m[in]; ok {
+		return a.path, a.ok
+	}
+	r, err := execgrant.Grantable(in, writePaths)
+	if m != nil {
+		m[in] = grantableAnswer{r, err == nil}
+	}
+	return r, err == nil
+}
+
+// ruleBatch adds rules to p as linuxPolicy.add does, with the same result
+// once flushed, in constant time per rule: add searches p.Paths and
+// appends to the rule's Source each time, which for the hundreds of rules
+// of an exec directory (the same interpreter named by a hundred targets)
+// costs quadratic time and memory. Nothing else may change p.Paths between
+// batch and flush.
+type ruleBatch struct {
+	p    *linuxPolicy
+	idx  map[string]int   // p.Paths' index of a path
+	more map[int][]string // the sources added to p.Paths[i] since batch
+}
+
+// batch starts a ruleBatch on p.
+func (p *linuxPolicy) batch() *ruleBatch {
+	b := &ruleBatch{p: p, idx: make(map[string]int, len(p.Paths)), more: map[int][]string{}}
+	for i, r := range p.Paths {
+		if _, ok := b.idx[r.Path]; !ok { // add finds the first
+			b.idx[r.Path] = i
+		}
+	}
+	return b
+}
+
+// add is linuxPolicy.add, the Source completed by flush.
+func (b *ruleBatch) add(path string, access landlock.AccessFSSet, source string) {
+	access &= b.p.HandledFS
+	if access == 0 {
+		return
+	}
+	if i, ok := b.idx[path]; ok {
+		b.p.Paths[i].Access |= access
+		b.more[i] = append(b.more[i], source)
+		return
+	}
+	b.idx[path] = len(b.p.Paths)
+	b.p.Paths = append(b.p.Paths, linuxRule{Path: path, Access: access, Source: source})
+}
+
+// flush completes the Sources: each rule's, in the order they were added.
+func (b *ruleBatch) flush() {
+	for i, more := range b.more {
+		b.p.Paths[i].Source += ", " + strings.Join(more, ", ")
+	}
+	clear(b.more)
+}
+
+// grantInterps grants execute on each of cands that is grantable (outside
+// writePaths), as the interpreter of why; those in loaders are loaders.
+// seen, when not nil, remembers the answers for this policy's writePaths.
+func (b *ruleBatch) grantInterps(cands, loaders, writePaths []string, why string, seen grantableMemo) {
+	for _, in := range cands {
+		if r, ok := seen.grantable(in, writePaths); ok {
+			b.add(r, llExecFile, "interpreter of "+why)
+			if slices.Contains(loaders, in) {
+				b.p.addLoader(r)
+			}
+		}
+	}
+}
