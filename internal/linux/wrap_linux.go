@@ -164,6 +164,29 @@ func wrappable(cmd *exec.Cmd) error {
 	if cmd.SysProcAttr != nil && cmd.SysProcAttr.Chroot != "" {
 		return errors.New("sandbox: WrapCommand: SysProcAttr.Chroot is not supported")
 	}
+	return workingDir(cmd.Dir)
+}
+
+// workingDir checks cmd.Dir before anything runs, so that a directory the
+// child half could not enter is reported by its name (as os/exec reports
+// "chdir DIR"), not as the failed exec of the child half's own path. The
+// error wraps the cause: errors.Is(err, fs.ErrNotExist) for a missing
+// directory, syscall.ENOTDIR for one that is not a directory. The child
+// half still chdirs (and fails) if the directory goes in between.
+func workingDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe):
+		return fmt.Errorf("sandbox: WrapCommand: working directory %s: %w", dir, pe.Err)
+	case err != nil:
+		return fmt.Errorf("sandbox: WrapCommand: working directory %s: %w", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("sandbox: WrapCommand: working directory %s: %w", dir, syscall.ENOTDIR)
+	}
 	return nil
 }
 
