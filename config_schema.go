@@ -102,7 +102,7 @@ var configFieldDocs = map[string]fieldDoc{
 		description: "macOS: leave the system's certificate trust service (com.apple.trustd.agent) out of the profile. It is otherwise granted with any non-loopback TCP endpoint so that TLS verification works, and it fetches the AIA, OCSP and CRL URLs of certificates the program hands it; without it that verification fails. Ignored elsewhere.",
 	},
 	"limits": {
-		description: "Resource limits; 0 or absent means no limit for that resource, negative values are refused. What is enforced where (per process rlimits under ApplySelf, nothing yet under WrapCommand and Run) is reported by PlanFor.",
+		description: "Resource limits; 0 or absent means no limit for that resource, negative values are refused. Linux enforces them: under WrapCommand and Run processes, memory_bytes and cpu_time bound the whole process tree through a cgroup where the caller can manage one (otherwise a per-process rlimit stands in, reported as not enforced), and file_size_bytes and open_files are per-process rlimits; under ApplySelf all five are per-process rlimits (processes counts every task of the user; the tree-wide ones are reported as not enforced). macOS and Windows do not enforce them yet. PlanFor reports each requested limit per entry point, and Strict refuses one not enforced.",
 		examples:    []any{map[string]any{"processes": 256, "memory_bytes": 2 << 30, "cpu_time": "5m", "file_size_bytes": 1 << 30, "open_files": 1024}},
 		schema: map[string]any{
 			"type":                 "object",

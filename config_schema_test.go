@@ -301,3 +301,22 @@ sys.exit(1 if bad else 0)
 		t.Errorf("jsonschema: %v\n%s", err, out)
 	}
 }
+
+// The limits text says what is true now: enforced under WrapCommand and Run
+// on Linux (through a cgroup for the tree), per process under ApplySelf,
+// not yet on macOS and Windows; it never says WrapCommand and Run enforce
+// nothing (issue 31, item 9).
+func TestConfigSchemaLimitsText(t *testing.T) {
+	props := loadSchema(t)["properties"].(map[string]any)
+	d := props["limits"].(map[string]any)["description"].(string)
+	for _, bad := range []string{"nothing yet", "not enforced under WrapCommand", "not yet under WrapCommand"} {
+		if strings.Contains(d, bad) {
+			t.Errorf("limits description says %q: %s", bad, d)
+		}
+	}
+	for _, want := range []string{"WrapCommand and Run", "cgroup", "ApplySelf", "macOS and Windows", "PlanFor", "Strict"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("limits description lacks %q: %s", want, d)
+		}
+	}
+}
