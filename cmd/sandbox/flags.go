@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,8 @@ type configFlags struct {
 	limits                      sandbox.Limits // set by the --max-* flags; zero fields leave --config's
 	allowUDP, allowUnix         bool
 	execRW, allowShm            bool
+	allowChown, allowSysVIPC    bool
+	noTLSTrust                  bool
 	given                       map[string]string // absolute path → as typed
 }
 
@@ -53,19 +56,82 @@ func (c *configFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.allowUnix, "allow-unix", false, "let the program create unix sockets (allow_unix_sockets)")
 	fs.BoolVar(&c.execRW, "allow-exec-rw", false, "let the program run what it builds: the --rw paths become executable (allow_exec_write_paths)")
 	fs.BoolVar(&c.allowShm, "allow-shm", false, "grant /dev/shm for POSIX shared memory and semaphores, e.g. Python multiprocessing; shared with the host (allow_shared_memory)")
+	fs.BoolVar(&c.allowChown, "allow-chown", false, "let the program change file owners and extended attributes by path, e.g. tar or cp -a as root restoring owners (allow_chown)")
+	fs.BoolVar(&c.allowSysVIPC, "allow-sysv-ipc", false, "let the program use System V shared memory, message queues and semaphores, e.g. PostgreSQL; a private IPC namespace under run (allow_sysv_ipc)")
+	fs.BoolVar(&c.noTLSTrust, "no-tls-trust-service", false, "macOS: leave the system's certificate trust service out of the profile (no_tls_trust_service)")
 	fs.BoolVar(&c.strict, "strict", false, "refuse to run if any part of the Config cannot be enforced here")
 	fs.Func("max-procs", "limit the tasks (processes and threads) to `N`", intFlag(&c.limits.Processes))
 	fs.Func("max-memory", "limit memory to `SIZE` (bytes, or with a K, M or G suffix: 1024-based)", sizeFlag(&c.limits.MemoryBytes))
-	fs.Func("max-cpu", "limit CPU time to `DURATION` (e.g. 30s, 5m)", func(s string) error {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("want a positive duration such as 30s")
-		}
-		c.limits.CPUTime = d
-		return nil
-	})
+	fs.Func("max-cpu", "limit CPU time to `DURATION` (e.g. 30s, 5m)", durationFlag(&c.limits.CPUTime, true))
 	fs.Func("max-file-size", "limit the size of a file a process writes to `SIZE`", sizeFlag(&c.limits.FileSizeBytes))
 	fs.Func("max-open-files", "limit the descriptors of a process to `N`", intFlag(&c.limits.OpenFiles))
+}
+
+// durationFlag reads a Go duration (5s, 2m, 1h30m); positive refuses 0.
+// A bare number is refused, with the format in the error.
+func durationFlag(dst *time.Duration, positive bool) func(string) error {
+	return func(s string) error {
+		d, err := time.ParseDuration(s)
+		switch {
+		case err != nil:
+			return fmt.Errorf("%q is not a duration; write 5s, 2m or 1h30m", s)
+		case d < 0 || positive && d == 0:
+			return fmt.Errorf("%q is not a positive duration; write e.g. 30s, 5m", s)
+		}
+		*dst = d
+		return nil
+	}
+}
+
+// progFlags are the program's flags beside the Config: its environment
+// and working directory. run uses them; plan and verify check them, so
+// that a run's command line can be checked as it is.
+type progFlags struct {
+	env     []string
+	keepEnv bool
+	cwd     string
+}
+
+func (p *progFlags) register(fs *flag.FlagSet) {
+	multi(fs, &p.env, "env", "set `K=V` in the program's environment (repeatable); its PATH finds CMD, as env(1) does")
+	fs.BoolVar(&p.keepEnv, "keep-env", false, "pass this environment to the program (default: PATH only)")
+	fs.StringVar(&p.cwd, "cwd", "", "run the program in `DIR` (default: this working directory; relative paths of other flags stay relative to this one)")
+}
+
+// check refuses a malformed --env and a --cwd that is not a directory,
+// and makes cwd absolute.
+func (p *progFlags) check() error {
+	for _, kv := range p.env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return fmt.Errorf("--env %q: want K=V", kv)
+		}
+	}
+	if p.cwd == "" {
+		return nil
+	}
+	abs, err := expandPath(p.cwd)
+	if err != nil {
+		return fmt.Errorf("--cwd %q: %v", p.cwd, err)
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		return fmt.Errorf("--cwd %q: %v", p.cwd, err)
+	case !fi.IsDir():
+		return fmt.Errorf("--cwd %q: not a directory", p.cwd)
+	}
+	p.cwd = abs
+	return nil
+}
+
+// environ is the program's environment: PATH alone, or the caller's with
+// --keep-env, then the --env entries.
+func (p *progFlags) environ() []string {
+	env := []string{"PATH=" + os.Getenv("PATH")}
+	if p.keepEnv {
+		env = os.Environ()
+	}
+	return append(env, p.env...)
 }
 
 func intFlag(dst *int64) func(string) error {
@@ -171,6 +237,9 @@ func (c *configFlags) config() (sandbox.Config, error) {
 	cfg.AllowUnixSockets = cfg.AllowUnixSockets || c.allowUnix
 	cfg.AllowExecWritePaths = cfg.AllowExecWritePaths || c.execRW
 	cfg.AllowSharedMemory = cfg.AllowSharedMemory || c.allowShm
+	cfg.AllowChown = cfg.AllowChown || c.allowChown
+	cfg.AllowSysVIPC = cfg.AllowSysVIPC || c.allowSysVIPC
+	cfg.NoTLSTrustService = cfg.NoTLSTrustService || c.noTLSTrust
 	for _, b := range c.bind {
 		p, err := strconv.ParseUint(b, 10, 16)
 		if err != nil || strings.TrimLeft(b, "0123456789") != "" {
@@ -266,21 +335,36 @@ func parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int,
 			in := false
 			for l := range strings.SplitSeq(usage, "\n") {
 				if t := strings.TrimSpace(l); strings.HasPrefix(t, "sandbox ") {
-					in = strings.HasPrefix(t, "sandbox "+fs.Name()+" ")
+					in = t == "sandbox "+fs.Name() || strings.HasPrefix(t, "sandbox "+fs.Name()+" ")
 				}
 				if in {
 					fmt.Fprintln(stdout, l)
 				}
 			}
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			fs.SetOutput(io.Discard)
+			printGroups(stdout, fs, fs.Lookup("ro") != nil)
 			return exitOK, false
 		}
-		fmt.Fprintf(stderr, "sandbox %s: %v\n", fs.Name(), err)
+		fmt.Fprintf(stderr, "sandbox %s: %v\n", fs.Name(), flagError(err))
 		return exitUsage, false
 	}
 	return 0, true
+}
+
+// flagValueRE matches the flag package's error for a value a flag refused.
+var flagValueRE = regexp.MustCompile(`^invalid value (".*") for flag -([A-Za-z0-9-]+): (.*)$`)
+
+// flagError names the flag as it is written (--name), with the value
+// unless the reason already quotes it: `--timeout: "5" is not a duration;
+// write 5s, 2m or 1h30m`.
+func flagError(err error) string {
+	m := flagValueRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err.Error()
+	}
+	if strings.HasPrefix(m[3], m[1]) {
+		return "--" + m[2] + ": " + m[3]
+	}
+	return "--" + m[2] + " " + m[1] + ": " + m[3]
 }
 
 func usageError(stderr io.Writer, cmd, format string, args ...any) int {

@@ -3,10 +3,18 @@
 // Config with the canary, and shows what a Config becomes.
 //
 //	sandbox doctor [--json]
-//	sandbox run [flags] -- CMD [ARGS...]
-//	sandbox verify [--config FILE.json] [flags] [--workspace DIR] [--json]
-//	sandbox plan [--config FILE.json] [flags] [--json | --describe [--timeout D]]
+//	sandbox run [config flags] [--env K=V]... [--keep-env] [--cwd DIR] [--tty] [--timeout D] [--explain] -- CMD [ARGS...]
+//	sandbox verify [config flags] [--workspace DIR] [--json]
+//	sandbox plan [config flags] [--json | --describe [--timeout D]]
 //	sandbox schema
+//	sandbox --version
+//
+// run, verify and plan take the same config flags, each setting a field
+// of the Config (sandbox --help lists them, grouped), and the program's
+// --env, --keep-env and --cwd (plan and verify check them only). run looks
+// CMD up in the program's PATH, as env(1) does. Durations are Go's: 5s,
+// 2m, 1h30m. --version prints the module version the binary was built
+// from, "(devel)" for a build from a source checkout.
 //
 // It is built on the library's public API only.
 //
@@ -47,13 +55,12 @@ const (
 
 const usage = `usage:
   sandbox doctor [--json]
-  sandbox run [--ro PATH]... [--rw PATH]... [--exec PATH]... [--connect HOST:PORT]...
-              [--bind PORT]... [--allow-spawn] [--allow-udp] [--allow-unix] [--allow-exec-rw]
-              [--allow-shm] [--env K=V]... [--keep-env] [--tty] [--timeout D]
-              [--config FILE.json] [--strict] [--explain] -- CMD [ARGS...]
-  sandbox verify [--config FILE.json] [config flags] [--workspace DIR] [--json]
-  sandbox plan [--config FILE.json] [config flags] [--json | --describe [--timeout D]]
-  sandbox schema`
+  sandbox run [config flags] [--env K=V]... [--keep-env] [--cwd DIR] [--tty] [--timeout D]
+              [--explain] -- CMD [ARGS...]
+  sandbox verify [config flags] [--workspace DIR] [--json]
+  sandbox plan [config flags] [--json | --describe [--timeout D]]
+  sandbox schema
+  sandbox --version`
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -78,7 +85,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case canaryChild:
 		return canaryChildMain(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, usage)
+		help(stdout)
+		return exitOK
+	case "--version", "-version", "version":
+		fmt.Fprintln(stdout, version())
 		return exitOK
 	default:
 		fmt.Fprintf(stderr, "sandbox: unknown command %q (want doctor, run, verify, plan or schema)\n", args[0])

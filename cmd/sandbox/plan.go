@@ -1,9 +1,11 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/openparallax/sandbox"
 )
@@ -24,18 +26,19 @@ type seatbeltReport struct {
 // Seatbelt profile (rendered on any OS).
 func plan(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("plan", stderr)
-	var cf configFlags
-	cf.register(fs)
-	asJSON := fs.Bool("json", false, "print the plan as JSON")
-	describe := fs.Bool("describe", false, "print, in plain sentences, what a program in this sandbox can and cannot do here (for an AI agent's tool description)")
-	timeLimit := fs.Duration("timeout", 0, "with --describe: the time limit the program will run under (`D`, e.g. 30s)")
+	var a planArgs
+	a.register(fs)
+	asJSON, describe, timeLimit := &a.json, &a.describe, &a.timeout
 	if code, ok := parse(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return usageError(stderr, "plan", "unexpected argument %q", fs.Arg(0))
 	}
-	cfg, err := cf.config()
+	if err := a.pf.check(); err != nil {
+		return usageError(stderr, "plan", "%v", err)
+	}
+	cfg, err := a.cf.config()
 	if err != nil {
 		return usageError(stderr, "plan", "%v", err)
 	}
@@ -119,6 +122,23 @@ func plan(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "  "+strings.ReplaceAll(strings.TrimRight(rep.Seatbelt.Profile, "\n"), "\n", "\n  "))
 	return exitOK
+}
+
+// planArgs are plan's flags: the Config's, the program's (checked only),
+// and plan's own.
+type planArgs struct {
+	cf             configFlags
+	pf             progFlags
+	json, describe bool
+	timeout        time.Duration
+}
+
+func (a *planArgs) register(fs *flag.FlagSet) {
+	a.cf.register(fs)
+	a.pf.register(fs)
+	fs.BoolVar(&a.json, "json", false, "print the plan as JSON")
+	fs.BoolVar(&a.describe, "describe", false, "print, in plain sentences, what a program in this sandbox can and cannot do here (for an AI agent's tool description)")
+	fs.Func("timeout", "with --describe: the time limit the program will run under (`D`, e.g. 30s, 5m)", durationFlag(&a.timeout, false))
 }
 
 func section(w io.Writer, title string, lines []string) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/openparallax/sandbox"
 	"github.com/openparallax/sandbox/internal/pty"
@@ -34,38 +36,32 @@ const maxRunOutput = 64 << 20
 // it started, and the command then exits 128+N.
 func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("run", stderr)
-	var cf configFlags
-	cf.register(fs)
-	var env []string
-	multi(fs, &env, "env", "set `K=V` in the program's environment (repeatable)")
-	keepEnv := fs.Bool("keep-env", false, "pass this environment to the program (default: PATH only)")
-	timeout := fs.Duration("timeout", 0, "kill the program and its processes after `D` (e.g. 30s)")
-	explainFlag := fs.Bool("explain", false, "on a denial, print hints naming the narrowest flag that would allow it")
+	var a runArgs
 	inTerm, outTerm := isTerminal(stdin), isTerminal(stdout)
-	tty := fs.Bool("tty", runtime.GOOS == "linux" && inTerm && outTerm, "give the program a pseudo-terminal (Linux: the default when stdin and stdout are terminals; macOS: only when asked); stdout and stderr are then one stream")
+	a.register(fs, runtime.GOOS == "linux" && inTerm && outTerm)
+	timeout, explainFlag, tty := &a.timeout, &a.explain, &a.tty
 	if code, ok := parse(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if fs.NArg() == 0 {
 		return usageError(stderr, "run", "missing CMD (write it after --)")
 	}
-	for _, kv := range env {
-		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return usageError(stderr, "run", "--env %q: want K=V", kv)
-		}
+	if err := a.pf.check(); err != nil {
+		return usageError(stderr, "run", "%v", err)
 	}
-	if *timeout < 0 {
-		return usageError(stderr, "run", "--timeout %v: must not be negative", *timeout)
-	}
-	cfg, err := cf.config()
+	cfg, err := a.cf.config()
 	if err != nil {
 		return usageError(stderr, "run", "%v", err)
 	}
-	progEnv := []string{"PATH=" + os.Getenv("PATH")}
-	if *keepEnv {
-		progEnv = os.Environ()
+	progEnv := a.pf.environ()
+	// CMD is found in the program's PATH, as env(1) finds it: Run looks
+	// name up in this process's PATH (its documented lookup), so this
+	// process takes the program's. Nothing else here looks a name up.
+	progPATH, hasPATH := lookupEnv(progEnv, "PATH")
+	if hasPATH {
+		os.Setenv("PATH", progPATH)
 	}
-	progEnv = append(progEnv, env...)
+	name := fs.Arg(0)
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -81,7 +77,7 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}()
 
 	opts := sandbox.RunOptions{
-		Env: progEnv, Stdin: stdin, Timeout: *timeout, MaxOutput: maxRunOutput,
+		Env: progEnv, Dir: a.pf.cwd, Stdin: stdin, Timeout: *timeout, MaxOutput: maxRunOutput,
 		Stdout: stdout, Stderr: stderr, TTY: *tty,
 	}
 	if *tty {
@@ -95,7 +91,7 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			opts.Resize = resize
 		}
 	}
-	res, err := sandbox.Run(ctx, cfg, fs.Arg(0), fs.Args()[1:], opts)
+	res, err := sandbox.Run(ctx, cfg, name, fs.Args()[1:], opts)
 	switch {
 	case res.LimitExceeded == "":
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
@@ -120,7 +116,10 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if *explainFlag {
 		home, _ := os.UserHomeDir()
-		cwd, _ := os.Getwd()
+		cwd := a.pf.cwd
+		if cwd == "" {
+			cwd, _ = os.Getwd()
+		}
 		defer func() {
 			for _, d := range res.DeniedRequests {
 				fmt.Fprintln(stderr, deniedLine(d))
@@ -142,6 +141,9 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case errors.Is(err, sandbox.ErrNotEnforced):
 		fmt.Fprintf(stderr, "sandbox run: --strict: %v\n", err)
 		return exitRunFailed
+	case errors.Is(err, exec.ErrNotFound) && hasPATH:
+		fmt.Fprintf(stderr, "sandbox run: %v (the program's PATH is %q: set it with --env PATH=...)\n", err, progPATH)
+		return 127
 	case errors.Is(err, exec.ErrNotFound), errors.Is(err, os.ErrNotExist):
 		fmt.Fprintf(stderr, "sandbox run: %v\n", err)
 		return 127
@@ -153,6 +155,35 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitRunFailed
 	}
 	return exitCode(res)
+}
+
+// runArgs are run's flags: the Config's, the program's, and run's own.
+type runArgs struct {
+	cf           configFlags
+	pf           progFlags
+	timeout      time.Duration
+	explain, tty bool
+}
+
+func (a *runArgs) register(fs *flag.FlagSet, ttyDefault bool) {
+	a.cf.register(fs)
+	a.pf.register(fs)
+	fs.Func("timeout", "kill the program and its processes after `D` (e.g. 30s, 5m, 1h30m)", durationFlag(&a.timeout, false))
+	fs.BoolVar(&a.explain, "explain", false, "on a denial, print hints naming the narrowest flag that would allow it")
+	fs.BoolVar(&a.tty, "tty", ttyDefault, "give the program a pseudo-terminal (Linux: the default when stdin and stdout are terminals; macOS: only when asked); stdout and stderr are then one stream")
+}
+
+// lookupEnv is the value of key in env as the program sees it: the last
+// entry for it wins (as os/exec keeps the last of duplicates).
+func lookupEnv(env []string, key string) (string, bool) {
+	v, ok := "", false
+	for _, kv := range env {
+		// Windows' names are case-insensitive (Path is PATH).
+		if k, val, found := strings.Cut(kv, "="); found && (k == key || runtime.GOOS == "windows" && strings.EqualFold(k, key)) {
+			v, ok = val, true
+		}
+	}
+	return v, ok
 }
 
 // isTerminal reports whether r is a terminal.

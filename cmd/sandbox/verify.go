@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 
@@ -13,17 +14,19 @@ import (
 // it to DIR/.openparallax/sandbox.status.
 func verify(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("verify", stderr)
-	var cf configFlags
-	cf.register(fs)
-	workspace := fs.String("workspace", "", "write the result to `DIR`/.openparallax/sandbox.status")
-	asJSON := fs.Bool("json", false, "print the result as JSON")
+	var a verifyArgs
+	a.register(fs)
+	workspace, asJSON := &a.workspace, &a.json
 	if code, ok := parse(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return usageError(stderr, "verify", "unexpected argument %q", fs.Arg(0))
 	}
-	cfg, err := cf.config()
+	if err := a.pf.check(); err != nil {
+		return usageError(stderr, "verify", "%v", err)
+	}
+	cfg, err := a.cf.config()
 	if err != nil {
 		return usageError(stderr, "verify", "%v", err)
 	}
@@ -54,4 +57,20 @@ func verify(args []string, stdout, stderr io.Writer) int {
 	default:
 		return exitNotVerified
 	}
+}
+
+// verifyArgs are verify's flags: the Config's, the program's (checked
+// only), and verify's own.
+type verifyArgs struct {
+	cf        configFlags
+	pf        progFlags
+	workspace string
+	json      bool
+}
+
+func (a *verifyArgs) register(fs *flag.FlagSet) {
+	a.cf.register(fs)
+	a.pf.register(fs)
+	fs.StringVar(&a.workspace, "workspace", "", "write the result to `DIR`/.openparallax/sandbox.status")
+	fs.BoolVar(&a.json, "json", false, "print the result as JSON")
 }
