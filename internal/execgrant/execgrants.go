@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 )
 
 // Extra is one path an exec grant adds: a file (the target of a symlink
@@ -108,17 +107,22 @@ func helperTool(name string) string {
 	return ""
 }
 
-// execExtrasCacheTTL bounds how long the extras of a directory are reused:
-// a symlink elsewhere (/etc/alternatives) can change its target without the
-// granted directory changing.
-const execExtrasCacheTTL = 10 * time.Second
-
+// execExtrasEntry is a directory's cached scan: its extras, and every path
+// they depend on with its version then (scandeps.go). A symlink elsewhere
+// (/etc/alternatives) can change its target without the granted directory
+// changing, and a target's content decides its interpreters: the entry is
+// used only while none of those paths has changed, so that it answers as
+// a fresh scan would (a few hundred lstats for /usr/bin, against some two
+// thousand system calls for the scan).
 type execExtrasEntry struct {
-	version fileVersion
-	at      time.Time
+	version fileVersion // the directory's, as os.Stat of the granted path sees it
+	deps    []dependency
 	extras  []Extra
 }
 
+// execExtrasCache holds the scans in the caller's memory only: nothing a
+// confined program can write is read as a cached answer. Bounded: emptied
+// when full.
 var execExtrasCache = struct {
 	sync.Mutex
 	m map[string]execExtrasEntry
@@ -141,9 +145,11 @@ type Grant struct {
 //     it (toolHelpers);
 //   - for a file: the helper directories of its tool.
 //
-// Symlinks are read once per directory version (and at most every
-// execExtrasCacheTTL): a directory such as /usr/bin holds thousands of
-// entries, and WrapCommand is on a hot path.
+// A directory is scanned once while nothing its answer depends on changes
+// (the directory, every directory its symlinks lead through, every target:
+// execExtrasEntry), and the cached answer is used only after checking
+// that: a directory such as /usr/bin holds thousands of entries, and
+// WrapCommand is on a hot path.
 //
 // Only fixed helper directories (toolHelpers, and GOROOT/pkg/tool beside
 // a go command) and symlink targets that resolve to executable regular
@@ -186,29 +192,34 @@ func Extras(granted []Grant) []Extra {
 	return out
 }
 
-// dirExtras is Extras for one directory, cached.
+// dirExtras is Extras for one directory, cached (where versions are known:
+// Linux) while nothing the answer depends on has changed.
 func dirExtras(dir string) []Extra {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return nil
 	}
 	v, cacheable := statVersion(fi)
-	if cacheable {
-		execExtrasCache.Lock()
-		e, ok := execExtrasCache.m[dir]
-		execExtrasCache.Unlock()
-		if ok && e.version == v && time.Since(e.at) < execExtrasCacheTTL {
-			return e.extras
-		}
+	if !cacheable {
+		return scanExecDir(dir)
 	}
-	extras := scanExecDir(dir)
-	if cacheable {
-		execExtrasCache.Lock()
-		if len(execExtrasCache.m) >= maxCachedInterpreters {
-			clear(execExtrasCache.m)
-		}
-		execExtrasCache.m[dir] = execExtrasEntry{version: v, at: time.Now(), extras: extras}
-		execExtrasCache.Unlock()
+	execExtrasCache.Lock()
+	e, ok := execExtrasCache.m[dir]
+	execExtrasCache.Unlock()
+	if ok && e.version == v && unchanged(e.deps) {
+		return e.extras
 	}
+	extras, deps := scanExecDirNoting(dir)
+	if deps.racy {
+		// A noted time too recent to tell a later change by: answered,
+		// not kept (see racyWindow).
+		return extras
+	}
+	execExtrasCache.Lock()
+	if len(execExtrasCache.m) >= maxCachedInterpreters {
+		clear(execExtrasCache.m)
+	}
+	execExtrasCache.m[dir] = execExtrasEntry{version: v, deps: deps.list(), extras: extras}
+	execExtrasCache.Unlock()
 	return extras
 }

@@ -9,3 +9,6 @@ import "os"
 func versionOf(os.FileInfo) (fileVersion, bool) { return fileVersion{}, false }
 
 func statVersion(os.FileInfo) (fileVersion, bool) { return fileVersion{}, false }
+
+// pathVersion is not needed off Linux: no scan is cached there.
+func pathVersion(string) fileVersion { return fileVersion{} }

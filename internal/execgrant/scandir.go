@@ -22,18 +22,20 @@ import (
 // interpreter named and the depth. An answer is reused only within the
 // scan (a few milliseconds), where it stands for the walk's own, which is
 // not atomic either: the scan answers as a walk that read each path once.
-// Nothing outlives the scan except its result (cached by dirExtras under
-// the directory's version and a time bound, as before).
+// Nothing outlives the scan except its result, and what the result depends
+// on (deps, when not nil: see scandeps.go), under which dirExtras caches it.
 type dirScan struct {
 	dir    string
 	lstats map[string]lstatAnswer
 	links  map[string]linkAnswer
 	chains map[chainKey]chainAnswer
+	deps   *scanDeps
 }
 
 type lstatAnswer struct {
-	mode fs.FileMode
-	err  error
+	mode    fs.FileMode
+	version fileVersion // of a path lstat'ed (not of one the listing typed)
+	err     error
 }
 
 type linkAnswer struct {
@@ -55,23 +57,42 @@ type chainAnswer struct {
 // helper directories. The entry types come from the directory listing
 // (getdents' d_type, no lstat per entry); only symlinks are looked into.
 func scanExecDir(dir string) []Extra {
-	entries, err := os.ReadDir(dir)
+	return (&dirScan{dir: dir}).scan()
+}
+
+// scanExecDirNoting is scanExecDir, and what its answer depends on.
+func scanExecDirNoting(dir string) ([]Extra, *scanDeps) {
+	s := &dirScan{dir: dir, deps: newScanDeps()}
+	return s.scan(), s.deps
+}
+
+// execDirScanned is called on every scan (a test hook: the tests count
+// the scans a cached answer saves).
+var execDirScanned = func(string) {}
+
+func (s *dirScan) scan() []Extra {
+	execDirScanned(s.dir)
+	if s.deps != nil {
+		s.deps.noteDir(s.dir) // its listing
+	}
+	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return nil
 	}
-	s := &dirScan{dir: dir, lstats: map[string]lstatAnswer{}, links: map[string]linkAnswer{}, chains: map[chainKey]chainAnswer{}}
+	dir := s.dir
+	s.lstats, s.links, s.chains = map[string]lstatAnswer{}, map[string]linkAnswer{}, map[chainKey]chainAnswer{}
 	var out []Extra
 	seen := map[string]bool{}
 	for _, ent := range entries {
 		name := ent.Name()
 		path := filepath.Join(dir, name)
 		if tool := helperTool(name); tool != "" {
-			for _, d := range helperDirs(tool, path) {
+			for _, d := range s.helperDirs(tool, path) {
 				if seen[d] {
 					continue
 				}
 				seen[d] = true
-				if d, ok := helperDir(d); ok {
+				if d, ok := s.helperDir(d); ok {
 					out = append(out, Extra{Path: d, IsDir: true, Reason: "helper programs of " + path})
 				}
 			}
@@ -109,9 +130,13 @@ func (s *dirScan) linkExtra(path string, seen map[string]bool) (Extra, bool) {
 func (s *dirScan) lstat(p string) (fs.FileMode, error) {
 	a, ok := s.lstats[p]
 	if !ok {
+		if s.deps != nil {
+			s.deps.noteDir(parentDir(p)) // before its entry is looked at
+		}
 		fi, err := os.Lstat(p)
 		if err == nil {
 			a.mode = fi.Mode()
+			a.version, _ = statVersion(fi)
 		}
 		a.err = err
 		s.lstats[p] = a
@@ -191,7 +216,37 @@ func (s *dirScan) resolve(path string) (string, fs.FileMode, error) {
 	}
 	dest = filepath.Clean(dest)
 	mode, err := s.lstat(dest)
+	if err == nil && s.deps != nil {
+		// What the walk ends on: its type, mode and content count.
+		s.deps.note(dest, s.lstats[dest].version)
+	}
 	return dest, mode, err
+}
+
+// helperDirs is helperDirs with the go command's path resolved by the
+// scan's walk (which notes what the answer depends on).
+func (s *dirScan) helperDirs(tool, path string) []string {
+	if tool != "go" {
+		return toolHelpers[tool]
+	}
+	resolved, _, err := s.resolve(path)
+	if err != nil {
+		return nil
+	}
+	return []string{filepath.Join(filepath.Dir(filepath.Dir(resolved)), "pkg", "tool")}
+}
+
+// helperDir is helperDir by the scan's walk: d itself when it is a
+// directory, or where it resolves when it is a symlink.
+func (s *dirScan) helperDir(d string) (string, bool) {
+	if s.deps != nil {
+		s.resolve(filepath.Dir(d)) // notes the walk to d's directory
+	}
+	mode, err := s.lstat(d)
+	if err == nil && mode&fs.ModeSymlink != 0 {
+		d, mode, err = s.resolve(d)
+	}
+	return d, err == nil && mode.IsDir()
 }
 
 // chain is interpreterChain(path, depth, nil): the file's own interpreter
@@ -213,6 +268,11 @@ func (s *dirScan) chain(path string, depth int) ([]string, string) {
 	}
 	if a, ok := s.chains[k]; ok {
 		return a.chain, a.loader
+	}
+	if s.deps != nil && filepath.IsAbs(interp) {
+		// Notes the walk Grantable makes (by the kernel's resolution,
+		// which notes nothing), and what it ends on.
+		s.resolve(filepath.Clean(interp))
 	}
 	var a chainAnswer
 	if resolved, err := Grantable(interp, nil); err == nil {

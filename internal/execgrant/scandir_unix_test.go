@@ -57,6 +57,11 @@ func scanExecDirByWalk(dir string) []Extra {
 func sameScan(t *testing.T, dir string) []Extra {
 	t.Helper()
 	got, want := scanExecDir(dir), scanExecDirByWalk(dir)
+	// The scan that notes what its answer depends on (for the cache)
+	// walks more (interpreters, helper directories) and answers the same.
+	if noted, _ := scanExecDirNoting(dir); !reflect.DeepEqual(noted, got) {
+		t.Errorf("scanExecDirNoting(%s) differs from scanExecDir:\n%+v\n%+v", dir, noted, got)
+	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("scanExecDir(%s) differs from the walk:", dir)
 		for i := 0; i < max(len(got), len(want)); i++ {
