@@ -33,7 +33,10 @@ func TestRunTempDir(t *testing.T) {
 		{"PATH=/usr/bin:/bin", "HOME=/nonexistent-home"},
 	} {
 		res, err := sandbox.Run(context.Background(), cfg, "/bin/sh", []string{"-c", script},
-			sandbox.RunOptions{Env: env, Timeout: 500 * time.Millisecond})
+			// The timeout ends `sleep 60`; it must leave the shell time to
+			// print and make its files first, also under the race
+			// detector on a loaded machine (500 ms did not, once).
+			sandbox.RunOptions{Env: env, Timeout: 3 * time.Second})
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("%v: want a timeout, got %v (%+v)", env, err, res)
 		}
