@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -116,6 +118,14 @@ func TestConfigFlagsCoverConfig(t *testing.T) {
 	zero := fields(sandbox.Config{})
 	covered := map[string]bool{}
 	for _, c := range cases {
+		if c.field == "mounts" && runtime.GOOS == "windows" {
+			// HOST:AT cannot carry a drive letter's colon, and Mounts
+			// are not made on Windows: the flag is the Linux and macOS
+			// one; the other platforms' runs check it.
+			t.Log("--mount is not checked on Windows: HOST:AT cannot carry a drive letter")
+			covered[c.field] = true
+			continue
+		}
 		fs := newFlagSet("plan", nil)
 		var a planArgs
 		a.register(fs)
@@ -202,8 +212,8 @@ func TestPlanTakesRunFlags(t *testing.T) {
 	}{
 		{[]string{"plan", "--env", "NOEQUALS"}, `--env "NOEQUALS": want K=V`},
 		{[]string{"verify", "--env", "=V"}, `--env "=V": want K=V`},
-		{[]string{"plan", "--cwd", filepath.Join(dir, "missing")}, `--cwd "` + filepath.Join(dir, "missing") + `": `},
-		{[]string{"run", "--cwd", filepath.Join(dir, "missing"), "--", "true"}, `--cwd "` + filepath.Join(dir, "missing") + `": `},
+		{[]string{"plan", "--cwd", filepath.Join(dir, "missing")}, fmt.Sprintf("--cwd %q: ", filepath.Join(dir, "missing"))},
+		{[]string{"run", "--cwd", filepath.Join(dir, "missing"), "--", "true"}, fmt.Sprintf("--cwd %q: ", filepath.Join(dir, "missing"))},
 	} {
 		_, stderr, code := runInProcess(c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
