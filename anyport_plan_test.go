@@ -12,16 +12,6 @@ import (
 	"testing"
 )
 
-func features(p Plan, name string) []Enforcement {
-	var out []Enforcement
-	for _, f := range p.Features {
-		if f.Feature == name {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 func TestDescribeAnyPort(t *testing.T) {
 	for _, c := range []struct {
 		connect []string

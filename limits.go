@@ -186,9 +186,6 @@ func (l *Limits) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// validate refuses negative limits.
-func (l Limits) validate() error { return spec.Limits(l).Validate() }
-
 // Feature names of the limits in [Plan.Features]. Each requested limit is
 // listed once per entry point, with [Enforcement.Scope] set.
 const (

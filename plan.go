@@ -127,14 +127,6 @@ func (p Plan) NotEnforced() []Enforcement {
 	return out
 }
 
-// strictError returns an error wrapping ErrNotEnforced that names every
-// unenforced feature of WrapCommand (entries without a Scope or with
-// ScopeCommand), or nil.
-func (p Plan) strictError() error { return spec.Plan(p).StrictError(ScopeCommand) }
-
-// strictErrorIn is strictError for the entry point scope.
-func (p Plan) strictErrorIn(scope string) error { return spec.Plan(p).StrictError(scope) }
-
 // PlanFor validates cfg and reports, without applying anything, what the
 // sandbox on this system would enforce of it and what it would not, with the
 // rules it would make. The error is a *ConfigError for a refused Config.
@@ -160,13 +152,10 @@ func PlanFor(cfg Config) (Plan, error) {
 	return p, nil
 }
 
-// checkApplicable is the common gate of ApplySelf and WrapCommand: the
-// mechanism must be there, and under Strict nothing may be left unenforced.
-// It checks the entries of WrapCommand (ScopeCommand); an ApplySelf whose
-// plan has entries scoped to it calls checkApplicableIn.
-func checkApplicable(p Plan, cfg Config) error { return checkApplicableIn(p, cfg, ScopeCommand) }
-
-// checkApplicableIn is checkApplicable for the entry point scope.
-func checkApplicableIn(p Plan, cfg Config, scope string) error {
-	return spec.CheckApplicable(spec.Plan(p), cfg.Strict, scope)
+// checkApplicable is the gate of Windows' ApplySelf and WrapCommand (the
+// other platforms' engines call spec.CheckApplicable themselves): the
+// mechanism must be there, and under Strict nothing of the entries without
+// a Scope or with ScopeCommand may be left unenforced.
+func checkApplicable(p Plan, cfg Config) error {
+	return spec.CheckApplicable(spec.Plan(p), cfg.Strict, ScopeCommand)
 }

@@ -1,7 +1,0 @@
-//go:build unix
-
-package sandbox
-
-import "syscall"
-
-func mkfifo(path string) error { return syscall.Mkfifo(path, 0o755) }
