@@ -230,6 +230,29 @@ type Config struct {
 	// mount). The program reads and writes the same bytes, but cannot
 	// seek them. Without Strict such files are passed as they are.
 	Strict bool `json:"strict,omitempty"`
+
+	// Env, when not nil, is the whole environment of the program that
+	// WrapCommand or Run starts, seed 004's env: nothing of the caller's
+	// is inherited, and an empty, non-nil map means no variable at all.
+	// It is the one owner of the environment: setting it together with
+	// cmd.Env (WrapCommand) or RunOptions.Env (Run) is an error
+	// (ErrInvalidConfig), and so is setting it for ApplySelf, which
+	// cannot replace the environment of the process that calls it.
+	// A nil Env leaves the environment to cmd.Env or RunOptions.Env as
+	// before.
+	//
+	// What the library still adds to it, and nothing else:
+	//   - Run: TMPDIR, TMP, TEMP and GOTMPDIR (its private temporary
+	//     directory, always), and HOME (a private home beside it) when
+	//     Env has no HOME; on macOS also what [Run] lists for the
+	//     per-user cache and git configuration.
+	//   - The egress layer on Linux, when a host allowlist is enforced
+	//     through it (see [Egress]): HTTP_PROXY, HTTPS_PROXY, ALL_PROXY,
+	//     NO_PROXY, their lower-case forms and NODE_USE_ENV_PROXY.
+	//
+	// Names must be non-empty and hold neither "=" nor NUL; values no
+	// NUL. The order of the entries the program sees is by name.
+	Env map[string]string `json:"env"`
 }
 
 // Mount shows the host path Path at the path At inside the sandbox,
@@ -316,6 +339,7 @@ func (cfg Config) spec() spec.Config {
 		NoTLSTrustService:   cfg.NoTLSTrustService,
 		Limits:              spec.Limits(cfg.Limits),
 		Strict:              cfg.Strict,
+		Env:                 cfg.Env,
 	}
 }
 

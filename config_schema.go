@@ -115,10 +115,19 @@ var configFieldDocs = map[string]fieldDoc{
 				"cpu_time": map[string]any{
 					"description": `Total CPU time of the tree: a Go duration such as "90s" or "1m30s", or nanoseconds as an integer.`,
 					"type":        []string{"string", "integer"},
-					"pattern":     `^(0|([0-9]*\.?[0-9]+(ns|us|µs|μs|ms|s|m|h))+)$`,
+					"pattern":     durationPattern,
 					"minimum":     0,
 				},
 			},
+		},
+	},
+	"env": {
+		description: "The program's whole environment under WrapCommand and Run, as names and values; nothing of the caller's is inherited, {} means no variable at all. Absent or null: the caller's cmd.Env or the run options decide. Run still adds TMPDIR, TMP, TEMP, GOTMPDIR and, without HOME, a private HOME; the egress layer adds proxy variables. Not for ApplySelf (refused).",
+		examples:    []any{map[string]string{"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}},
+		schema: map[string]any{
+			"type":                 []string{"object", "null"},
+			"additionalProperties": map[string]any{"type": "string"},
+			"propertyNames":        map[string]any{"minLength": 1, "pattern": "^[^=\\u0000]+$"},
 		},
 	},
 	"strict": {
@@ -153,21 +162,77 @@ func absPathPattern() string {
 // [Config.Validate] (a path that does not exist, a port 0 to connect to):
 // the schema describes the shape, Validate the machine.
 func ConfigSchema() ([]byte, error) {
+	schema, err := configSchemaObject()
+	if err != nil {
+		return nil, err
+	}
+	schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+	schema["$id"] = "https://github.com/openparallax/sandbox/config.schema.json"
+	return json.MarshalIndent(schema, "", "  ")
+}
+
+// configSchemaObject is the Config's schema without $schema and $id, as
+// ConfigSchema prints it and RunRequestSchema embeds it.
+func configSchemaObject() (map[string]any, error) {
 	props, err := schemaProperties(reflect.TypeFor[Config](), "")
 	if err != nil {
 		return nil, err
 	}
-	schema := map[string]any{
-		"$schema":              "https://json-schema.org/draft/2020-12/schema",
-		"$id":                  "https://github.com/openparallax/sandbox/config.schema.json",
+	return map[string]any{
 		"title":                "sandbox.Config",
 		"description":          "What a program confined by github.com/openparallax/sandbox may do; everything it does not grant is denied. The empty object grants nothing but the system paths every program needs. Unknown fields are refused.",
 		"type":                 "object",
 		"additionalProperties": false,
 		"properties":           props,
+	}, nil
+}
+
+// RunRequestSchema returns the JSON Schema (draft 2020-12) of a
+// [RunRequest]: the Config's schema (as [ConfigSchema]) under "config",
+// the command, and the run options. Like the Config's, it describes the
+// shape; [ParseRunRequest] checks the machine.
+func RunRequestSchema() ([]byte, error) {
+	cfg, err := configSchemaObject()
+	if err != nil {
+		return nil, err
+	}
+	schema := map[string]any{
+		"$schema":              "https://json-schema.org/draft/2020-12/schema",
+		"$id":                  "https://github.com/openparallax/sandbox/run-request.schema.json",
+		"title":                "sandbox.RunRequest",
+		"description":          "One request to run a program confined by github.com/openparallax/sandbox: what it may do (config, whose env is its whole environment), the command, and the run's options. Unknown fields are refused.",
+		"type":                 "object",
+		"additionalProperties": false,
+		"required":             []string{"command"},
+		"properties": map[string]any{
+			"config": cfg,
+			"command": map[string]any{
+				"description": `The program and its arguments. A name without a slash is looked up in the PATH of config.env (the CLI), as env(1) does.`,
+				"type":        "array", "minItems": 1,
+				"items":    map[string]any{"type": "string"},
+				"examples": []any{[]string{"git", "status"}},
+			},
+			"dir": map[string]any{
+				"description": "The working directory (absolute); the config must grant it. Absent: the runner's.",
+				"type":        "string", "minLength": 1, "pattern": absPathPattern(),
+			},
+			"timeout": map[string]any{
+				"description": `Kill the program and every process it started this long after it started: a Go duration such as "30s" or "5m" (a bare number is refused). Absent or "0s": no timeout.`,
+				"type":        "string",
+				"pattern":     durationPattern,
+				"examples":    []any{"30s"},
+			},
+			"max_output": map[string]any{
+				"description": "Bytes of standard output, and separately of standard error, that are kept; the rest is discarded and the result says it was cut. 0 or absent: the default.",
+				"type":        "integer", "minimum": 0,
+			},
+		},
 	}
 	return json.MarshalIndent(schema, "", "  ")
 }
+
+// durationPattern matches a Go duration string that is not negative.
+const durationPattern = `^(0|([0-9]*\.?[0-9]+(ns|us|µs|μs|ms|s|m|h))+)$`
 
 // schemaProperties builds the "properties" of struct type t; prefix is
 // "" for Config and "mounts." for Mount.

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -77,7 +75,7 @@ func fullConfig(dir string) Config {
 		AllowedReadPaths: []string{dir}, AllowedWritePaths: []string{dir}, AllowedTCPConnect: []string{"*:443", "localhost:8080", "[::1]:22", ":80", "127.0.0.1:5432", "api.example.com:443"},
 		AllowedTCPBind: []uint16{0, 8080}, AllowProcessSpawn: true, AllowedExecPaths: []string{dir}, AllowUnixSockets: true, AllowUDP: true, AllowChown: true, AllowSysVIPC: true, AllowExecWritePaths: true, AllowSharedMemory: true,
 		DenyWritePaths: []string{filepath.Join(dir, ".git")}, DenyReadPaths: []string{filepath.Join(dir, ".env")},
-		Mounts: []Mount{{Path: dir, At: filepath.Join(dir, "at"), Write: true}}, AllowCamera: true, AllowMicrophone: true, NoTLSTrustService: true, NoGitProtection: true, Strict: true,
+		Mounts: []Mount{{Path: dir, At: filepath.Join(dir, "at"), Write: true}}, AllowCamera: true, AllowMicrophone: true, NoTLSTrustService: true, NoGitProtection: true, Strict: true, Env: map[string]string{"PATH": "/usr/bin:/bin", "EMPTY": ""},
 		Limits: Limits{Processes: 64, MemoryBytes: 1 << 30, CPUTime: 90 * time.Second, FileSizeBytes: 1 << 20, OpenFiles: 256},
 	}
 }
@@ -246,60 +244,13 @@ func TestConfigSchemaValidates(t *testing.T) {
 // jsonschema, Draft 2020-12), which also checks the schema itself against
 // the meta-schema.
 func TestConfigSchemaWithJSONSchemaValidator(t *testing.T) {
-	// The python3 on PATH may be another installation (pyenv) than the
-	// system's, where Debian's python3-jsonschema goes: use the first that
-	// has the module.
-	py := ""
-	var tried []string
-	for _, cand := range []string{"python3", "/usr/bin/python3"} {
-		p, err := exec.LookPath(cand)
-		if err != nil {
-			tried = append(tried, cand+": not found")
-			continue
-		}
-		if out, err := exec.Command(p, "-c", "import jsonschema").CombinedOutput(); err != nil {
-			tried = append(tried, p+": "+strings.TrimSpace(string(out)))
-			continue
-		}
-		py = p
-		break
-	}
-	if py == "" {
-		t.Skipf("no python3 with the jsonschema module (Debian: python3-jsonschema), the real validator cannot run (the Go subset validator still ran): %s", strings.Join(tried, "; "))
-	}
+	py := jsonschemaPython(t)
 	b, err := ConfigSchema()
 	if err != nil {
 		t.Fatal(err)
 	}
 	valid, invalid := schemaSamples(t)
-	dir := t.TempDir()
-	write := func(name string, v any) string {
-		p := filepath.Join(dir, name)
-		data, _ := json.Marshal(v)
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	schemaPath := filepath.Join(dir, "schema.json")
-	os.WriteFile(schemaPath, b, 0o644)
-	const script = `
-import json, sys, jsonschema
-schema = json.load(open(sys.argv[1]))
-jsonschema.Draft202012Validator.check_schema(schema)
-v = jsonschema.Draft202012Validator(schema)
-bad = 0
-for name, doc in json.load(open(sys.argv[2])).items():
-    errs = list(v.iter_errors(json.loads(doc)))
-    if errs: print("valid sample refused:", name, errs[0].message); bad += 1
-for name, doc in json.load(open(sys.argv[3])).items():
-    if not list(v.iter_errors(json.loads(doc))): print("invalid sample accepted:", name); bad += 1
-sys.exit(1 if bad else 0)
-`
-	out, err := exec.Command(py, "-c", script, schemaPath, write("valid.json", valid), write("invalid.json", invalid)).CombinedOutput()
-	if err != nil {
-		t.Errorf("jsonschema: %v\n%s", err, out)
-	}
+	runJSONSchema(t, py, b, valid, invalid)
 }
 
 // The limits text says what is true now: enforced under WrapCommand and Run

@@ -2,8 +2,12 @@ package sandbox
 
 import (
 	"errors"
+	"maps"
+	"os/exec"
 	"slices"
 	"sync/atomic"
+
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // New returns the sandbox for this platform.
@@ -34,12 +38,35 @@ type rememberingPostStarter struct {
 var appliedConfig atomic.Pointer[Config]
 
 func (r remembering) ApplySelf(cfg Config) error {
+	if cfg.Env != nil {
+		return &ConfigError{Field: "env", Reason: "ApplySelf cannot replace the environment of the process that calls it: Env is for a program WrapCommand or Run starts"}
+	}
 	err := r.Sandbox.ApplySelf(cfg)
 	if err == nil || errors.Is(err, ErrPartiallyApplied) {
 		c := cfg.clone()
 		appliedConfig.Store(&c)
 	}
 	return err
+}
+
+// WrapCommand makes Config.Env the command's environment (see
+// Config.Env), then wraps it; on an error cmd.Env is as it was.
+func (r remembering) WrapCommand(cmd *exec.Cmd, cfg Config) error {
+	if cfg.Env == nil || cmd == nil {
+		return r.Sandbox.WrapCommand(cmd, cfg)
+	}
+	if cmd.Env != nil {
+		return &ConfigError{Field: "env", Reason: "set together with cmd.Env: the environment has one owner, set one of them"}
+	}
+	if err := spec.ValidateEnv(cfg.Env); err != nil {
+		return err
+	}
+	cmd.Env = spec.EnvList(cfg.Env)
+	if err := r.Sandbox.WrapCommand(cmd, cfg); err != nil {
+		cmd.Env = nil
+		return err
+	}
+	return nil
 }
 
 // clone is a deep copy of cfg: nothing the caller changes later reaches it.
@@ -53,5 +80,6 @@ func (cfg Config) clone() Config {
 	c.DenyWritePaths = slices.Clone(cfg.DenyWritePaths)
 	c.DenyReadPaths = slices.Clone(cfg.DenyReadPaths)
 	c.Mounts = slices.Clone(cfg.Mounts)
+	c.Env = maps.Clone(cfg.Env)
 	return c
 }

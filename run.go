@@ -14,6 +14,7 @@ import (
 
 	"github.com/openparallax/sandbox/internal/pty"
 	"github.com/openparallax/sandbox/internal/runtemp"
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // DefaultMaxOutput is how many bytes of each output stream Run keeps when
@@ -122,6 +123,16 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 	}
 	if err := ctx.Err(); err != nil {
 		return res, fmt.Errorf("sandbox: Run %s: %w", name, err)
+	}
+
+	if cfg.Env != nil {
+		if opts.Env != nil {
+			return res, &ConfigError{Field: "env", Reason: "set together with RunOptions.Env: the environment has one owner, set one of them"}
+		}
+		if err := spec.ValidateEnv(cfg.Env); err != nil {
+			return res, err
+		}
+		opts.Env, cfg.Env = spec.EnvList(cfg.Env), nil
 	}
 
 	tmp, err := runtemp.New(opts.Env)

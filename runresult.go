@@ -21,7 +21,8 @@ type RunOptions struct {
 	// Env is the program's environment, "KEY=value" entries, to which Run
 	// adds only its temporary directory (TMPDIR, TMP, TEMP, GOTMPDIR) and,
 	// when Env has none, HOME: see Run. Nothing is inherited from the
-	// caller: nil means no PATH, for instance.
+	// caller: nil means no PATH, for instance. A non-nil Config.Env takes
+	// its place (setting both is an error).
 	Env []string
 
 	// Stdin is the program's standard input; nil reads from the null

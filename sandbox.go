@@ -68,12 +68,14 @@ type Sandbox interface {
 	// macOS it is not available (ErrUnavailable): a process cannot apply a
 	// Seatbelt profile to itself through a public API, so it must be started
 	// with WrapCommand and can then prove its confinement with
-	// VerifyCanaryFor.
+	// VerifyCanaryFor. A Config with Env is refused (ErrInvalidConfig):
+	// a process cannot replace its own environment.
 	ApplySelf(cfg Config) error
 	// WrapCommand prepares cmd so that cmd.Start runs its program already
 	// restricted to cfg, confined before its first instruction. cmd must
 	// be configured completely (Path, Args, Env, Dir, ExtraFiles) and not
-	// yet started.
+	// yet started. A non-nil cfg.Env becomes cmd.Env (the command's whole
+	// environment; cmd.Env must then be nil: see Config.Env).
 	//
 	// The duties it leaves the caller, on every platform:
 	//   - An error means nothing was prepared; WrapCommand also sets cmd.Err

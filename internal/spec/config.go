@@ -32,6 +32,9 @@ type Config struct {
 	NoTLSTrustService   bool     `json:"no_tls_trust_service,omitempty"`
 	Limits              Limits   `json:"limits"`
 	Strict              bool     `json:"strict,omitempty"`
+	// Env, when not nil, is the whole environment of the program
+	// WrapCommand or Run starts (sandbox.Config.Env has the contract).
+	Env map[string]string `json:"env,omitempty"`
 }
 
 // Mount shows the host path Path at the path At inside the sandbox,

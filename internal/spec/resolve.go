@@ -42,6 +42,9 @@ func ResolveIn(fsys FS, cfg Config) (*Resolved, error) {
 	if err := cfg.Limits.Validate(); err != nil {
 		return nil, err
 	}
+	if err := ValidateEnv(cfg.Env); err != nil {
+		return nil, err
+	}
 	var err error
 	if rc.Read, err = resolvePaths(fsys, "allowed_read_paths", cfg.AllowedReadPaths); err != nil {
 		return nil, err
