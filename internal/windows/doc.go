@@ -58,8 +58,10 @@
 // Scheduler, BITS and out-of-process COM servers start processes on its
 // behalf. So process_spawn is reported as not enforced (inside the job
 // only, with these routes), scope_signal as not enforced, and the canary's
-// process_spawn_parent probe fails where OpenProcess(parent,
-// PROCESS_CREATE_PROCESS) succeeds. A caller that is elevated gives the
+// process_spawn_parent probe fails unless the process's own token keeps it
+// from opening the user's processes for PROCESS_CREATE_PROCESS (an
+// AppContainer token, an integrity level below medium, a restricted token:
+// [SpawnParentProbe]), so a job alone is never verified. A caller that is elevated gives the
 // child an administrator's token, which a job does not confine: reported as
 // unelevated not enforced (Strict: an error).
 //
