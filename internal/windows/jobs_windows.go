@@ -147,9 +147,11 @@ func (s *Jobs) pruneLocked() {
 // # Resuming
 //
 // Go's os.StartProcess does not keep the main thread's handle, so the thread
-// is found with a Toolhelp snapshot of the threads owned by pid; there must
-// be exactly one, and ResumeThread must report it was suspended exactly
-// once (see winjob.ResumeSuspendedProcess).
+// is found with a Toolhelp snapshot of the threads owned by pid: the first
+// listed, checked to be the oldest. Other threads (one that security
+// software injects at creation) are left alone; ResumeThread must report
+// the main thread was suspended exactly once, else the child ran before its
+// assignment or stays suspended (see winjob.ResumeSuspendedProcess).
 //
 // # Failing closed
 //
