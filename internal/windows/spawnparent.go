@@ -5,6 +5,7 @@ package windows
 // facts from the process's own token and tries its parent.
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -47,7 +48,7 @@ type TokenFacts struct {
 	// restricted.
 	RestrictingSIDs []string
 	// Err, when not nil, says the token could not be read; nothing else
-	// is then known.
+	// is then known. Facts without a User count as unread too.
 	Err error
 }
 
@@ -94,6 +95,11 @@ func SpawnParentProbe(tok TokenFacts, parent ParentTry) spec.ProbeResult {
 	failed := func(format string, args ...any) spec.ProbeResult {
 		return spec.ProbeResult{Name: name, Status: spec.ProbeFailed, Target: "this process's token",
 			Error: fmt.Sprintf(format, args...)}
+	}
+	if tok.Err == nil && tok.User == "" {
+		// The zero TokenFacts would read as an untrusted token: facts
+		// that were never read must not block anything.
+		tok.Err = errors.New("no user SID: the facts were not read")
 	}
 	if tok.Err != nil {
 		return failed("this process's token could not be read (%v), so nothing shows that it cannot open the user's processes "+

@@ -33,6 +33,7 @@ func TestSpawnParentProbe(t *testing.T) {
 		{"job alone, parent error", plain, other, spec.ProbeFailed, "The handle is invalid."},
 		{"elevated, parent gone", TokenFacts{Integrity: IntegrityHigh, User: user}, gone, spec.ProbeFailed, "integrity level high"},
 		{"token unreadable", TokenFacts{Err: errors.New("boom")}, denied, spec.ProbeFailed, "could not be read (boom)"},
+		{"zero facts (never read)", TokenFacts{}, gone, spec.ProbeFailed, "the facts were not read"},
 		{"low integrity, parent gone", TokenFacts{Integrity: IntegrityLow, User: user}, gone, spec.ProbeBlocked, "below medium"},
 		{"low integrity, parent denied", TokenFacts{Integrity: IntegrityLow, User: user}, denied, spec.ProbeBlocked, "was denied"},
 		{"untrusted, parent error", TokenFacts{Integrity: IntegrityUntrusted, User: user}, other, spec.ProbeBlocked, "untrusted"},
