@@ -46,13 +46,20 @@ func readStatus(workspace string) ([]byte, error) {
 // for as long as the file is open, and the root keeps the rename from
 // following a symlink or junction out of the directory.
 //
-// Where that is refused (FAT, and Wine 8.0, which has no POSIX rename and
-// whose rename through a root fails for good under concurrent writers), it
-// falls back to the classic rename by path, retried for a short while: the
-// refusal lasts while another writer's rename onto the same name is in
-// flight or a reader holds dst open. That fallback names the directory by
-// path, so a directory swapped for a junction in between is followed; it
-// is taken only where POSIX semantics are missing.
+// os.Root.Rename itself falls back to the classic rename (still through the
+// root) where the file system has no POSIX semantics (FAT). What is left is
+// the rename being refused with ERROR_ACCESS_DENIED or
+// ERROR_SHARING_VIOLATION, and then replaceFile falls back to the classic
+// rename by path, retried for a short while (2 seconds). That happens with
+// POSIX semantics too: while a process holds dst or src open without
+// FILE_SHARE_DELETE (an antivirus scanner, a backup or indexing tool), or
+// another writer's rename onto the same name is in flight; and without
+// them (FAT, and Wine 8.0, which has no POSIX rename and whose rename
+// through a root fails for good under concurrent writers) also while a
+// reader holds dst open. The fallback names the directory by path, so a
+// directory swapped for a junction in between is followed (what is renamed
+// is this process's own temporary file, into its own workspace). Every other
+// error is returned at once, and so is the last one when the 2 seconds are up.
 func replaceFile(src, dst string) error {
 	dir := filepath.Dir(dst)
 	if filepath.Dir(src) != dir {

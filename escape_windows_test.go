@@ -117,6 +117,8 @@ func extraHelper(t *testing.T, mode string) bool {
 		r, _, err := windows.NewLazySystemDLL("kernel32.dll").NewProc("GetConsoleProcessList").
 			Call(uintptr(unsafe.Pointer(&list[0])), uintptr(len(list)))
 		fmt.Printf("console processes %v (%v)\n", list[:min(int(r), len(list))], err)
+	case "orphan-start", "orphan-canary":
+		canaryHelper(mode)
 	default:
 		return false
 	}

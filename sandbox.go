@@ -314,6 +314,13 @@ type Sandbox interface {
 	// console could write keystrokes into it (WriteConsoleInput), to be read
 	// by the shell that started the caller. (AttachConsole to the caller's
 	// console is a same-user route this does not stop; PlanFor lists it.)
+	// With spawning denied, a console of the child's own is refused with an
+	// error (CREATE_NEW_CONSOLE, or CREATE_NO_WINDOW without
+	// DETACHED_PROCESS): Windows starts a console host (conhost.exe) for it
+	// in the child's job (Windows 8 and later), whose limit of one process
+	// leaves it no room; for the same reason a program that calls
+	// AllocConsole is expected to fail to get a console. DETACHED_PROCESS
+	// with CREATE_NEW_CONSOLE is refused too (Windows refuses the pair).
 	// Standard handles the caller sets
 	// are passed as they are: a console input handle given as cmd.Stdin
 	// reaches the caller's console all the same (Run pipes it).

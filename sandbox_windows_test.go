@@ -239,6 +239,52 @@ func TestWrapCommandBadConfig(t *testing.T) {
 	}
 }
 
+// TestWrapCommandConsoleFlags: with spawning denied, a console of the
+// child's own (whose console host would be a second process in a job that
+// holds one) is refused, saying why, and cmd is left untouched; so is
+// DETACHED_PROCESS with CREATE_NEW_CONSOLE, which Windows refuses. The
+// caller's DETACHED_PROCESS is kept and the child runs.
+func TestWrapCommandConsoleFlags(t *testing.T) {
+	sb, ps := postStarter(t)
+	for _, c := range []struct {
+		flags uint32
+		cfg   sandbox.Config
+		want  string
+	}{
+		{windows.CREATE_NEW_CONSOLE, sandbox.Config{}, "conhost.exe"},
+		{windows.CREATE_NO_WINDOW, sandbox.Config{}, "conhost.exe"},
+		{windows.DETACHED_PROCESS | windows.CREATE_NEW_CONSOLE, sandbox.Config{AllowProcessSpawn: true}, "refuses together"},
+	} {
+		cmd := helperCmd("hello")
+		attr := &syscall.SysProcAttr{CreationFlags: c.flags}
+		cmd.SysProcAttr = attr
+		err := sb.WrapCommand(cmd, c.cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("WrapCommand(flags %#x, spawn %v) = %v, want an error saying %q", c.flags, c.cfg.AllowProcessSpawn, err, c.want)
+		}
+		if cmd.SysProcAttr != attr || attr.CreationFlags != c.flags {
+			t.Errorf("refused WrapCommand changed cmd.SysProcAttr: %+v", cmd.SysProcAttr)
+		}
+	}
+	var out strings.Builder
+	cmd := helperCmd("hello")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.DETACHED_PROCESS | windows.CREATE_NO_WINDOW}
+	if err := sb.WrapCommand(cmd, sandbox.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := uint32(windows.DETACHED_PROCESS | windows.CREATE_NO_WINDOW | windows.CREATE_SUSPENDED); cmd.SysProcAttr.CreationFlags != want {
+		t.Errorf("creation flags %#x, want %#x", cmd.SysProcAttr.CreationFlags, want)
+	}
+	start(t, cmd)
+	if err := ps.PostStart(cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitWithin(t, cmd, time.Minute); err != nil || !strings.Contains(out.String(), "hello from wrapped child") {
+		t.Fatalf("child: %v\n%s", err, out.String())
+	}
+}
+
 func TestWrapCommandRunsChildInJob(t *testing.T) {
 	sb, ps := postStarter(t)
 	var out bytes.Buffer

@@ -9,23 +9,27 @@ package windows
 //     CreateProcess would not search for a bare name the way a shell does);
 //     blocked only on ERROR_NOT_ENOUGH_QUOTA, the error the job's
 //     active-process limit gives.
-//   - process_spawn_parent: OpenProcess(parent, PROCESS_CREATE_PROCESS), the
-//     first step of the route around the job: a process opened so can be
-//     named as the parent of a new process
-//     (PROC_THREAD_ATTRIBUTE_PARENT_PROCESS), which then starts outside the
-//     job. Blocked only on ERROR_ACCESS_DENIED (a low-integrity or
-//     restricted token); failed when the parent could be opened. The
-//     parent stands for every process of the same user: the one most
-//     likely to be there and to run unconfined. Nothing is created.
+//   - process_spawn_parent: whether this process can open the other
+//     processes of its user for PROCESS_CREATE_PROCESS, the first step of
+//     the route around the job: a process opened so can be named as the
+//     parent of a new process (PROC_THREAD_ATTRIBUTE_PARENT_PROCESS), which
+//     then starts outside the job. Decided from the process's own token
+//     (SpawnParentProbe): blocked only for an AppContainer token, an
+//     integrity level below medium or a restricted token that the user's
+//     processes do not grant access, and only if the parent process could
+//     not be opened either; failed otherwise. The parent alone decides
+//     nothing: it may have exited, belong to another user, run elevated or
+//     be another process with a reused ID, and a job alone would then look
+//     confined. Nothing is created.
 //
 // File and network probes are skipped with the reason: Job Objects do not
-// restrict them. With the process's own token, process_spawn_parent fails,
-// so the result is partial and not verified: that is the truth about a job
-// alone (see PlanFor's process_spawn).
+// restrict them. With a medium or high integrity token, neither restricted
+// nor an AppContainer token, process_spawn_parent fails, so the result is
+// partial and not verified: that is the truth about a job alone (see
+// PlanFor's process_spawn).
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,29 +82,31 @@ func probeSpawnWindows(cfg spec.Config) spec.ProbeResult {
 	return spec.ProbeResult{Name: name, Status: spec.ProbeFailed, Target: target, Error: err.Error()}
 }
 
-// probeSpawnParent tries to open the parent process for
-// PROCESS_CREATE_PROCESS.
+// probeSpawnParent decides process_spawn_parent from this process's token,
+// with OpenProcess(parent, PROCESS_CREATE_PROCESS) as a control.
 func probeSpawnParent(cfg spec.Config) spec.ProbeResult {
-	const name = "process_spawn_parent"
 	if cfg.AllowProcessSpawn {
-		return probe.Skipped(name, "process spawn is granted by the config")
+		return probe.Skipped("process_spawn_parent", "process spawn is granted by the config")
 	}
+	return SpawnParentProbe(CurrentTokenFacts(), tryParent())
+}
+
+// tryParent opens the parent process for PROCESS_CREATE_PROCESS.
+func tryParent() ParentTry {
 	ppid := os.Getppid()
-	target := fmt.Sprintf("parent process %d", ppid)
 	if ppid <= 0 {
-		return probe.Skipped(name, "no parent process: nothing to probe with")
+		return ParentTry{Outcome: ParentNotTried}
 	}
 	h, err := windows.OpenProcess(windows.PROCESS_CREATE_PROCESS, false, uint32(ppid))
 	switch {
 	case err == nil:
 		windows.CloseHandle(h)
-		return spec.ProbeResult{Name: name, Status: spec.ProbeFailed, Target: target,
-			Error: "not denied: OpenProcess(PROCESS_CREATE_PROCESS) succeeded, so a process created with it as parent " +
-				"(PROC_THREAD_ATTRIBUTE_PARENT_PROCESS) starts outside the job"}
+		return ParentTry{PID: ppid, Outcome: ParentOpened}
 	case errors.Is(err, windows.ERROR_ACCESS_DENIED):
-		return spec.ProbeResult{Name: name, Status: spec.ProbeBlocked, Target: target, Error: err.Error()}
+		return ParentTry{PID: ppid, Outcome: ParentDenied, Err: err.Error()}
 	case errors.Is(err, windows.ERROR_INVALID_PARAMETER):
-		return probe.Skipped(name, target+" has exited: nothing to probe with")
+		// The ID names no process: the parent has exited.
+		return ParentTry{PID: ppid, Outcome: ParentNotTried}
 	}
-	return spec.ProbeResult{Name: name, Status: spec.ProbeFailed, Target: target, Error: err.Error()}
+	return ParentTry{PID: ppid, Outcome: ParentOtherError, Err: err.Error()}
 }

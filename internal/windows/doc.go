@@ -41,7 +41,16 @@
 //     the caller's console or hold its input handle, through which it could
 //     write keystrokes into it (WriteConsoleInput: the Windows TIOCSTI). It
 //     can still attach to a console of a process of the same user
-//     (AttachConsole): one of the same-user routes below.
+//     (AttachConsole): one of the same-user routes below. With spawning
+//     denied, a console of the child's own (CREATE_NEW_CONSOLE, or
+//     CREATE_NO_WINDOW without DETACHED_PROCESS) is refused ([ConsoleFlag]):
+//     since Windows 8 the console host (conhost.exe) of a new console runs
+//     in the job of the process it serves, and a job limited to one process
+//     leaves it no room. For the same reason AllocConsole, in a program
+//     WrapCommand started detached or in a process confined by ApplySelf
+//     without a console, is expected to fail; a process that had a console
+//     before ApplySelf keeps it (its console host is outside the job). Not
+//     verified here: Wine does not enforce the limit.
 //
 // # What it does not enforce
 //
@@ -58,8 +67,10 @@
 // Scheduler, BITS and out-of-process COM servers start processes on its
 // behalf. So process_spawn is reported as not enforced (inside the job
 // only, with these routes), scope_signal as not enforced, and the canary's
-// process_spawn_parent probe fails where OpenProcess(parent,
-// PROCESS_CREATE_PROCESS) succeeds. A caller that is elevated gives the
+// process_spawn_parent probe fails unless the process's own token keeps it
+// from opening the user's processes for PROCESS_CREATE_PROCESS (an
+// AppContainer token, an integrity level below medium, a restricted token:
+// [SpawnParentProbe]), so a job alone is never verified. A caller that is elevated gives the
 // child an administrator's token, which a job does not confine: reported as
 // unelevated not enforced (Strict: an error).
 //

@@ -69,11 +69,12 @@ func ConfineSelf(cfg spec.Config) error {
 // Wrap makes a Job Object for cmd and makes cmd start suspended
 // (CREATE_SUSPENDED is added to a copy of cmd.SysProcAttr; every other
 // field and flag the caller set is kept), with the console flag of
-// consoleFlag. Nothing runs until PostStart. cfg must have been validated
+// [ConsoleFlag]. Nothing runs until PostStart. cfg must have been validated
 // and checked against the plan (WrapCommand does both, and refuses a nil
-// or started cmd). Wrapping a command twice is an error, and cmd is then
-// left untouched; a job that cannot be made is an error matching
-// spec.ErrUnavailable.
+// or started cmd). Wrapping a command twice is an error, and so are console
+// flags ConsoleFlag refuses (a console of the child's own while spawning is
+// denied); cmd is then left untouched. A job that cannot be made is an
+// error matching spec.ErrUnavailable.
 //
 // Each command gets its own job, so commands wrapped by one value may have
 // different Configs and an active-process limit counts only the child of
@@ -94,32 +95,19 @@ func (s *Jobs) Wrap(cmd *exec.Cmd, cfg spec.Config) error {
 	if cmd.SysProcAttr != nil {
 		attr = *cmd.SysProcAttr
 	}
+	console, err := ConsoleFlag(attr.CreationFlags, cfg.AllowProcessSpawn)
+	if err != nil {
+		return fmt.Errorf("sandbox: WrapCommand: %w", err)
+	}
 	nested := InJobAlready() && attr.CreationFlags&windows.CREATE_BREAKAWAY_FROM_JOB == 0
 	job, err := winjob.Create(JobOptions(cfg, nested))
 	if err != nil {
 		return fmt.Errorf("%w: %w", spec.ErrUnavailable, err)
 	}
-	attr.CreationFlags |= windows.CREATE_SUSPENDED | consoleFlag(attr.CreationFlags, cfg)
+	attr.CreationFlags |= windows.CREATE_SUSPENDED | console
 	cmd.SysProcAttr = &attr
 	s.pending = append(s.pending, &wrappedCmd{cmd: cmd, job: job})
 	return nil
-}
-
-// consoleFlags are the creation flags that decide a child's console.
-const consoleFlags = windows.CREATE_NEW_CONSOLE | windows.CREATE_NO_WINDOW | windows.DETACHED_PROCESS
-
-// consoleFlag returns the console flag Wrap adds to flags: none when
-// the caller chose one, else DETACHED_PROCESS, or CREATE_NO_WINDOW when
-// spawning is granted (so that console programs the child starts share one
-// hidden console instead of each opening a window).
-func consoleFlag(flags uint32, cfg spec.Config) uint32 {
-	switch {
-	case flags&consoleFlags != 0:
-		return 0
-	case cfg.AllowProcessSpawn:
-		return windows.CREATE_NO_WINDOW
-	}
-	return windows.DETACHED_PROCESS
 }
 
 // pruneLocked closes the jobs of post-started commands whose processes have
@@ -159,9 +147,11 @@ func (s *Jobs) pruneLocked() {
 // # Resuming
 //
 // Go's os.StartProcess does not keep the main thread's handle, so the thread
-// is found with a Toolhelp snapshot of the threads owned by pid; there must
-// be exactly one, and ResumeThread must report it was suspended exactly
-// once (see winjob.ResumeSuspendedProcess).
+// is found with a Toolhelp snapshot of the threads owned by pid: the first
+// listed, checked to be the oldest. Other threads (one that security
+// software injects at creation) are left alone; ResumeThread must report
+// the main thread was suspended exactly once, else the child ran before its
+// assignment or stays suspended (see winjob.ResumeSuspendedProcess).
 //
 // # Failing closed
 //

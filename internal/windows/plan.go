@@ -48,7 +48,7 @@ const (
 		"keystrokes written into a console it shares or attaches to (WriteConsoleInput, AttachConsole)"
 	spawnHint = "run the process with a low-integrity token (cmd.SysProcAttr.Token, which WrapCommand keeps): it cannot open " +
 		"the user's other processes with PROCESS_CREATE_PROCESS, but it can write only to low-integrity places " +
-		"(not the workspace, the profile or HKCU unless they are relabelled); or run it in a container or VM"
+		"(not the workspace, the profile or HKCU unless they are relabelled); or run it in a container or VM. And: " + shimsNote
 
 	// unavailable prefixes the reason when h.Unsupported is set.
 	unavailable = "Job Objects unavailable: "
@@ -76,7 +76,8 @@ func Status(h Host) (active bool, reason string) {
 // requested feature not enforced) when h.Unsupported is set; otherwise
 // files, exec, TCP, scope_signal and syscall_filter are never enforced,
 // udp and unix_sockets are enforced only as grants, process_spawn only as
-// a grant (denied inside the job only), ui_restrictions unless h.InJob,
+// a grant (denied inside the job only; launcher shims among the exec paths
+// are then listed as launcher_shims), ui_restrictions unless h.InJob,
 // unelevated unless h.Elevated, and requested limits, layer features and
 // toolchain switches are reported not enforced.
 func PlanFor(rc *spec.Resolved, h Host) spec.Plan {
@@ -112,6 +113,7 @@ func PlanFor(rc *spec.Resolved, h Host) spec.Plan {
 		f(spec.FeatureSpawn, false, "inside the job only: the active-process limit of 1 makes CreateProcess from the job fail "+
 			"with ERROR_NOT_ENOUGH_QUOTA and breakaway is denied, but "+spawnRoutes, spawnHint)
 	}
+	p.Features = append(p.Features, shimFeatures(rc)...)
 	if h.InJob {
 		f(FeatureUI, false, "this process is in a job already, and Windows refuses to put a process that is in a job "+
 			"into a job with UI restrictions, so the job has none: the clipboard, window messages to programs outside the job "+

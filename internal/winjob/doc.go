@@ -62,5 +62,7 @@
 // job with UI restrictions, and ignores the OWNER RIGHTS entry (it grants
 // the owner WRITE_DAC). [UnderWine] lets tests of those properties say so.
 //
-// The package is empty on other systems.
+// On other systems the package holds only what the Windows plan and the
+// tests of its decisions need: [Options], and the pure decisions of
+// [ResumeSuspendedProcess] (resume.go).
 package winjob

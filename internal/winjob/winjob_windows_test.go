@@ -201,10 +201,53 @@ func TestResumeRefusesRunningProcess(t *testing.T) {
 	killOnCleanup(t, cmd)
 	time.Sleep(500 * time.Millisecond) // let the runtime start its threads
 	err := winjob.ResumeSuspendedProcess(handle(t, cmd), uint32(cmd.Process.Pid))
-	if err == nil {
-		t.Fatal("resuming a running process succeeded")
+	if err == nil || !strings.Contains(err.Error(), "was not suspended") {
+		t.Fatalf("ResumeSuspendedProcess(running process) = %v, want a not-suspended error", err)
 	}
 	t.Logf("refused as expected: %v", err)
+}
+
+// TestResumeWithInjectedThread: security software may create a thread in
+// a process at its creation. A second thread (here one created suspended
+// with CreateRemoteThread, so that it never runs) must not keep the main
+// thread from being resumed: the program runs in its job.
+func TestResumeWithInjectedThread(t *testing.T) {
+	job, err := winjob.Create(winjob.Options{ActiveProcessLimit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	var out bytes.Buffer
+	cmd := helper("hello")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_SUSPENDED}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killOnCleanup(t, cmd)
+	h := handle(t, cmd)
+	k32 := windows.NewLazySystemDLL("kernel32.dll")
+	exitThread := k32.NewProc("ExitThread")
+	if err := exitThread.Find(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // a later creation time than the main thread's
+	var tid uint32
+	th, _, err := k32.NewProc("CreateRemoteThread").Call(uintptr(h), 0, 0, exitThread.Addr(), 0,
+		windows.CREATE_SUSPENDED, uintptr(unsafe.Pointer(&tid)))
+	if th == 0 {
+		t.Fatalf("CreateRemoteThread: %v", err)
+	}
+	windows.CloseHandle(windows.Handle(th))
+	if err := job.Assign(h); err != nil {
+		t.Fatal(err)
+	}
+	if err := winjob.ResumeSuspendedProcess(h, uint32(cmd.Process.Pid)); err != nil {
+		t.Fatalf("ResumeSuspendedProcess with an injected thread (%d): %v", tid, err)
+	}
+	if err := waitWithin(t, cmd, time.Minute); err != nil || !strings.Contains(out.String(), "hello from helper") {
+		t.Fatalf("child: %v\n%s", err, out.String())
+	}
 }
 
 func TestResumeRefusesDoubleSuspension(t *testing.T) {
