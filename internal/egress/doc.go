@@ -238,6 +238,23 @@
 // fail at connect, not at lookup. "*:*" is no rule here: NewAllowlist
 // refuses it.
 //
+// # Address ranges
+//
+// A range rule ("10.0.0.0/8:443", "fd00::/8" on any port) allows every
+// address in it, host-exact by address: an IP literal in a proxy request
+// (HTTP CONNECT, absolute-URI HTTP, SOCKS5 ATYP 1 and 4) and the
+// destination of a direct connection on the transparent path (the
+// namespace's routes make every address local, so a connect() to any
+// address in the range on a listed port lands on that port's listener,
+// and the relay dials exactly the address dialled). It never allows a
+// name, whatever the name resolves to, and the resolver answers no name
+// for it: a DNS answer is the name owner's (or an attacker's) to choose,
+// so matching names by their answers would let anyone who controls a
+// zone point a name into the range. An any-port range is served as any
+// other any-port rule is (directly only on the listed ports). Addresses
+// are unmapped first: "::ffff:10.1.2.3" is 10.1.2.3, inside 10.0.0.0/8
+// and never inside an IPv6 range.
+//
 // # For the integration
 //
 // Rules come from sandbox.ParseEndpoint's Endpoints ({Host, Port, AnyPort}); port
