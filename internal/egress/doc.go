@@ -28,8 +28,8 @@
 //     resolved by the proxy: clients use socks5h://), IPv4 and IPv6.
 //
 // A request is allowed when its host and port match a rule exactly (see
-// [NewAllowlist] for names, "*.example.com" wildcards, IP literals and
-// "localhost"). The proxy then resolves an allowed name itself, in the
+// [NewAllowlist] for names, "*.example.com" wildcards, IP literals, address
+// ranges and "localhost"). The proxy then resolves an allowed name itself, in the
 // caller's network, keeps only the addresses [Allowlist.AddrAllowed] allows
 // (a name never reaches a loopback, private, CGNAT, link-local or
 // unspecified address, nor any address of the caller's own interfaces,
