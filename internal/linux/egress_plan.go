@@ -170,7 +170,7 @@ func (e egressPlan) feature() (spec.Enforcement, bool) {
 			Detail: "WrapCommand/Run: a network namespace with only loopback, and a proxy served by the caller at " + e.addr().String() +
 				" (HTTP CONNECT, absolute-URI HTTP, SOCKS5 with host names) that allows only " + list +
 				" and refuses names that resolve to loopback, private or link-local addresses; programs that ignore the proxy variables cannot connect anywhere" +
-				" (the transparent path for every client is not used: " + e.tnote + ")"}, true
+				" (the transparent path for every client is not used: " + e.tnote + ")" + e.rangeNote()}, true
 	}
 	return spec.Enforcement{Feature: spec.FeatureTCPHost, Scope: spec.ScopeCommand,
 		Detail: "WrapCommand/Run: host names are not enforced: " + e.reason, Hint: e.hint}, true

@@ -78,7 +78,7 @@ func TestEgressPlanRange(t *testing.T) {
 			anyPort = &wrap.Features[i]
 		}
 	}
-	if cmdHost == nil || !cmdHost.Enforced || !strings.Contains(cmdHost.Detail, "10.0.0.0/8:443") {
+	if cmdHost == nil || !cmdHost.Enforced || !strings.Contains(cmdHost.Detail, "Address ranges (10.0.0.0/8:443, [fd00::/8]:8443, 192.168.4.0/22:*) allow the addresses dialled in them, never a name") {
 		t.Errorf("WrapCommand's tcp_connect_host %+v, want the ranges enforced", cmdHost)
 	}
 	if anyPort == nil || anyPort.Enforced || !strings.Contains(anyPort.Detail, "192.168.4.0/22:*") || !strings.Contains(anyPort.Detail, "only on ports 443, 8443") {
