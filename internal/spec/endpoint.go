@@ -103,9 +103,11 @@ func (e Endpoint) String() string {
 // whatever the name's owner (or an attacker on the path) makes it. What
 // each entry point makes of a range, reported by [PlanFor]: under
 // WrapCommand and Run with the egress namespace it is enforced, as an IP
-// literal is ("10.0.0.0/8:*" as an any-port entry); under ApplySelf and
-// without namespaces only its port is (the range is reported not
-// enforced; Strict refuses); on macOS it becomes Seatbelt's "*:PORT",
+// literal is ("10.0.0.0/8:*" as any "host:*": any port through the proxy
+// only); under ApplySelf and without namespaces only its port is (the
+// range is reported not enforced; Strict refuses; "10.0.0.0/8:*" leaves
+// TCP connect unrestricted there, as any "host:*"); on macOS it becomes
+// Seatbelt's "*:PORT",
 // host reported not enforced, or "localhost:PORT" for a range inside
 // 127.0.0.0/8 (Seatbelt's localhost is 127.0.0.1 and ::1: narrower than
 // asked); on Windows nothing of TCP is enforced, as for every entry. A
