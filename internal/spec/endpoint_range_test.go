@@ -136,3 +136,30 @@ func TestEndpointRangeLoopback(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseEndpoint: whatever ParseEndpoint accepts, its String parses
+// back to the same Endpoint, and a range it returns is canonical: no bit
+// past the prefix length, not /0, not one address, not IPv4-mapped.
+func FuzzParseEndpoint(f *testing.F) {
+	for _, s := range []string{"10.0.0.0/8:443", "[fd00::/8]:*", "10.1.2.3/32:1", "[::ffff:10.0.0.0/104]:443", "0.0.0.0/0:1",
+		"example.com:443", "[::1]:80", "*:*", "localhost:*", "[fd00::]/8:443", "10.1.2.3/8:443", "[::fffe:0:0/95]:443"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ep, err := ParseEndpoint(s)
+		if err != nil {
+			return
+		}
+		again, err := ParseEndpoint(ep.String())
+		if err != nil || again != ep {
+			t.Fatalf("%q → %+v → %q → %+v, %v", s, ep, ep.String(), again, err)
+		}
+		if p, ok := ep.Range(); ok {
+			if p.Masked() != p || p.Bits() == 0 || p.IsSingleIP() || p.Addr().Is4In6() && p.Bits() >= 96 || p.String() != ep.Host {
+				t.Fatalf("%q → range %s, not canonical", s, p)
+			}
+		} else if strings.Contains(ep.Host, "/") {
+			t.Fatalf("%q → host %q with a slash that is no range", s, ep.Host)
+		}
+	})
+}
