@@ -171,6 +171,51 @@ print(s.recv(4096).decode())`
 	}
 }
 
+// An IPv6 range on the transparent path, with the one IPv6 loopback
+// address: [::/127] holds ::1 and reaches a server there; [::2/127] does
+// not, and the direct connection to ::1 is refused by the egress layer
+// (reset, reported) while the server counts nothing.
+func TestEgressRange6(t *testing.T) {
+	requireSandbox(t)
+	port, n, ok := servedOn(t, "::1", 0)
+	if !ok {
+		t.Skip("no ::1 here")
+	}
+	ps := strconv.Itoa(int(port))
+	for _, c := range []struct {
+		entry   string
+		reached bool
+	}{
+		{"[::/127]:" + ps, true},
+		{"[::2/127]:" + ps, false},
+	} {
+		cfg := sandbox.Config{AllowedTCPConnect: []string{c.entry}}
+		requireEgress(t, cfg)
+		if pl, _ := sandbox.PlanFor(cfg); pl.Egress.Mode != sandbox.EgressTransparent {
+			t.Skipf("the transparent path is not used here, direct clients cannot be tested: %s", pl.Egress.Reason)
+		}
+		before := n.Load()
+		res := runIn(t, cfg, self(t), helperArg, "egress-godial", "::1", ps)
+		served := res.ExitCode == 0 && strings.Contains(string(res.Stdout), "served ::1")
+		if served != c.reached || c.reached && n.Load() != before+1 {
+			t.Errorf("%s: go dial [::1]:%s: exit %d, stdout %q, stderr %q; want reached %v", c.entry, ps, res.ExitCode, res.Stdout, res.Stderr, c.reached)
+		}
+		if c.reached {
+			continue
+		}
+		found := false
+		for _, d := range res.DeniedRequests {
+			found = found || d.Protocol == "tcp" && d.Host == "::1" && d.Port == port && d.Reason == "not-allowed"
+		}
+		if !found || !strings.Contains(string(res.Stderr), "reset by peer") {
+			t.Errorf("%s: stderr %q, DeniedRequests %+v; want a reset and a tcp not-allowed refusal of ::1", c.entry, res.Stderr, res.DeniedRequests)
+		}
+		if got := n.Load(); got != before {
+			t.Errorf("%s: the server on ::1, outside the range, accepted %d connections", c.entry, got-before)
+		}
+	}
+}
+
 // Under ApplySelf a range is what the plan says: its port is Landlock's
 // rule, its addresses are not enforced (Strict refuses the Config): a
 // connect to an address outside the range on that port is let through,
