@@ -85,8 +85,8 @@ func (e Endpoint) String() string {
 // range inside the brackets, "[fd00::/8]:443" ("[fd00::]/8:443" and
 // "fd00::/8:443" are refused with the form to write). The range must be
 // canonical: "10.1.2.3/8" is refused with "10.0.0.0/8:443" and
-// "10.1.2.3:443" in the message, not rounded (rounding would widen a
-// mistyped address to 16 million). A /32 or /128 is that IP literal
+// "10.1.2.3:443" in the message, not rounded (the writer may have meant
+// the one address, and the range is 16 million). A /32 or /128 is that IP literal
 // ("10.1.2.3/32:443" is "10.1.2.3:443"). "0.0.0.0/0" and "::/0" are
 // refused: write "*:PORT" for any host. A range matches addresses only,
 // never names, so a /0 would read as any host while the egress layer
