@@ -30,8 +30,10 @@ type Config struct {
 	AllowedWritePaths []string `json:"allowed_write_paths,omitempty"`
 
 	// AllowedTCPConnect lists "host:port" endpoints for outgoing TCP. The host
-	// is "*" (or empty) for any host, "localhost", an IP literal, or a DNS
-	// name. Linux's Landlock filters ports, not hosts: under WrapCommand and
+	// is "*" (or empty) for any host, "localhost", an IP literal, an address
+	// range in CIDR notation ("10.0.0.0/8:443", "[fd00::/8]:443": matched
+	// against the addresses a program dials, never against names; see
+	// [ParseEndpoint]), or a DNS name. Linux's Landlock filters ports, not hosts: under WrapCommand and
 	// Run, a list of hosts only (no "*") is enforced by a network namespace
 	// with only loopback, in which the caller relays every direct TCP
 	// connection to a listed host and port and answers DNS for the listed
@@ -265,14 +267,15 @@ type Mount = spec.Mount
 type ConfigError = spec.ConfigError
 
 // Endpoint is one parsed entry of Config.AllowedTCPConnect: Host is "*"
-// for any host, "localhost", a canonical IP literal, or a lower-cased DNS
+// for any host, "localhost", a canonical IP literal, a canonical address
+// range ("10.0.0.0/8", "fd00::/8": Endpoint.Range), or a lower-cased DNS
 // name; Port is 1 to 65535, or 0 exactly when AnyPort ("host:*").
 type Endpoint = spec.Endpoint
 
 // ParseEndpoint parses "host:port" as Config.AllowedTCPConnect takes it.
 // The port is decimal, 1 to 65535, or "*" for every port. The host is
 // empty or "*" (any host), "localhost", an IP literal (IPv6 in brackets,
-// no zone), or a DNS name.
+// no zone), an address range in CIDR notation (below), or a DNS name.
 //
 // "host:*" (an any-port entry, e.g. "api.example.com:*", "10.1.2.3:*",
 // "localhost:*") grants every port of that host. What each entry point
@@ -293,7 +296,42 @@ type Endpoint = spec.Endpoint
 // made exactly, so Strict does not refuse it. Seed 004's net.outbound
 // without hosts maps to it.
 //
-// URLs, CIDR ranges, port ranges and wildcards such as "*.example.com"
+// An address range in CIDR notation allows every address in it (seed
+// 004's allowHosts): "10.0.0.0/8:443", "10.0.0.0/8:*", and for IPv6 the
+// range inside the brackets, "[fd00::/8]:443" ("[fd00::]/8:443" and
+// "fd00::/8:443" are refused with the form to write). The range must be
+// canonical: "10.1.2.3/8" is refused with "10.0.0.0/8:443" and
+// "10.1.2.3:443" in the message, not rounded (the writer may have meant
+// the one address, and the range is 16 million). A /32 or /128 is that IP literal
+// ("10.1.2.3/32:443" is "10.1.2.3:443"). "0.0.0.0/0" and "::/0" are
+// refused: write "*:PORT" for any host. A range matches addresses only,
+// never names, so a /0 would read as any host while the egress layer
+// refused every name; one spelling for "any host" leaves no doubt. An
+// IPv4-mapped range ("[::ffff:10.0.0.0/104]:443") is refused with its
+// IPv4 form; destinations are matched unmapped, so an IPv6 range never
+// matches an IPv4 destination (IPv4-mapped or not), nor an IPv4 range an
+// IPv6 one.
+//
+// A range matches the address a program dials (an IP literal in a proxy
+// request, the destination of a direct connection), never a DNS name
+// whose addresses fall in it: names are matched exactly, and the
+// namespace's resolver answers only listed names, because a DNS answer is
+// whatever the name's owner (or an attacker on the path) makes it. What
+// each entry point makes of a range, reported by [PlanFor]: under
+// WrapCommand and Run with the egress namespace it is enforced, as an IP
+// literal is ("10.0.0.0/8:*" as any "host:*": any port through the proxy
+// only); under ApplySelf and without namespaces only its port is (the
+// range is reported not enforced; Strict refuses; "10.0.0.0/8:*" leaves
+// TCP connect unrestricted there, as any "host:*"); on macOS it becomes
+// Seatbelt's "*:PORT",
+// host reported not enforced, or "localhost:PORT" for a range inside
+// 127.0.0.0/8 (Seatbelt's localhost is 127.0.0.1 and ::1: narrower than
+// asked); on Windows nothing of TCP is enforced, as for every entry. A
+// range that holds loopback addresses ("127.0.0.0/8") reaches the
+// caller's loopback services on them under WrapCommand and Run, as
+// "localhost" does.
+//
+// URLs, port ranges and wildcards such as "*.example.com"
 // are refused: only the egress proxy of WrapCommand and Run could honour
 // a wildcard (internal/egress matches them), and where it is not in force
 // (ApplySelf, macOS, no network namespaces, a Config mixing "*:PORT") an

@@ -36,7 +36,7 @@ var configFieldDocs = map[string]fieldDoc{
 		item:        map[string]any{"minLength": 1, "pattern": absPathPattern()},
 	},
 	"allowed_tcp_connect": {
-		description: `Outgoing TCP endpoints as "host:port". The host is "*" or empty for any host, "localhost", an IP address (IPv6 in brackets) or a DNS name; the port is 1-65535, or "*" for every port ("api.example.com:*"; "*:*" is any TCP anywhere, unrestricted). No URLs, CIDR ranges, port ranges or wildcard names. Where only ports can be enforced (Linux ApplySelf, and WrapCommand/Run without network namespaces), the host part is reported as not enforced, and a "host:*" entry leaves TCP connect unrestricted (reported). Under WrapCommand/Run with the egress namespace the host is enforced exactly; a "host:*" entry is then reached on any port only through the proxy (proxy-aware clients), and directly only on the ports other entries list (reported). On macOS "localhost:*" is enforced; any other "host:*" becomes "*:*", host not enforced (reported).`,
+		description: `Outgoing TCP endpoints as "host:port". The host is "*" or empty for any host, "localhost", an IP address (IPv6 in brackets) or a DNS name; the port is 1-65535, or "*" for every port ("api.example.com:*"; "*:*" is any TCP anywhere, unrestricted). An address range in CIDR notation allows every address in it: "10.0.0.0/8:443", "10.0.0.0/8:*", IPv6 as "[fd00::/8]:443"; canonical only ("10.1.2.3/8" is refused), a /32 or /128 is the address, "0.0.0.0/0" and "::/0" are refused (write "*:PORT"); a range matches the addresses a program dials, never a DNS name, whatever it resolves to. No URLs, port ranges or wildcard names. Where only ports can be enforced (Linux ApplySelf, and WrapCommand/Run without network namespaces), the host part is reported as not enforced, and a "host:*" entry leaves TCP connect unrestricted (reported). Under WrapCommand/Run with the egress namespace the host is enforced exactly; a "host:*" entry is then reached on any port only through the proxy (proxy-aware clients), and directly only on the ports other entries list (reported). On macOS "localhost:*" is enforced; any other "host:*" becomes "*:*", host not enforced (reported); a range becomes "*:PORT" (one inside 127.0.0.0/8: "localhost:PORT"), host not enforced (reported).`,
 		examples:    []any{[]string{"*:443", "localhost:8080", "api.example.com:443", "api.example.com:*"}},
 		item:        map[string]any{"pattern": endpointPattern},
 	},
@@ -140,10 +140,12 @@ func limitInt(description string) map[string]any {
 	return map[string]any{"description": description, "type": "integer", "minimum": 0}
 }
 
-// endpointPattern accepts every "host:port" ParseEndpoint accepts and
-// refuses the commonest mistakes (a URL, a missing port); ParseEndpoint
+// endpointPattern accepts every "host:port" ParseEndpoint accepts (address
+// ranges too: "10.0.0.0/8:443", "[fd00::/8]:443") and refuses the
+// commonest mistakes (a URL, a missing port, an IPv6 range outside its
+// brackets); ParseEndpoint
 // stays the judge. It uses only syntax ECMA-262 and Go's regexp share.
-const endpointPattern = `^(\*|\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]*):([0-9]{1,5}|\*)$`
+const endpointPattern = `^(\*|\[[0-9A-Fa-f:.]+(/[0-9]{1,3})?\]|[0-9.]+/[0-9]{1,2}|[^\s:/\[\]]*):([0-9]{1,5}|\*)$`
 
 // absPathPattern is an absolute path on this platform: "/..." or, on
 // Windows, "C:\..." or "\\server\...".

@@ -230,12 +230,23 @@ func TestConfigSchemaValidates(t *testing.T) {
 	// The endpoint pattern accepts what ParseEndpoint accepts.
 	re := regexp.MustCompile(endpointPattern)
 	for _, e := range []string{"*:1", ":65535", "localhost:80", "LOCALHOST:80", "10.0.0.1:22", "[::1]:443", "[2001:db8::1]:8443", "a-b.example.COM.:443",
-		"api.example.com:*", "*:*", ":*", "[::1]:*", "10.1.2.3:*"} {
+		"api.example.com:*", "*:*", ":*", "[::1]:*", "10.1.2.3:*",
+		"10.0.0.0/8:443", "10.0.0.0/8:*", "127.0.0.4/31:80", "[fd00::/8]:443", "[fd00::/8]:*", "[2001:db8::/32]:22", "10.1.2.3/32:443", "[::1/128]:80"} {
 		if _, err := ParseEndpoint(e); err != nil {
 			t.Fatalf("%s: %v", e, err)
 		}
 		if !re.MatchString(e) {
 			t.Errorf("endpoint pattern refuses %q, which ParseEndpoint accepts", e)
+		}
+	}
+	// And refuses the spellings of a range ParseEndpoint refuses with the
+	// one to write.
+	for _, e := range []string{"[fd00::]/8:443", "fd00::/8:443", "[fd00::/8]443", "10.0.0.0/8", "http://10.0.0.0/8:80", "10.0.0.0/8/8:443"} {
+		if _, err := ParseEndpoint(e); err == nil {
+			t.Fatalf("ParseEndpoint accepts %q", e)
+		}
+		if re.MatchString(e) {
+			t.Errorf("endpoint pattern accepts %q, which ParseEndpoint refuses", e)
 		}
 	}
 }

@@ -109,6 +109,9 @@ func TestParseEndpoint(t *testing.T) {
 		"Example.COM:443":        {Host: "example.com", Port: 443},
 		"api.example.com.:1":     {Host: "api.example.com", Port: 1},
 		"[::ffff:1.2.3.4]:65535": {Host: "1.2.3.4", Port: 65535},
+		"10.0.0.0/8:443":         {Host: "10.0.0.0/8", Port: 443},
+		"[fd00::/8]:*":           {Host: "fd00::/8", AnyPort: true},
+		"10.1.2.3/32:443":        {Host: "10.1.2.3", Port: 443},
 	}
 	for in, want := range good {
 		got, err := sandbox.ParseEndpoint(in)
@@ -118,12 +121,12 @@ func TestParseEndpoint(t *testing.T) {
 	}
 	bad := []string{
 		"", "localhost", "localhost:0", "localhost:65536", "localhost:-1", "localhost:+80",
-		"localhost:http", "localhost:0x50", "http://example.com:80", "10.0.0.0/8:80",
+		"localhost:http", "localhost:0x50", "http://example.com:80", "10.1.2.3/8:80",
 		"*.example.com:443", "exa mple.com:80", "[fe80::1%eth0]:80", "host:80\x00",
 		"-bad.example:80", "a..b:80", "localhost:99999999999999999999",
 		// any-port forms: "*" is the whole port or nothing
 		"host:", "host:*x", "host:x*", "host:**", "host:*1", "host:1*", "host: *", "host:1-2",
-		"host:*:*", "*", "[::1]*", "*.example.com:*", "10.0.0.0/8:*",
+		"host:*:*", "*", "[::1]*", "*.example.com:*", "0.0.0.0/0:*", "[fd00::]/8:*",
 	}
 	for _, in := range bad {
 		if ep, err := sandbox.ParseEndpoint(in); err == nil {

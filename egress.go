@@ -22,8 +22,8 @@ import (
 type DeniedRequest = spec.DeniedRequest
 
 // Egress is the network egress of one sandboxed command: when
-// Config.AllowedTCPConnect names hosts (DNS names, localhost, IP literals;
-// not "*"), WrapCommand and Run on Linux start the program in a network
+// Config.AllowedTCPConnect names hosts (DNS names, localhost, IP literals,
+// address ranges; not "*"), WrapCommand and Run on Linux start the program in a network
 // namespace of its own that has nothing but a loopback interface, and the
 // caller, outside the sandbox, checks every connection the program makes
 // against the allowlist: direct connections and DNS lookups on the

@@ -171,6 +171,9 @@ func (d *describer) network() {
 		if f, ok := d.feature(FeatureTCPHost); ok && !f.Enforced {
 			connect += " Only the ports are enforced, not the hosts: any host on those ports is reachable."
 		}
+		if f, ok := d.feature(FeatureTCPHost); ok && f.Enforced && slices.ContainsFunc(g.Connect, func(c string) bool { return strings.Contains(c, "/") }) {
+			connect += " An address range (such as 10.0.0.0/8) allows the addresses in it, dialled as addresses: a host name is never allowed by a range, whatever it resolves to."
+		}
 		if _, ok := d.feature(FeatureTCPAnyPort); ok {
 			connect += " A \"host:*\" entry is reachable on any port only through the proxy (clients that use HTTP_PROXY, HTTPS_PROXY or ALL_PROXY); a direct connection reaches it only on the ports other entries list (see below)."
 		}

@@ -43,7 +43,7 @@ func (c *configFlags) register(fs *flag.FlagSet) {
 	multi(fs, &c.ro, "ro", "grant reading `PATH` (repeatable)")
 	multi(fs, &c.rw, "rw", "grant reading and writing inside `PATH` (repeatable)")
 	multi(fs, &c.exec, "exec", "grant executing `PATH` (repeatable)")
-	multi(fs, &c.connect, "connect", "grant TCP connect to `HOST:PORT` (repeatable; *:PORT for any host, HOST:* for any port, *:* for any TCP)")
+	multi(fs, &c.connect, "connect", "grant TCP connect to `HOST:PORT` (repeatable; *:PORT for any host, HOST:* for any port, *:* for any TCP; HOST may be a CIDR range: 10.0.0.0/8:443, [fd00::/8]:443)")
 	multi(fs, &c.bind, "bind", "grant TCP bind on `PORT` (repeatable)")
 	multi(fs, &c.denyWrite, "deny-write", "keep `PATH` read-only even inside a --rw path (repeatable; Linux: WrapCommand/Run's mount layer)")
 	multi(fs, &c.denyRead, "deny-read", "hide `PATH` even inside a granted path (repeatable; Linux: WrapCommand/Run's mount layer)")

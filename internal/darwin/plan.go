@@ -49,7 +49,8 @@ func connects(rc *spec.Resolved) netGrants {
 		} else {
 			n.remote = true
 		}
-		if _, err := netip.ParseAddr(ep.Host); err != nil {
+		_, isRange := ep.Range() // an address range is no name: no resolver
+		if _, err := netip.ParseAddr(ep.Host); err != nil && !isRange {
 			n.hosts = true
 			if ep.Host != "localhost" {
 				n.resolver = true // "*" or a DNS name: getaddrinfo asks mDNSResponder

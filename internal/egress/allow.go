@@ -11,8 +11,9 @@ import (
 
 // Rule is one allowlist entry: the Host and Port of a sandbox.Endpoint, as
 // sandbox.ParseEndpoint makes it from Config.AllowedTCPConnect ("*" for any
-// host, "localhost", a canonical IP literal, or a lower-cased DNS name), or
-// a wildcard "*.example.com" (see [NewAllowlist]). AnyPort is set for
+// host, "localhost", a canonical IP literal, a canonical address range
+// "10.0.0.0/8" or "fd00::/8", or a lower-cased DNS name), or a wildcard
+// "*.example.com" (see [NewAllowlist]). AnyPort is set for
 // "host:*", every port of Host; Port is then 0.
 type Rule struct {
 	Host    string
@@ -45,6 +46,9 @@ type Allowlist struct {
 	namesAny     map[string]bool     // exact DNS names on every port
 	addrsAny     map[netip.Addr]bool // IP literals on every port
 	localhostAny bool                // "localhost:*"
+	// Address ranges ("10.0.0.0/8"), per port or any port: few, scanned
+	// in order (see addrRule).
+	ranges []rangeRule
 }
 
 // NewAllowlist compiles rules.
@@ -68,6 +72,20 @@ type Allowlist struct {
 // business: Landlock's port filter enforces them without a namespace. They
 // are not matched; [Allowlist.PortOnly] lists their ports so that the caller
 // can decide what a Config mixing both kinds means.
+//
+// An address range ("10.0.0.0/8", "fd00::/8": canonical, as
+// sandbox.ParseEndpoint writes it; /0, a single address and IPv4-mapped
+// ranges are refused) matches every IP literal in it, and a direct
+// connection's destination in it, on its port. It never matches a DNS
+// name, whatever the name resolves to: an answer is the name owner's (or
+// an attacker's) to choose. Addresses are unmapped before they are
+// matched, so an IPv4-mapped IPv6 address is its IPv4 address: it matches
+// an IPv4 range exactly when that address does, and never an IPv6 range.
+// The rebinding filter ([Allowlist.AddrAllowed]) treats a range as naming
+// each of its addresses on its port, the caller's own included (a range
+// that holds 127.0.0.1 or the caller's LAN address reaches what the
+// caller serves there): a name allowed by its own rule may then resolve
+// into the range, which the program could reach by address anyway.
 //
 // An any-port rule (AnyPort, Port 0: "host:*") matches its host on every
 // port, 1 to 65535, with the same host rules as above; the rebinding
@@ -97,6 +115,12 @@ func NewAllowlist(rules []Rule) (*Allowlist, error) {
 			if !slices.Contains(a.portOnly, r.Port) {
 				a.portOnly = append(a.portOnly, r.Port)
 			}
+		case strings.Contains(h, "/"):
+			p, err := canonicalRange(h)
+			if err != nil {
+				return nil, fmt.Errorf("egress: rule %q: %w", h, err)
+			}
+			a.ranges = append(a.ranges, rangeRule{p: p, port: r.Port, anyPort: r.AnyPort})
 		case strings.HasPrefix(h, "*."):
 			suffix := h[1:]
 			name, err := canonicalName(h[2:])
@@ -143,13 +167,14 @@ func (a *Allowlist) PortOnly() []uint16 { return slices.Clone(a.portOnly) }
 // Empty reports whether no request can match: the list has no host rule.
 func (a *Allowlist) Empty() bool {
 	return len(a.names) == 0 && len(a.wild) == 0 && len(a.addrs) == 0 && len(a.localhost) == 0 &&
-		len(a.namesAny) == 0 && len(a.addrsAny) == 0 && !a.localhostAny
+		len(a.namesAny) == 0 && len(a.addrsAny) == 0 && !a.localhostAny && len(a.ranges) == 0
 }
 
-// addrNamed reports whether an IP literal rule names addr on port, or on
-// every port.
+// addrNamed reports whether an IP literal or address range rule names
+// addr (unmapped) on port, or on every port.
 func (a *Allowlist) addrNamed(addr netip.Addr, port uint16) bool {
-	return a.addrs[netip.AddrPortFrom(addr, port)] || a.addrsAny[addr]
+	_, ok := a.addrRule(addr, port)
+	return ok
 }
 
 // localhostOn reports whether a "localhost" rule allows port (or every port).
@@ -181,8 +206,8 @@ func (a *Allowlist) Match(host string, port uint16) (m Match, reason, detail str
 	m = Match{Host: h, Port: port}
 	switch {
 	case addr.IsValid():
-		if a.addrNamed(addr, port) {
-			m.Addrs, m.Rule = []netip.Addr{addr}, rule(h, port, !a.addrs[netip.AddrPortFrom(addr, port)])
+		if r, ok := a.addrRule(addr, port); ok {
+			m.Addrs, m.Rule = []netip.Addr{addr}, r
 			return m, "", ""
 		}
 		// "localhost" names the loopback addresses (RFC 6761): a client
@@ -224,7 +249,8 @@ func rule(host string, port uint16, anyPort bool) Rule {
 // public address may be connected to (the name was checked by Match); an
 // address for which [Public] is false (loopback, private, link-local...)
 // only when a rule names it: an IP literal rule for exactly that address
-// and port (or that address on any port), or a "localhost" rule on that
+// and port (or that address on any port), an address range rule that holds
+// it on that port (or on any port), or a "localhost" rule on that
 // port (or on any port) for 127.0.0.1 and ::1. So an allowed name that
 // resolves to 127.0.0.1 or 10.0.0.1 (DNS rebinding) does not reach the
 // caller's own or internal services.
@@ -245,7 +271,7 @@ func (a *Allowlist) AddrAllowed(addr netip.Addr, port uint16) (ok bool, why stri
 // AddrAllowedHere is [Allowlist.AddrAllowed] that also refuses every
 // address in own, the addresses of the caller's own network interfaces
 // (see [LocalAddrs]), unless an IP literal rule names exactly that address
-// and port. A public address of the caller's reaches whatever the caller
+// and port or an address range rule holds it on that port. A public address of the caller's reaches whatever the caller
 // serves on all interfaces (0.0.0.0), which an allowed name resolving to it
 // must not. An IPv4 address carried in IPv6 (IPv4-mapped, NAT64
 // 64:ff9b::/96, 6to4) is checked as the IPv4 address too.
@@ -279,12 +305,13 @@ func notOwn(addr netip.Addr, own []netip.Addr) (ok bool, why string) {
 
 // addrAllowedAnyPort is the resolver's filter for a name an any-port rule
 // allows: addr may be answered when an any-port rule names it (an IP
-// literal, or 127.0.0.1 and ::1 with "localhost:*"), or when it is public
+// literal or a range that holds it, or 127.0.0.1 and ::1 with
+// "localhost:*"), or when it is public
 // and none of own. The relay still checks the port it dials with
 // [Allowlist.AddrAllowedHere].
 func (a *Allowlist) addrAllowedAnyPort(addr netip.Addr, own []netip.Addr) (ok bool, why string) {
 	addr = addr.Unmap()
-	if a.addrsAny[addr] {
+	if a.addrNamedAnyPort(addr) {
 		return true, ""
 	}
 	if class := Class(addr); class != "" {

@@ -28,8 +28,8 @@
 //     resolved by the proxy: clients use socks5h://), IPv4 and IPv6.
 //
 // A request is allowed when its host and port match a rule exactly (see
-// [NewAllowlist] for names, "*.example.com" wildcards, IP literals and
-// "localhost"). The proxy then resolves an allowed name itself, in the
+// [NewAllowlist] for names, "*.example.com" wildcards, IP literals, address
+// ranges and "localhost"). The proxy then resolves an allowed name itself, in the
 // caller's network, keeps only the addresses [Allowlist.AddrAllowed] allows
 // (a name never reaches a loopback, private, CGNAT, link-local or
 // unspecified address, nor any address of the caller's own interfaces,
@@ -237,6 +237,23 @@
 // (addrAllowedAnyPort), so that direct clients get a real address and
 // fail at connect, not at lookup. "*:*" is no rule here: NewAllowlist
 // refuses it.
+//
+// # Address ranges
+//
+// A range rule ("10.0.0.0/8:443", "fd00::/8" on any port) allows every
+// address in it, host-exact by address: an IP literal in a proxy request
+// (HTTP CONNECT, absolute-URI HTTP, SOCKS5 ATYP 1 and 4) and the
+// destination of a direct connection on the transparent path (the
+// namespace's routes make every address local, so a connect() to any
+// address in the range on a listed port lands on that port's listener,
+// and the relay dials exactly the address dialled). It never allows a
+// name, whatever the name resolves to, and the resolver answers no name
+// for it: a DNS answer is the name owner's (or an attacker's) to choose,
+// so matching names by their answers would let anyone who controls a
+// zone point a name into the range. An any-port range is served as any
+// other any-port rule is (directly only on the listed ports). Addresses
+// are unmapped first: "::ffff:10.1.2.3" is 10.1.2.3, inside 10.0.0.0/8
+// and never inside an IPv6 range.
 //
 // # For the integration
 //

@@ -14,7 +14,8 @@ import (
 //
 // NO_PROXY lists the namespace's own loopback (localhost, 127.0.0.1, ::1),
 // so that a program talking to a server it started itself is not sent to
-// the proxy. When the allowlist names localhost or a loopback address, the
+// the proxy. When the allowlist names localhost or a loopback address (or a
+// range holding one), the
 // entry means the caller's loopback, which the program reaches only through
 // the proxy: NO_PROXY is then empty, and such a program's own servers are
 // reached through the proxy too (and refused unless allowed). Go programs
@@ -38,8 +39,10 @@ func Env(addr netip.AddrPort, allow *Allowlist) []string {
 	return append(env, "NODE_USE_ENV_PROXY=1")
 }
 
+var loopbackRange4 = netip.MustParsePrefix("127.0.0.0/8")
+
 // namesLoopback reports whether a rule names localhost or a loopback
-// address.
+// address (a range that holds one included).
 func (a *Allowlist) namesLoopback() bool {
 	if len(a.localhost) > 0 || a.localhostAny {
 		return true
@@ -51,6 +54,11 @@ func (a *Allowlist) namesLoopback() bool {
 	}
 	for ap := range a.addrs {
 		if ap.Addr().IsLoopback() {
+			return true
+		}
+	}
+	for _, r := range a.ranges {
+		if r.p.Overlaps(loopbackRange4) || r.p.Contains(loopback6) {
 			return true
 		}
 	}

@@ -8,15 +8,17 @@ import (
 
 // FuzzMatch checks, for any requested host, that Match allows only what a
 // rule names: the same canonical name, a subdomain of a wildcard's suffix,
-// the same address, or localhost's two addresses; and that what it
+// the same address, an address in the range, or localhost's two addresses; and that what it
 // returns as the host is printable canonical text.
 func FuzzMatch(f *testing.F) {
 	for _, s := range []string{"github.com", "GitHub.com.", "a.githubusercontent.com", "githubusercontent.com",
 		"localhost", "127.0.0.1", "::1", "[::1]", "::ffff:127.0.0.1", "10.0.0.5", "127.1", "0x7f.1", "",
-		"a..b", "*.githubusercontent.com", "xn--nxasmq6b.com", "github.com\x00", "é.com", "fe80::1%lo"} {
+		"a..b", "*.githubusercontent.com", "xn--nxasmq6b.com", "github.com\x00", "é.com", "fe80::1%lo",
+		"10.1.0.0", "10.1.255.255", "10.2.0.0", "::ffff:10.1.2.3", "10.1.0.0/16", "fd00::1"} {
 		f.Add(s, uint16(443))
 	}
-	a, err := NewAllowlist([]Rule{{Host: "github.com", Port: 443}, {Host: "*.githubusercontent.com", Port: 443}, {Host: "localhost", Port: 443}, {Host: "10.0.0.5", Port: 443}})
+	a, err := NewAllowlist([]Rule{{Host: "github.com", Port: 443}, {Host: "*.githubusercontent.com", Port: 443}, {Host: "localhost", Port: 443}, {Host: "10.0.0.5", Port: 443},
+		{Host: "10.1.0.0/16", Port: 443}})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -51,6 +53,10 @@ func FuzzMatch(f *testing.F) {
 		case "10.0.0.5":
 			if len(m.Addrs) != 1 || m.Addrs[0] != netip.MustParseAddr("10.0.0.5") {
 				t.Fatalf("%q via 10.0.0.5 pins %v", host, m.Addrs)
+			}
+		case "10.1.0.0/16":
+			if len(m.Addrs) != 1 || !netip.MustParsePrefix("10.1.0.0/16").Contains(m.Addrs[0]) || m.Addrs[0].String() != m.Host {
+				t.Fatalf("%q via 10.1.0.0/16 pins %v as %q", host, m.Addrs, m.Host)
 			}
 		default:
 			t.Fatalf("%q matched unknown rule %+v", host, m.Rule)

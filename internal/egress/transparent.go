@@ -36,7 +36,8 @@ const (
 // where every address is local): each connection's local address is the
 // address and port the program dialled. It is relayed when that is
 //
-//   - an IP literal rule's address and port: to exactly that address;
+//   - an IP literal rule's address and port, or an address in an address
+//     range rule ("10.0.0.0/8") on its port: to exactly that address;
 //   - 127.0.0.1 or ::1 on the port of a "localhost" rule: to localhost,
 //     both loopback addresses tried in turn (a program that resolved
 //     "localhost" to ::1 still reaches a server that listens on
@@ -106,7 +107,8 @@ func (p *Proxy) serveTransparent(tc transparentConn, admitted bool) {
 }
 
 // transparentHost names the rule a connection to dst is relayed by: an IP
-// literal, "localhost", or an allowed name; "" and why not when none.
+// literal (the dialled address itself, when a literal or range rule names
+// it), "localhost", or an allowed name; "" and why not when none.
 func (p *Proxy) transparentHost(ctx context.Context, dst netip.AddrPort) (host, detail string) {
 	addr, port := dst.Addr(), dst.Port()
 	if p.allow.addrNamed(addr, port) {

@@ -23,6 +23,8 @@ import (
 // listens in a new namespace.
 const egressPortBase = 3128
 
+var loopbackRange = netip.MustParsePrefix("127.0.0.0/8")
+
 // egressPlan is how a Config's host entries are enforced under WrapCommand
 // and Run.
 type egressPlan struct {
@@ -109,7 +111,8 @@ func egressPlanFor(rc *spec.Resolved) egressPlan {
 }
 
 // loopbackBindConflict returns the first connect entry that names the
-// caller's loopback (localhost, 127.0.0.0/8, ::1) on a port the program may
+// caller's loopback (localhost, 127.0.0.0/8, ::1, or a range that holds
+// one of them) on a port the program may
 // also bind, or "". Under the egress namespace the program's own listener
 // on P is in its namespace, and the caller's loopback port P serves the
 // inbound relay to it: such an entry would mean the caller's service on P
@@ -123,6 +126,9 @@ func loopbackBindConflict(connect []spec.Endpoint, bind []uint16) string {
 			continue
 		}
 		if a, err := netip.ParseAddr(ep.Host); ep.Host == "localhost" || (err == nil && a.IsLoopback()) {
+			return ep.String()
+		}
+		if r, ok := ep.Range(); ok && (r.Overlaps(loopbackRange) || r.Contains(netip.IPv6Loopback())) {
 			return ep.String()
 		}
 	}
@@ -164,7 +170,7 @@ func (e egressPlan) feature() (spec.Enforcement, bool) {
 			Detail: "WrapCommand/Run: a network namespace with only loopback, and a proxy served by the caller at " + e.addr().String() +
 				" (HTTP CONNECT, absolute-URI HTTP, SOCKS5 with host names) that allows only " + list +
 				" and refuses names that resolve to loopback, private or link-local addresses; programs that ignore the proxy variables cannot connect anywhere" +
-				" (the transparent path for every client is not used: " + e.tnote + ")"}, true
+				" (the transparent path for every client is not used: " + e.tnote + ")" + e.rangeNote()}, true
 	}
 	return spec.Enforcement{Feature: spec.FeatureTCPHost, Scope: spec.ScopeCommand,
 		Detail: "WrapCommand/Run: host names are not enforced: " + e.reason, Hint: e.hint}, true

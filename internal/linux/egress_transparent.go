@@ -160,7 +160,24 @@ func (e egressPlan) transparentDetail() string {
 		"and never reach the caller, so they are not reported. DNS: UDP to port 53 of any address reaches the caller's resolver, " +
 		"which answers only the listed names (others: NXDOMAIN, reported); other UDP reaches nothing. " +
 		"Proxy-aware clients may also use the proxy at " + e.addr().String() + " (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY)" +
-		pick(len(e.anyPort) > 0, ". Any-port entries ("+strings.Join(e.anyPort, ", ")+") are reached directly only on the ports above, on any port only through the proxy (see "+spec.FeatureTCPAnyPort+")", "")
+		pick(len(e.anyPort) > 0, ". Any-port entries ("+strings.Join(e.anyPort, ", ")+") are reached directly only on the ports above, on any port only through the proxy (see "+spec.FeatureTCPAnyPort+")", "") +
+		e.rangeNote()
+}
+
+// rangeNote says, when e has address range entries, that they match the
+// addresses dialled and never names (see spec.ParseEndpoint).
+func (e egressPlan) rangeNote() string {
+	var ranges []string
+	for _, h := range e.hosts {
+		if strings.Contains(h, "/") {
+			ranges = append(ranges, h)
+		}
+	}
+	if len(ranges) == 0 {
+		return ""
+	}
+	return ". Address ranges (" + strings.Join(ranges, ", ") + ") allow the addresses dialled in them, never a name that resolves into them " +
+		"(the resolver answers no name for a range)"
 }
 
 // transparentClients is EgressPlan.Clients with the transparent path.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -150,7 +151,7 @@ func PositiveControls(rc *spec.Resolved, timeout time.Duration) []spec.ProbeResu
 // through anyway, as ApplySelf's Landlock must, the probe fails, and
 // PlanFor reports tcp_connect not enforced.)
 func Port(rc *spec.Resolved) int {
-	if slices.ContainsFunc(rc.Connect, func(e spec.Endpoint) bool { return e.AnyPort && (e.AnyHost() || e.Loopback()) }) {
+	if slices.ContainsFunc(rc.Connect, grantsLoopbackAnyPort) {
 		return 0
 	}
 	for _, p := range []int{1, 9, 7, 13, 19, 37} {
@@ -159,6 +160,19 @@ func Port(rc *spec.Resolved) int {
 		}
 	}
 	return 0
+}
+
+// grantsLoopbackAnyPort reports whether e grants every port of the
+// loopback address the probe dials: an any-port entry for any host, for
+// loopback, or for a range that holds 127.0.0.1.
+func grantsLoopbackAnyPort(e spec.Endpoint) bool {
+	if !e.AnyPort {
+		return false
+	}
+	if r, ok := e.Range(); ok {
+		return r.Contains(netip.AddrFrom4([4]byte{127, 0, 0, 1}))
+	}
+	return e.AnyHost() || e.Loopback()
 }
 
 // FileName is a name in dir no other run uses: the file probes and
@@ -203,14 +217,15 @@ func EgressProxyHere(rc *spec.Resolved) (string, bool) {
 }
 
 // EgressControl asks the proxy for a tunnel to the first host entry of rc
-// (HTTP CONNECT): 200 means the proxy, outside the sandbox, let an allowed
+// that names one host on one port (not "host:*", not an address range,
+// which names no one address to ask for) (HTTP CONNECT): 200 means the proxy, outside the sandbox, let an allowed
 // host through, as it must. A refusal (403) fails the control; a
 // destination the caller cannot reach (502, a timeout) skips it.
 func EgressControl(rc *spec.Resolved, proxy string, timeout time.Duration) spec.ProbeResult {
-	i := slices.IndexFunc(rc.Connect, func(e spec.Endpoint) bool { return !e.AnyPort })
+	i := slices.IndexFunc(rc.Connect, func(e spec.Endpoint) bool { _, isRange := e.Range(); return !e.AnyPort && !isRange })
 	if i < 0 {
 		return spec.ProbeResult{Name: "control_egress", Status: spec.ProbeSkipped, Target: "via " + proxy,
-			Error: "every entry allows any port (\"host:*\"): no port to ask the proxy for"}
+			Error: "every entry allows any port (\"host:*\") or is an address range: no one host and port to ask the proxy for"}
 	}
 	ep := rc.Connect[i]
 	r := spec.ProbeResult{Name: "control_egress", Target: ep.String() + " via " + proxy}

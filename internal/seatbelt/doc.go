@@ -124,8 +124,11 @@
 // Seatbelt's network filters take a host of only "localhost" or "*" and a
 // port. So TCPConnect maps a loopback host ("localhost", 127.0.0.0/8, ::1,
 // ::ffff:127.x) to (remote tcp "localhost:PORT"), "" and "*" to
-// (remote tcp "*:PORT"), and any other host, name or address, to "*:PORT"
-// with a line in Profile.NotEnforced: the port is enforced, the host is not.
+// (remote tcp "*:PORT"), and any other host, name, address or address
+// range, to "*:PORT" with a line in Profile.NotEnforced: the port is
+// enforced, the host is not. A range inside 127.0.0.0/8 is a loopback
+// host: "localhost:PORT", which matches 127.0.0.1 only of it (narrower
+// than asked).
 // An Endpoint with AnyPort becomes Seatbelt's own any-port form, "HOST:*":
 // (remote tcp "localhost:*") for a loopback host (enforced), and
 // (remote tcp "*:*") for any other (the host reported, as above).

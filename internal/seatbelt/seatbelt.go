@@ -21,8 +21,10 @@ var ErrInvalidPolicy = errors.New("seatbelt: invalid policy")
 // Endpoint is an outbound TCP destination.
 type Endpoint struct {
 	// Host is as the user wrote it: "" or "*" for any host, "localhost", an
-	// IP literal (IPv6 with or without brackets), or a DNS name. Only
-	// loopback hosts and wildcards are enforceable; see the package doc.
+	// IP literal (IPv6 with or without brackets), an address range in CIDR
+	// notation ("10.0.0.0/8", "fd00::/8"), or a DNS name. Only loopback
+	// hosts (a range inside 127.0.0.0/8 included) and wildcards are
+	// enforceable; see the package doc.
 	Host string
 	// Port is the destination port; 0 is rejected unless AnyPort.
 	Port uint16

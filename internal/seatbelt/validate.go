@@ -62,6 +62,8 @@ type conn struct {
 	notEnforced string // NotEnforced line, or ""
 }
 
+var loopbackRange = netip.MustParsePrefix("127.0.0.0/8")
+
 // resolveConnects validates endpoints and maps each host to what Seatbelt
 // can express.
 func resolveConnects(eps []Endpoint) ([]conn, error) {
@@ -91,7 +93,17 @@ func resolveConnects(eps []Endpoint) ([]conn, error) {
 			if strings.HasPrefix(bare, "[") && strings.HasSuffix(bare, "]") {
 				bare = bare[1 : len(bare)-1]
 			}
-			if addr, err := netip.ParseAddr(bare); err == nil {
+			if r, err := netip.ParsePrefix(bare); err == nil {
+				// An address range: "localhost" when it lies inside
+				// 127.0.0.0/8 (Seatbelt's localhost is 127.0.0.1 and
+				// ::1: narrower than asked, the safe side), else "*"
+				// with the host reported as not enforced.
+				if r.Addr().Is4() && r.Bits() >= 8 && loopbackRange.Contains(r.Addr()) {
+					c.rule = "localhost"
+					break
+				}
+				host = r.Masked().String()
+			} else if addr, err := netip.ParseAddr(bare); err == nil {
 				if addr.Zone() != "" {
 					return nil, fmt.Errorf("%w: TCPConnect[%d] %q: IPv6 zones are not supported", ErrInvalidPolicy, i, host)
 				}

@@ -12,8 +12,9 @@ import (
 
 // Endpoint is one parsed entry of Config.AllowedTCPConnect.
 type Endpoint struct {
-	// Host is "*" for any host, "localhost", a canonical IP literal, or a
-	// lower-cased DNS name.
+	// Host is "*" for any host, "localhost", a canonical IP literal, a
+	// canonical address range in CIDR notation ("10.0.0.0/8",
+	// "fd00::/8": see [Endpoint.Range]), or a lower-cased DNS name.
 	Host string `json:"host"`
 	// Port is the destination port, 1 to 65535; 0 exactly when AnyPort.
 	Port uint16 `json:"port"`
@@ -31,17 +32,23 @@ func (e Endpoint) AnyHost() bool { return e.Host == "*" }
 // that is, outgoing TCP without restriction.
 func (e Endpoint) Unrestricted() bool { return e.AnyHost() && e.AnyPort }
 
-// Loopback reports whether the host is "localhost" or a loopback address.
+// Loopback reports whether the host is "localhost", a loopback address,
+// or a range of loopback addresses only (inside 127.0.0.0/8; the only IPv6
+// loopback address, ::1, is written as an address). A range that merely
+// contains loopback addresses ("0.0.0.0/1") is not Loopback.
 func (e Endpoint) Loopback() bool {
 	if e.Host == "localhost" {
 		return true
+	}
+	if p, ok := e.Range(); ok {
+		return p.Bits() >= 8 && loopback4.Contains(p.Addr())
 	}
 	a, err := netip.ParseAddr(e.Host)
 	return err == nil && a.IsLoopback()
 }
 
 // String is the endpoint as a Config writes it: "host:port", "host:*"
-// for an any-port entry, IPv6 in brackets.
+// for an any-port entry, IPv6 (address or range) in brackets.
 func (e Endpoint) String() string {
 	if e.AnyPort {
 		return net.JoinHostPort(e.Host, "*")
@@ -52,7 +59,7 @@ func (e Endpoint) String() string {
 // ParseEndpoint parses "host:port" as Config.AllowedTCPConnect takes it.
 // The port is decimal, 1 to 65535, or "*" for every port. The host is
 // empty or "*" (any host), "localhost", an IP literal (IPv6 in brackets,
-// no zone), or a DNS name.
+// no zone), an address range in CIDR notation (below), or a DNS name.
 //
 // "host:*" (an any-port entry, e.g. "api.example.com:*", "10.1.2.3:*",
 // "localhost:*") grants every port of that host. What each entry point
@@ -73,7 +80,42 @@ func (e Endpoint) String() string {
 // made exactly, so Strict does not refuse it. Seed 004's net.outbound
 // without hosts maps to it.
 //
-// URLs, CIDR ranges, port ranges and wildcards such as "*.example.com"
+// An address range in CIDR notation allows every address in it (seed
+// 004's allowHosts): "10.0.0.0/8:443", "10.0.0.0/8:*", and for IPv6 the
+// range inside the brackets, "[fd00::/8]:443" ("[fd00::]/8:443" and
+// "fd00::/8:443" are refused with the form to write). The range must be
+// canonical: "10.1.2.3/8" is refused with "10.0.0.0/8:443" and
+// "10.1.2.3:443" in the message, not rounded (the writer may have meant
+// the one address, and the range is 16 million). A /32 or /128 is that IP literal
+// ("10.1.2.3/32:443" is "10.1.2.3:443"). "0.0.0.0/0" and "::/0" are
+// refused: write "*:PORT" for any host. A range matches addresses only,
+// never names, so a /0 would read as any host while the egress layer
+// refused every name; one spelling for "any host" leaves no doubt. An
+// IPv4-mapped range ("[::ffff:10.0.0.0/104]:443") is refused with its
+// IPv4 form; destinations are matched unmapped, so an IPv6 range never
+// matches an IPv4 destination (IPv4-mapped or not), nor an IPv4 range an
+// IPv6 one.
+//
+// A range matches the address a program dials (an IP literal in a proxy
+// request, the destination of a direct connection), never a DNS name
+// whose addresses fall in it: names are matched exactly, and the
+// namespace's resolver answers only listed names, because a DNS answer is
+// whatever the name's owner (or an attacker on the path) makes it. What
+// each entry point makes of a range, reported by [PlanFor]: under
+// WrapCommand and Run with the egress namespace it is enforced, as an IP
+// literal is ("10.0.0.0/8:*" as any "host:*": any port through the proxy
+// only); under ApplySelf and without namespaces only its port is (the
+// range is reported not enforced; Strict refuses; "10.0.0.0/8:*" leaves
+// TCP connect unrestricted there, as any "host:*"); on macOS it becomes
+// Seatbelt's "*:PORT",
+// host reported not enforced, or "localhost:PORT" for a range inside
+// 127.0.0.0/8 (Seatbelt's localhost is 127.0.0.1 and ::1: narrower than
+// asked); on Windows nothing of TCP is enforced, as for every entry. A
+// range that holds loopback addresses ("127.0.0.0/8") reaches the
+// caller's loopback services on them under WrapCommand and Run, as
+// "localhost" does.
+//
+// URLs, port ranges and wildcards such as "*.example.com"
 // are refused: only the egress proxy of WrapCommand and Run could honour
 // a wildcard (internal/egress matches them), and where it is not in force
 // (ApplySelf, macOS, no network namespaces, a Config mixing "*:PORT") an
@@ -83,22 +125,16 @@ func ParseEndpoint(s string) (Endpoint, error) {
 	if err := CheckText(s); err != nil {
 		return Endpoint{}, err
 	}
+	if strings.Contains(s, "/") {
+		return parseRange(s)
+	}
 	host, port, err := net.SplitHostPort(s)
 	if err != nil {
 		return Endpoint{}, errors.New(`want "host:port"`)
 	}
 	var ep Endpoint
-	if port == "*" {
-		ep.AnyPort = true
-	} else {
-		p, err := parsePort(port)
-		if err != nil {
-			return Endpoint{}, err
-		}
-		if p == 0 {
-			return Endpoint{}, errors.New("port 0 is not a destination")
-		}
-		ep.Port = p
+	if err := ep.setPort(port); err != nil {
+		return Endpoint{}, err
 	}
 	switch {
 	case host == "" || host == "*":
@@ -119,6 +155,24 @@ func ParseEndpoint(s string) (Endpoint, error) {
 	}
 	ep.Host = host
 	return ep, nil
+}
+
+// setPort sets e's port from the port field of an entry: 1 to 65535, or
+// "*" for every port.
+func (e *Endpoint) setPort(port string) error {
+	if port == "*" {
+		e.AnyPort = true
+		return nil
+	}
+	p, err := parsePort(port)
+	if err != nil {
+		return err
+	}
+	if p == 0 {
+		return errors.New("port 0 is not a destination")
+	}
+	e.Port = p
+	return nil
 }
 
 func parsePort(s string) (uint16, error) {

@@ -153,7 +153,7 @@ func TestResolveInRefuses(t *testing.T) {
 		{"planted mount source", Config{AllowedWritePaths: []string{"/w"}, Mounts: []Mount{{Path: "/w/link", At: "/m"}}},
 			"mounts", "path: resolves through the symlink /w/link"},
 		{"mount over root", Config{Mounts: []Mount{{Path: "/data", At: "/"}}}, "mounts", "cannot mount over /"},
-		{"endpoint", Config{AllowedTCPConnect: []string{"https://example.com"}}, "allowed_tcp_connect", "not a decimal number"},
+		{"endpoint", Config{AllowedTCPConnect: []string{"https://example.com"}}, "allowed_tcp_connect", "not a URL"},
 		{"negative limit", Config{Limits: Limits{OpenFiles: -1}}, "limits.open_files", "negative"},
 	} {
 		_, err := ResolveIn(host(), tc.cfg)
