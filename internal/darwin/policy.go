@@ -81,6 +81,21 @@ var baseline = []systemPath{
 	{Path: "/dev/fd", Access: "read, write-data", Reason: "the process's own descriptors by number"},
 }
 
+// baselineAncestors are the directories above the baseline's paths, which
+// the profile lets the process stat (realpath component by component: git's
+// RUNTIME_PREFIX, Perl's abs_path), each as itself only.
+var baselineAncestors = []string{
+	"/usr", "/usr/libexec", "/System", "/System/Library", "/System/Library/CoreServices", "/System/Volumes",
+	"/System/Volumes/Preboot", "/System/Volumes/Preboot/Cryptexes", "/System/Cryptexes", "/Library", "/Library/Apple",
+	"/Library/Apple/usr", "/Library/Apple/usr/libexec", "/private", "/private/var", "/private/var/db", "/private/etc", "/dev",
+}
+
+func init() {
+	for _, d := range baselineAncestors {
+		baseline = append(baseline, systemPath{Path: d, Access: "metadata", Reason: "stat of a directory above the baseline's paths", Exact: true})
+	}
+}
+
 // shimPaths mirror the fixed rules internal/seatbelt adds for each
 // shim the exec grants hold, for [Plan.Paths].
 var shimPaths = map[string][]systemPath{
