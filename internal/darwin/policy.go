@@ -23,6 +23,9 @@ const (
 	accessRead      = "read"       // file-read*: read, list, stat
 	accessReadWrite = "read-write" // file-read* file-write*
 	accessExec      = "exec"       // process-exec*, file-read*, file-map-executable
+	// accessDeveloper is the xcrun shims' developer directory outside the
+	// Command Line Tools (developerDir): what accessExec gives.
+	accessDeveloper = "exec (xcrun developer directory)"
 )
 
 const (
@@ -196,9 +199,19 @@ func pathRules(rc *spec.Resolved, targets ...string) []pathRule {
 	return out
 }
 
-// pathRulesWhy is pathRules that also says, one line each, which
-// "#!" interpreters were not granted and why (for the Plan).
-func pathRulesWhy(rc *spec.Resolved, targets ...string) (out []pathRule, refused []string) {
+// pathNotes is what pathRulesWhy says beside the rules, for the Plan.
+type pathNotes struct {
+	// refused: the "#!" interpreters not granted and why, one line each.
+	refused []string
+	// devDir: the xcrun shims' developer directory, when they are granted.
+	devDir devDir
+}
+
+// pathRulesWhy is pathRules that also says which "#!" interpreters were
+// not granted and why, and what was found of the xcrun shims' developer
+// directory (developerDir), which joins the rules when the exec grants
+// hold an xcrun shim and it can be granted.
+func pathRulesWhy(rc *spec.Resolved, targets ...string) (out []pathRule, notes pathNotes) {
 	canon := func(rp spec.Path) spec.Path {
 		rp.Resolved = canonicalPath(rp.Resolved)
 		return rp
@@ -240,7 +253,7 @@ func pathRulesWhy(rc *spec.Resolved, targets ...string) (out []pathRule, refused
 		}
 		r, err := execgrant.Grantable(in, writeRoots)
 		if err != nil {
-			refused = append(refused, file+": "+err.Error())
+			notes.refused = append(notes.refused, file+": "+err.Error())
 			continue // not granted: the script cannot run, closed
 		}
 		if r = canonicalPath(r); covered(r) {
@@ -248,7 +261,21 @@ func pathRulesWhy(rc *spec.Resolved, targets ...string) (out []pathRule, refused
 		}
 		out = append(out, pathRule{spec.Path{Given: in, Resolved: r}, accessExec, "interpreter of " + file})
 	}
-	return out, refused
+	var execs []string
+	isDir := map[string]bool{}
+	for _, d := range out {
+		if d.Access == accessExec {
+			execs = append(execs, d.Resolved)
+			isDir[d.Resolved] = isDir[d.Resolved] || d.IsDir
+		}
+	}
+	if _, _, xcrun := seatbelt.Shims(execs, func(p string) bool { return isDir[p] }); xcrun {
+		notes.devDir = developerDir(rc, writeRoots)
+		if d := notes.devDir.granted; d != "" {
+			out = append(out, pathRule{spec.Path{Given: d, Resolved: d, IsDir: true}, accessDeveloper, "developer directory of the xcrun shims"})
+		}
+	}
+	return out, notes
 }
 
 // seatbeltPolicy is the Seatbelt policy for rc with the path rules paths (from
@@ -257,16 +284,25 @@ func pathRulesWhy(rc *spec.Resolved, targets ...string) (out []pathRule, refused
 // microphone are allowed only when Config.AllowCamera and
 // Config.AllowMicrophone say so; trustd is left out with
 // Config.NoTLSTrustService; the shims' rules follow the exec grants.
+//
+// Git protection follows Config.NoGitProtection, executable write paths
+// Config.AllowExecWritePaths, and Python's semaphores
+// Config.AllowSharedMemory. A Terminal (Run's) is always the program's
+// controlling terminal: Run makes it so (setsid, TIOCSCTTY).
 func seatbeltPolicy(rc *spec.Resolved, paths []pathRule) seatbelt.Policy {
 	dirs := make(map[string]bool, len(paths))
 	p := seatbelt.Policy{
-		AllowSpawn:       rc.Config.AllowProcessSpawn,
-		AllowUnixSockets: rc.Config.AllowUnixSockets,
-		Camera:           rc.Config.AllowCamera,
-		Microphone:       rc.Config.AllowMicrophone,
-		NoTrustd:         rc.Config.NoTLSTrustService,
-		Terminal:         rc.Terminal,
-		IsDir:            func(path string) bool { return dirs[path] },
+		AllowSpawn:          rc.Config.AllowProcessSpawn,
+		AllowUnixSockets:    rc.Config.AllowUnixSockets,
+		Camera:              rc.Config.AllowCamera,
+		Microphone:          rc.Config.AllowMicrophone,
+		NoTrustd:            rc.Config.NoTLSTrustService,
+		Terminal:            rc.Terminal,
+		ControllingTerminal: rc.Terminal != "",
+		ExecWritePaths:      rc.Config.AllowExecWritePaths,
+		GitProtection:       !rc.Config.NoGitProtection,
+		PythonSemaphores:    rc.Config.AllowSharedMemory,
+		IsDir:               func(path string) bool { return dirs[path] },
 	}
 	for _, d := range paths {
 		dirs[d.Resolved] = dirs[d.Resolved] || d.IsDir
@@ -277,6 +313,8 @@ func seatbeltPolicy(rc *spec.Resolved, paths []pathRule) seatbelt.Policy {
 			p.WritePaths = append(p.WritePaths, d.Resolved)
 		case accessExec:
 			p.ExecPaths = append(p.ExecPaths, d.Resolved)
+		case accessDeveloper:
+			p.DeveloperDir = d.Resolved
 		}
 	}
 	p.ShellShim, p.PerlShim, p.XcrunShim = seatbelt.Shims(p.ExecPaths, p.IsDir)

@@ -370,7 +370,7 @@ func writeProcesses(b *builder, p Policy) {
 	}
 	if p.PythonSemaphores {
 		var sb strings.Builder
-		for _, pre := range pythonSemPrefixes {
+		for _, pre := range PythonSemaphorePrefixes {
 			sb.WriteString(" (ipc-posix-name-prefix " + b.quote(pre) + ")")
 		}
 		b.rule("PythonSemaphores: the named semaphores of Python's multiprocessing (SemLock: /mp-XXXXXXXX), "+
@@ -378,11 +378,12 @@ func writeProcesses(b *builder, p Policy) {
 	}
 }
 
-// pythonSemPrefixes are the names multiprocessing.synchronize gives its
+// PythonSemaphorePrefixes are the name prefixes Policy.PythonSemaphores
+// grants: the names multiprocessing.synchronize gives its
 // semaphores: process._config["semprefix"] ("/mp") and "-", then random
 // characters. The form without the slash is there in case the kernel
 // matches the name after the leading "/" (to be seen on a Mac).
-var pythonSemPrefixes = []string{"/mp-", "mp-"}
+var PythonSemaphorePrefixes = []string{"/mp-", "mp-"}
 
 // writeDevices writes the camera and microphone rules.
 func writeDevices(b *builder, p Policy) {
