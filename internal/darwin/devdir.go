@@ -31,7 +31,9 @@ var host = struct {
 	readlink     func(string) (string, error)
 	evalSymlinks func(string) (string, error)
 	isDir        func(string) bool
+	readSmall    func(string) (string, error) // a regular file's first bytes, no link followed (gitdirs.go)
 }{
+	readSmall:    readSmall,
 	lookupEnv:    os.LookupEnv,
 	readlink:     os.Readlink,
 	evalSymlinks: filepath.EvalSymlinks,

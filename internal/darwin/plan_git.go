@@ -30,15 +30,20 @@ func gitFeatures(f addFeature, rc *spec.Resolved) {
 	}
 	var roots []string
 	for _, w := range rc.Write {
-		roots = append(roots, w.Resolved)
+		roots = append(roots, canonicalPath(w.Resolved))
+	}
+	named := ""
+	if dirs := gitDirsAt(roots); len(dirs) > 0 {
+		named = "; the same for " + strings.Join(dirs, ", ") + " (named by a .git file at the top of a write path, or its commondir, " +
+			"or a write path that is a bare repository), which can be neither written, renamed nor removed itself"
 	}
 	f(spec.FeatureGitProtect, true, "Seatbelt, after the write grants (the last matching rule wins): in "+strings.Join(roots, ", ")+
 		", at any depth, writing hooks/, config, config.worktree and commondir of every git directory named .git or NAME.git, "+
 		"of its submodules' (modules/NAME) and its linked worktrees' (worktrees/NAME) is denied (EPERM), upper or lower case alike, "+
 		"and so are creating, writing, renaming and removing a .git or NAME.git entry itself (no directory of hooks renamed into place, no gitdir: file): "+
-		"for repositories that exist, and for those the program creates or moves; the rest of each repository stays writable (add, commit, branch, fetch). "+
+		"for repositories that exist, and for those the program creates or moves"+named+"; the rest of each repository stays writable (add, commit, branch, fetch). "+
 		"So no repository can be created there (git init and git clone fail writing config): set no_git_protection for that. "+
-		"Not protected: a git directory of another name (git --separate-git-dir, a bare repository not named *.git), whose hooks and config stay writable; "+
+		"Not protected: a git directory of another name deeper in the write paths (git --separate-git-dir, a bare repository not named *.git), whose hooks and config stay writable; "+
 		"on an HFS+ volume, a .git spelled with ignorable Unicode characters. Run's GitCreated and Findings are not made on macOS "+
 		"(the workspace is not read after the run): not available there", "")
 	f(spec.FeatureGitCommonDir, true, "Seatbelt: creating or writing commondir in any git directory (.git, NAME.git, modules/NAME, worktrees/NAME) "+

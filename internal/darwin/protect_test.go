@@ -250,3 +250,49 @@ func TestDarwinControllingTerminal(t *testing.T) {
 
 // paramOf is a seatbelt parameter.
 func paramOf(name, value string) seatbelt.Param { return seatbelt.Param{Name: name, Value: value} }
+
+// TestDarwinGitDirsAt: the git directories a ".git" file at the top of a
+// write path names (and their commondir), and a write path that is a bare
+// repository, join the git deny when the regular expressions miss them and
+// they lie in a write path.
+func TestDarwinGitDirsAt(t *testing.T) {
+	files := map[string]string{
+		"/Users/dev/ws/.git":               "gitdir: .gitdata\n",
+		"/Users/dev/ws/.gitdata/commondir": "../common\n",
+		"/Users/dev/bare/HEAD":             "ref: refs/heads/main\n",
+		"/Users/dev/wt/.git":               "gitdir: /Users/dev/main/.git/worktrees/wt\n",
+		"/Users/dev/out/.git":              "gitdir: /Users/dev/elsewhere/gd\n",
+	}
+	fakeHost(t, nil, "", "/Users/dev/bare/objects", "/Users/dev/bare/refs")
+	host.readSmall = func(p string) (string, error) {
+		if s, ok := files[p]; ok {
+			return s, nil
+		}
+		return "", fs.ErrNotExist
+	}
+	roots := []string{"/Users/dev/ws", "/Users/dev/bare", "/Users/dev/wt", "/Users/dev/out"}
+	want := []string{"/Users/dev/ws/.gitdata", "/Users/dev/ws/common", "/Users/dev/bare"}
+	if got := gitDirsAt(roots); !slices.Equal(got, want) {
+		t.Errorf("gitDirsAt = %q, want %q (a worktree under .git/worktrees is the regex's; a git directory outside the write paths is not writable)", got, want)
+	}
+	rc := &spec.Resolved{}
+	for _, r := range roots {
+		rc.Write = append(rc.Write, spec.Path{Given: r, Resolved: r, IsDir: true})
+	}
+	prof, err := profile(rc, pathRules(rc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []seatbelt.Param{{Name: "G0", Value: want[0]}, {Name: "G1", Value: want[0] + "/hooks"}, {Name: "G5", Value: want[1]}, {Name: "G10", Value: want[2]}} {
+		if !slices.Contains(prof.Params, p) {
+			t.Errorf("params lack %v: %v", p, prof.Params)
+		}
+	}
+	if g := features(Plan(rc, true), spec.FeatureGitProtect); len(g) != 1 || !strings.Contains(g[0].Detail, want[0]) || !strings.Contains(g[0].Detail, want[2]) {
+		t.Errorf("git_protection does not name the git directories it found: %+v", g)
+	}
+	rc.Config.NoGitProtection = true
+	if prof, _ := profile(rc, pathRules(rc)); slices.ContainsFunc(prof.Params, func(p seatbelt.Param) bool { return strings.HasPrefix(p.Name, "G") }) {
+		t.Error("no_git_protection: git directories still denied")
+	}
+}

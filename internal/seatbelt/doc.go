@@ -151,10 +151,14 @@
 // made cannot be renamed into place, nor a .git file point at one. SBPL
 // applies the last rule that matches, so the deny is the last form, after
 // the WritePaths allow it overrides. The regular expressions are fixed
-// text: they hold for repositories the program creates or moves, too. Not
-// covered: a git directory of another name (--separate-git-dir, a bare
-// repository not named *.git), and on HFS+ a .git spelled with the
-// Unicode characters HFS+ ignores. The cost: git init and git clone fail
+// text: they hold for repositories the program creates or moves, too. A
+// git directory of another name that the caller found (Policy.GitDirs:
+// internal/darwin reads the ".git" file at the top of each write path, its
+// commondir, and whether a write path is itself a bare repository) is
+// denied the same way by parameters (G0, G1, ...) in the same last form.
+// Not covered: another git directory of another name deeper in the write
+// paths, and on HFS+ a .git spelled with the Unicode characters HFS+
+// ignores. The cost: git init and git clone fail
 // in the write paths (they write config).
 //
 // # Network

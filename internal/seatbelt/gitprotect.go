@@ -7,7 +7,11 @@ package seatbelt
 // are regular expressions, fixed text of this package, so they hold at any
 // depth and for repositories the program creates or moves too.
 
-import "strings"
+import (
+	"path"
+	"strconv"
+	"strings"
+)
 
 // ci spells an ASCII word as a case-insensitive regular expression
 // ("git" becomes "[gG][iI][tT]"): macOS volumes are case-insensitive by
@@ -76,7 +80,49 @@ func writeGitProtection(b *builder, p Policy) {
 	for _, re := range GitProtectRegexes {
 		sb.WriteString(" (regex " + b.regex(re) + ")")
 	}
-	b.rule("GitProtection: hooks, config, config.worktree and commondir of every git directory (.git, NAME.git, "+
-		"their modules/NAME and worktrees/NAME), and the .git entry itself: git runs what they name outside the sandbox",
+	for _, f := range gitDirFiles(p.GitDirs) {
+		sb.WriteString(" " + f.filter())
+	}
+	what := "GitProtection: hooks, config, config.worktree and commondir of every git directory (.git, NAME.git, " +
+		"their modules/NAME and worktrees/NAME), and the .git entry itself: git runs what they name outside the sandbox"
+	if len(p.GitDirs) > 0 {
+		what += "; the same in GitDirs (parameters G*), and each of them itself"
+	}
+	b.rule(what,
 		"(deny file-write*"+sb.String()+")")
+}
+
+// gitDirFile is one path of a GitDirs entry that the deny names, as the
+// parameter that carries it.
+type gitDirFile struct {
+	param, path string
+	subpath     bool
+}
+
+func (f gitDirFile) filter() string {
+	if f.subpath {
+		return "(subpath " + paramRef(f.param) + ")"
+	}
+	return "(literal " + paramRef(f.param) + ")"
+}
+
+// gitDirFiles lists, for each distinct git directory in dirs, the paths
+// the deny names: the directory itself, hooks (a subpath), config,
+// config.worktree and commondir; parameters G0, G1, ... in that order.
+func gitDirFiles(dirs []string) []gitDirFile {
+	var out []gitDirFile
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		for _, f := range []struct {
+			name    string
+			subpath bool
+		}{{"", false}, {"hooks", true}, {"config", false}, {"config.worktree", false}, {"commondir", false}} {
+			out = append(out, gitDirFile{param: "G" + strconv.Itoa(len(out)), path: path.Join(d, f.name), subpath: f.subpath})
+		}
+	}
+	return out
 }

@@ -363,3 +363,34 @@ func TestDeveloperDir(t *testing.T) {
 		t.Errorf("DeveloperDir under /tmp: %v, want ErrInvalidPolicy", err)
 	}
 }
+
+// TestGitDirs: a git directory the regular expressions miss is denied by
+// parameters, in the same last form, only with GitProtection.
+func TestGitDirs(t *testing.T) {
+	const dir = "/Users/me/ws/repo-gitdir"
+	p := Policy{WritePaths: []string{"/Users/me/ws"}, GitProtection: true, GitDirs: []string{dir, dir}}
+	prof, a := mustCheck(t, p)
+	want := []Param{{"W0", "/Users/me/ws"}, {"G0", dir}, {"G1", dir + "/hooks"}, {"G2", dir + "/config"},
+		{"G3", dir + "/config.worktree"}, {"G4", dir + "/commondir"}}
+	if !slices.Equal(prof.Params, want) {
+		t.Errorf("params %q, want %q", prof.Params, want)
+	}
+	last := a.forms[len(a.forms)-1].String()
+	for _, flt := range []string{`(literal (param "G0"))`, `(subpath (param "G1"))`, `(literal (param "G2"))`, `(literal (param "G4"))`} {
+		if !strings.HasPrefix(last, "(deny file-write*") || !strings.Contains(last, flt) {
+			t.Errorf("the last form %s lacks %s", last, flt)
+		}
+	}
+	p.GitProtection = false
+	if prof, _ := mustCheck(t, p); strings.Contains(prof.Text, `"G0"`) || len(prof.Params) != 1 {
+		t.Error("GitDirs without GitProtection")
+	}
+	if _, err := Generate(Policy{GitProtection: true, GitDirs: []string{"/tmp/x"}}); !errors.Is(err, ErrInvalidPolicy) {
+		t.Errorf("GitDirs under /tmp: %v, want ErrInvalidPolicy", err)
+	}
+	bad := prof
+	bad.Text = strings.Replace(bad.Text, thirdForm, thirdForm+"\n(allow file-read* (subpath (param \"G1\")))", 1) // before the deny
+	if _, err := analyzeProfile(bad); err == nil {
+		t.Error("the checker accepts an allow on a GitDirs parameter")
+	}
+}

@@ -309,7 +309,7 @@ var allowedMachNames = map[string]bool{
 
 var (
 	sysctlNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*\.?$`)
-	paramNameRE  = regexp.MustCompile(`^([RWX](0|[1-9][0-9]*)|T0|D0)$`) // T0: Policy.Terminal, D0: Policy.DeveloperDir
+	paramNameRE  = regexp.MustCompile(`^([RWXG](0|[1-9][0-9]*)|T0|D0)$`) // T0: Policy.Terminal, D0: Policy.DeveloperDir, G: Policy.GitDirs
 	tcpAddrRE    = regexp.MustCompile(`^(localhost|\*):([1-9][0-9]*)$`)
 	// sysctls that must never be readable: other processes' argv, env, list.
 	forbiddenSysctl = regexp.MustCompile(`^(kern\.proc|kern\.procargs|kern\.procname|kern\.boottime|net\.)`)
@@ -378,7 +378,7 @@ func analyzeProfile(prof Profile) (*analysis, error) {
 	denied := false
 	for _, f := range forms[3:] {
 		if f.kind == sList && len(f.items) > 0 && f.items[0].isSym("deny") {
-			if err := gitDeny(f); err != nil {
+			if err := a.gitDeny(f, defined); err != nil {
 				return nil, fmt.Errorf("rule %s: %v", f, err)
 			}
 			denied = true
@@ -417,13 +417,23 @@ var gitDenyRegexes = map[string]bool{
 }
 
 // gitDeny checks a deny rule after the third form: only file-write* by
-// the git regexes.
-func gitDeny(f sexp) error {
+// the git regexes, and by G parameters (Policy.GitDirs).
+func (a *analysis) gitDeny(f sexp, defined map[string]bool) error {
 	if len(f.items) < 3 || !f.items[1].isSym("file-write*") {
 		return errors.New("the only deny expected after the header is file-write* (git protection)")
 	}
 	seen := map[string]bool{}
 	for _, flt := range f.items[2:] {
+		if flt.kind == sList && len(flt.items) == 2 && (flt.items[0].isSym("subpath") || flt.items[0].isSym("literal")) {
+			kind, err := a.pathArg(flt, flt.items[0].text, flt.items[1:], defined)
+			if err != nil {
+				return err
+			}
+			if !strings.HasSuffix(kind, "(param)") || !strings.HasPrefix(flt.items[1].items[1].text, "G") {
+				return fmt.Errorf("deny filter %s: only GitDirs parameters", flt)
+			}
+			continue
+		}
 		if flt.kind != sList || len(flt.items) != 2 || !flt.items[0].isSym("regex") || flt.items[1].kind != sRegex || !gitDenyRegexes[flt.items[1].text] {
 			return fmt.Errorf("deny filter %s is not a git protection regex", flt)
 		}
@@ -481,6 +491,9 @@ func (a *analysis) rule(f sexp, defined map[string]bool) error {
 				if only := constOnlyFor[flt.items[1].text]; only != "" && (op != only || head != "literal") {
 					return fmt.Errorf("constant %s allowed for %s, not %s %s", flt.items[1], only, op, head)
 				}
+			}
+			if strings.Contains(flt.String(), `(param "G`) {
+				return fmt.Errorf("%s allowed on a GitDirs parameter %s: those are for the git deny only", op, flt)
 			}
 			if op == "file-ioctl" && flt.String() != `(literal (param "T0"))` && !(flt.String() == `(literal "/dev/tty")` && defined["T0"]) {
 				return fmt.Errorf("file-ioctl on %s: only the Terminal parameter (and /dev/tty with it) may get it", flt)

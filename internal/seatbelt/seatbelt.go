@@ -107,6 +107,14 @@ type Policy struct {
 	// creating, renaming or removing a .git entry, after every allow, so
 	// that it wins inside WritePaths.
 	GitProtection bool
+	// GitDirs are git directories the regular expressions of
+	// GitProtection do not match (not named .git or NAME.git: a
+	// "gitdir:" file's target, a bare repository), which the caller
+	// found: with GitProtection, writing their hooks/, config,
+	// config.worktree and commondir is denied too, and so is writing,
+	// renaming or removing the directory itself. Absolute, clean,
+	// resolved, like the path lists.
+	GitDirs []string
 	// PythonSemaphores allows POSIX named semaphores whose names start as
 	// Python's multiprocessing makes them ("/mp-"): sem_open, sem_wait,
 	// sem_post, sem_unlink. They live in one namespace for the whole
@@ -282,6 +290,16 @@ func validate(p Policy, prof *Profile) (grants, error) {
 		}
 		if p.XcrunShim {
 			prof.Params = append(prof.Params, Param{Name: "D0", Value: p.DeveloperDir})
+		}
+	}
+	if p.GitProtection {
+		for i, d := range p.GitDirs {
+			if err := checkPath(d); err != nil {
+				return grants{}, fmt.Errorf("%w: GitDirs[%d] %q: %v", ErrInvalidPolicy, i, d, err)
+			}
+		}
+		for _, f := range gitDirFiles(p.GitDirs) {
+			prof.Params = append(prof.Params, Param{Name: f.param, Value: f.path})
 		}
 	}
 	return grants{reads: out[0], writes: out[1], execs: out[2], conns: conns}, nil
