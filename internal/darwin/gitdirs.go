@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/openparallax/sandbox/internal/seatbelt"
@@ -47,9 +48,10 @@ var gitCovered = regexp.MustCompile(seatbelt.GitProtectRegexes[0])
 
 // gitDirsAt lists the git directories at the top of writeRoots (resolved,
 // canonical) that the regular expressions miss and that lie inside a write
-// root (one outside is not writable anyway).
-func gitDirsAt(writeRoots []string) []string {
-	var out []string
+// root (one outside is not writable anyway); unusable lists those a
+// profile cannot name (a file in them would pass PATH_MAX, or a control
+// character), which stay unprotected and the plan names.
+func gitDirsAt(writeRoots []string) (out, unusable []string) {
 	add := func(dir string) string {
 		r, err := host.evalSymlinks(dir)
 		if err != nil || !filepath.IsAbs(r) {
@@ -63,10 +65,12 @@ func gitDirsAt(writeRoots []string) []string {
 		if !inside || gitCovered.MatchString(r+"/config") {
 			return r
 		}
-		for _, d := range out {
-			if d == r {
-				return r
-			}
+		if slices.Contains(out, r) || slices.Contains(unusable, r) {
+			return r
+		}
+		if _, err := seatbelt.Generate(seatbelt.Policy{GitProtection: true, GitDirs: []string{r}}); err != nil {
+			unusable = append(unusable, r)
+			return ""
 		}
 		out = append(out, r)
 		return r
@@ -93,7 +97,7 @@ func gitDirsAt(writeRoots []string) []string {
 			}
 		}
 	}
-	return out
+	return out, unusable
 }
 
 // pointer is the path a ".git" file (prefix "gitdir:") or a commondir file

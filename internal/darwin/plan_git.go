@@ -5,6 +5,7 @@ package darwin
 // channel on macOS.
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/openparallax/sandbox/internal/seatbelt"
@@ -33,7 +34,8 @@ func gitFeatures(f addFeature, rc *spec.Resolved) {
 		roots = append(roots, canonicalPath(w.Resolved))
 	}
 	named := ""
-	if dirs := gitDirsAt(roots); len(dirs) > 0 {
+	dirs, unusable := gitDirsAt(roots)
+	if len(dirs) > 0 {
 		named = "; the same for " + strings.Join(dirs, ", ") + " (named by a .git file at the top of a write path, or its commondir, " +
 			"or a write path that is a bare repository), which can be neither written, renamed nor removed itself"
 	}
@@ -46,6 +48,11 @@ func gitFeatures(f addFeature, rc *spec.Resolved) {
 		"Not protected: a git directory of another name deeper in the write paths (git --separate-git-dir, a bare repository not named *.git), whose hooks and config stay writable; "+
 		"on an HFS+ volume, a .git spelled with ignorable Unicode characters. Run's GitCreated and Findings are not made on macOS "+
 		"(the workspace is not read after the run): not available there", "")
+	if len(unusable) > 0 {
+		f(spec.FeatureGitProtect, false, "not protected: the git directories "+quoteAll(unusable)+" (named by a .git file at the top of a write path, "+
+			"or its commondir, or a write path that is one) cannot be named in a Seatbelt profile (a path too long, or a control character): "+
+			"their hooks and config stay writable", "move the repository, or grant it read-only")
+	}
 	f(spec.FeatureGitCommonDir, true, "Seatbelt: creating or writing commondir in any git directory (.git, NAME.git, modules/NAME, worktrees/NAME) "+
 		"in the write paths is denied by the same rule", "")
 }
@@ -63,4 +70,14 @@ func toolchainFeatures(f addFeature, rc *spec.Resolved) {
 			"and unlink those of every process outside the sandbox by name; POSIX shared memory (shm_open) and other semaphores are not granted",
 			"grant it only to programs that need Python's multiprocessing")
 	}
+}
+
+// quoteAll is paths quoted as Go strings, comma-separated: a path a
+// profile cannot name may hold control characters.
+func quoteAll(paths []string) string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = strconv.Quote(p)
+	}
+	return strings.Join(q, ", ")
 }

@@ -319,7 +319,7 @@ func seatbeltPolicy(rc *spec.Resolved, paths []pathRule) seatbelt.Policy {
 	}
 	p.ShellShim, p.PerlShim, p.XcrunShim = seatbelt.Shims(p.ExecPaths, p.IsDir)
 	if p.GitProtection {
-		p.GitDirs = gitDirsAt(p.WritePaths)
+		p.GitDirs, _ = gitDirsAt(p.WritePaths) // the plan names those left out
 	}
 	for _, ep := range rc.Connect {
 		p.TCPConnect = append(p.TCPConnect, seatbelt.Endpoint{Host: ep.Host, Port: ep.Port, AnyPort: ep.AnyPort})

@@ -272,7 +272,7 @@ func TestDarwinGitDirsAt(t *testing.T) {
 	}
 	roots := []string{"/Users/dev/ws", "/Users/dev/bare", "/Users/dev/wt", "/Users/dev/out"}
 	want := []string{"/Users/dev/ws/.gitdata", "/Users/dev/ws/common", "/Users/dev/bare"}
-	if got := gitDirsAt(roots); !slices.Equal(got, want) {
+	if got, unusable := gitDirsAt(roots); !slices.Equal(got, want) || len(unusable) > 0 {
 		t.Errorf("gitDirsAt = %q, want %q (a worktree under .git/worktrees is the regex's; a git directory outside the write paths is not writable)", got, want)
 	}
 	rc := &spec.Resolved{}
@@ -290,6 +290,16 @@ func TestDarwinGitDirsAt(t *testing.T) {
 	}
 	if g := features(Plan(rc, true), spec.FeatureGitProtect); len(g) != 1 || !strings.Contains(g[0].Detail, want[0]) || !strings.Contains(g[0].Detail, want[2]) {
 		t.Errorf("git_protection does not name the git directories it found: %+v", g)
+	}
+	// One a profile cannot name: reported, not enforced, and the profile
+	// is still made.
+	files["/Users/dev/odd/.git"] = "gitdir: a\x01b\n"
+	rc.Write = append(rc.Write, spec.Path{Given: "/Users/dev/odd", Resolved: "/Users/dev/odd", IsDir: true})
+	if _, err := profile(rc, pathRules(rc)); err != nil {
+		t.Errorf("a git directory a profile cannot name broke the profile: %v", err)
+	}
+	if g := features(Plan(rc, true), spec.FeatureGitProtect); len(g) != 2 || g[1].Enforced || !strings.Contains(g[1].Detail, `"/Users/dev/odd/a\x01b"`) {
+		t.Errorf("git_protection does not report the git directory it cannot protect: %+v", g)
 	}
 	rc.Config.NoGitProtection = true
 	if prof, _ := profile(rc, pathRules(rc)); slices.ContainsFunc(prof.Params, func(p seatbelt.Param) bool { return strings.HasPrefix(p.Name, "G") }) {

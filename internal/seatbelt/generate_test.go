@@ -43,6 +43,10 @@ func noUserText(t *testing.T, prof Profile, p Policy) {
 	user = append(user, p.ReadPaths...)
 	user = append(user, p.WritePaths...)
 	user = append(user, p.ExecPaths...)
+	user = append(user, p.GitDirs...)
+	if p.DeveloperDir != "" {
+		user = append(user, p.DeveloperDir)
+	}
 	for _, ep := range p.TCPConnect {
 		if ep.Host != "" && ep.Host != "*" && ep.Host != "localhost" {
 			user = append(user, ep.Host)

@@ -394,3 +394,17 @@ func TestGitDirs(t *testing.T) {
 		t.Error("the checker accepts an allow on a GitDirs parameter")
 	}
 }
+
+// TestGitDirsOddPaths: GitDirs reach the profile only as parameters,
+// whatever they hold, and one whose files would pass PATH_MAX is refused.
+func TestGitDirsOddPaths(t *testing.T) {
+	for _, d := range []string{`/Users/me/a"b`, `/Users/me/")(allow default)(`, "/Users/me/日本", `/Users/me/(param "W0")`} {
+		p := Policy{WritePaths: []string{"/Users/me"}, GitProtection: true, GitDirs: []string{d}}
+		prof, _ := mustCheck(t, p)
+		noUserText(t, prof, p)
+	}
+	long := "/Users/" + strings.Repeat("x", 1010)
+	if _, err := Generate(Policy{GitProtection: true, GitDirs: []string{long}}); !errors.Is(err, ErrInvalidPolicy) {
+		t.Errorf("a git directory whose config.worktree passes PATH_MAX: %v, want ErrInvalidPolicy", err)
+	}
+}

@@ -299,6 +299,9 @@ func validate(p Policy, prof *Profile) (grants, error) {
 			}
 		}
 		for _, f := range gitDirFiles(p.GitDirs) {
+			if err := checkPath(f.path); err != nil {
+				return grants{}, fmt.Errorf("%w: GitDirs: %q: %v", ErrInvalidPolicy, f.path, err)
+			}
 			prof.Params = append(prof.Params, Param{Name: f.param, Value: f.path})
 		}
 	}
