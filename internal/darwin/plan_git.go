@@ -44,7 +44,8 @@ func gitFeatures(f addFeature, rc *spec.Resolved) {
 		"of its submodules' (modules/NAME) and its linked worktrees' (worktrees/NAME) is denied (EPERM), upper or lower case alike, "+
 		"and so are creating, writing, renaming and removing a .git or NAME.git entry itself (no directory of hooks renamed into place, no gitdir: file): "+
 		"for repositories that exist, and for those the program creates or moves"+named+"; the rest of each repository stays writable (add, commit, branch, fetch). "+
-		"So no repository can be created there (git init and git clone fail writing config): set no_git_protection for that. "+
+		"So no repository can be created there, and no tracking configuration written (git init, git clone, git submodule update --init, "+
+		"git worktree add, git checkout -b NAME REMOTE/NAME and git push -u fail writing config), as with Linux's read-only config: set no_git_protection for that. "+
 		"Not protected: a git directory of another name deeper in the write paths (git --separate-git-dir, a bare repository not named *.git), whose hooks and config stay writable; "+
 		"on an HFS+ volume, a .git spelled with ignorable Unicode characters. Run's GitCreated and Findings are not made on macOS "+
 		"(the workspace is not read after the run): not available there", "")

@@ -158,8 +158,9 @@
 // denied the same way by parameters (G0, G1, ...) in the same last form.
 // Not covered: another git directory of another name deeper in the write
 // paths, and on HFS+ a .git spelled with the Unicode characters HFS+
-// ignores. The cost: git init and git clone fail
-// in the write paths (they write config).
+// ignores. The cost: git init, git clone, git submodule update --init and
+// git worktree add fail in the write paths (they write config or
+// commondir), and so does writing a branch's tracking configuration.
 //
 // # Network
 //
