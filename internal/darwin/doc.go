@@ -25,8 +25,10 @@
 // Deny by default: reading only the granted paths and the system baseline,
 // writing only inside write paths, executing only the exec allowlist, the
 // wrapped program and their "#!" interpreters, mapping code
-// (file-map-executable) only from the system libraries, the exec paths and
-// the shims' programs (write paths too with Config.AllowExecWritePaths),
+// (file-map-executable) only from the system libraries, the exec paths,
+// the shims' programs and the libraries a program granted as a file loads
+// (read from its Mach-O load commands: dylibs.go; one in a write path is
+// refused) (write paths too with Config.AllowExecWritePaths),
 // TCP connect and bind only to the granted ports, no UDP. The wrapped
 // program itself must lie outside the write paths unless an exec path or
 // Config.AllowExecWritePaths covers it (the program could replace it).

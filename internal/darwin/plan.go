@@ -163,9 +163,14 @@ func execDetail(rc *spec.Resolved, notes pathNotes) string {
 	if rc.Config.AllowExecWritePaths {
 		d += " and the write paths (allow_exec_write_paths)"
 	}
-	d += ": a read path is never code, and a granted program whose own libraries lie elsewhere fails to load them: grant their directory as an exec path"
+	d += ", and the libraries a program granted as a file loads from elsewhere (its Mach-O imports, @rpath, @loader_path and @executable_path " +
+		"resolved, followed through their own, each granted as itself: read and map, never executed) unless they lie in a write path; " +
+		"a read path is never code, and a program inside an exec directory gets none of its libraries beyond that directory: grant their directory as an exec path"
 	for _, r := range notes.refused {
 		d += "; not granted, so that script cannot run: " + r
+	}
+	for _, r := range notes.libRefused {
+		d += "; library not granted, so its program fails to load it: " + r
 	}
 	return d
 }

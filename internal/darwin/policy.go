@@ -26,6 +26,9 @@ const (
 	// accessDeveloper is the xcrun shims' developer directory outside the
 	// Command Line Tools (developerDir): what accessExec gives.
 	accessDeveloper = "exec (xcrun developer directory)"
+	// accessLibrary is a library of a granted program (libraryRules):
+	// read and map executable, as itself.
+	accessLibrary = "read, map-executable (a library)"
 )
 
 const (
@@ -205,6 +208,8 @@ type pathNotes struct {
 	refused []string
 	// devDir: the xcrun shims' developer directory, when they are granted.
 	devDir devDir
+	// libRefused: the libraries of granted programs not granted and why.
+	libRefused []string
 }
 
 // pathRulesWhy is pathRules that also says which "#!" interpreters were
@@ -261,14 +266,23 @@ func pathRulesWhy(rc *spec.Resolved, targets ...string) (out []pathRule, notes p
 		}
 		out = append(out, pathRule{spec.Path{Given: in, Resolved: r}, accessExec, "interpreter of " + file})
 	}
-	var execs []string
+	var execs, execFiles []string
 	isDir := map[string]bool{}
 	for _, d := range out {
 		if d.Access == accessExec {
 			execs = append(execs, d.Resolved)
 			isDir[d.Resolved] = isDir[d.Resolved] || d.IsDir
+			if !d.IsDir {
+				execFiles = append(execFiles, d.Resolved)
+			}
 		}
 	}
+	libCovered := func(p string) bool {
+		return covered(p) || rc.Config.AllowExecWritePaths && writeRootOf(p, writeRoots) != ""
+	}
+	libs, libRefused := libraryRules(execFiles, writeRoots, libCovered)
+	out = append(out, libs...)
+	notes.libRefused = libRefused
 	if _, _, xcrun := seatbelt.Shims(execs, func(p string) bool { return isDir[p] }); xcrun {
 		notes.devDir = developerDir(rc, writeRoots)
 		if d := notes.devDir.granted; d != "" {
@@ -315,6 +329,8 @@ func seatbeltPolicy(rc *spec.Resolved, paths []pathRule) seatbelt.Policy {
 			p.ExecPaths = append(p.ExecPaths, d.Resolved)
 		case accessDeveloper:
 			p.DeveloperDir = d.Resolved
+		case accessLibrary:
+			p.LibraryPaths = append(p.LibraryPaths, d.Resolved)
 		}
 	}
 	p.ShellShim, p.PerlShim, p.XcrunShim = seatbelt.Shims(p.ExecPaths, p.IsDir)

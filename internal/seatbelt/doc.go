@@ -126,6 +126,9 @@
 // ExecPaths get process-exec* (which covers process-exec-interpreter, as a
 // "#!" interpreter may be checked) plus read and file-map-executable, so dyld can
 // load a granted program and the dylibs or frameworks in a granted tree.
+// LibraryPaths (the libraries of granted programs outside the system's,
+// which internal/darwin reads from their Mach-O load commands) get read and
+// file-map-executable only, each as itself: never executed, never a tree.
 // process-fork, and signals to other processes of the same sandbox, are
 // allowed only with AllowSpawn. Children inherit the sandbox and with it the
 // same exec allowlist. An exec grant bounds which binaries run, not what they

@@ -21,6 +21,7 @@ func fuzzPolicy(path string, dir bool) Policy {
 		ReadPaths:        []string{path},
 		WritePaths:       []string{path},
 		ExecPaths:        []string{path},
+		LibraryPaths:     []string{path},
 		IsDir:            func(string) bool { return dir },
 		AllowSpawn:       true,
 		AllowUnixSockets: true,
@@ -149,7 +150,7 @@ func FuzzGenerate(f *testing.F) {
 			if text != prof.Text {
 				t.Fatalf("decoded profile text differs for %q", p)
 			}
-			wantParams := map[string]string{"R0": p, "W0": p, "X0": p, "D0": p}
+			wantParams := map[string]string{"R0": p, "W0": p, "X0": p, "L0": p, "D0": p}
 			if !reflect.DeepEqual(params, wantParams) {
 				t.Fatalf("params decode to %q, want %q", params, wantParams)
 			}

@@ -44,6 +44,7 @@ func noUserText(t *testing.T, prof Profile, p Policy) {
 	user = append(user, p.WritePaths...)
 	user = append(user, p.ExecPaths...)
 	user = append(user, p.GitDirs...)
+	user = append(user, p.LibraryPaths...)
 	if p.DeveloperDir != "" {
 		user = append(user, p.DeveloperDir)
 	}
@@ -143,7 +144,8 @@ var goldenCases = []struct {
 		policy: Policy{
 			WritePaths:          []string{"/Users/me/ws"},
 			ExecPaths:           []string{"/usr/bin/git", "/usr/bin/python3"},
-			IsDir:               dirs("/Users/me/ws"),
+			LibraryPaths:        []string{"/opt/homebrew/opt/pcre2/lib/libpcre2-8.0.dylib"},
+			IsDir:               dirs("/Users/me/ws", "/opt/homebrew/opt/pcre2/lib/libpcre2-8.0.dylib"),
 			AllowSpawn:          true,
 			XcrunShim:           true,
 			DeveloperDir:        "/Applications/Xcode.app/Contents/Developer",
@@ -154,6 +156,7 @@ var goldenCases = []struct {
 			ControllingTerminal: true,
 		},
 		params: []Param{{"W0", "/Users/me/ws"}, {"X0", "/usr/bin/git"}, {"X1", "/usr/bin/python3"},
+			{"L0", "/opt/homebrew/opt/pcre2/lib/libpcre2-8.0.dylib"},
 			{"T0", "/dev/ttys004"}, {"D0", "/Applications/Xcode.app/Contents/Developer"}},
 	},
 	{
@@ -725,6 +728,8 @@ func TestCheckerRejects(t *testing.T) {
 	git, _ := mustCheck(t, goldenPolicy("git"))
 	for _, tc := range []struct{ name, text string }{
 		{"allow after the git deny", git.Text + "(allow file-write* (subpath (param \"W0\")))\n"},
+		{"library executed", strings.Replace(git.Text, thirdForm, thirdForm+"\n(allow process-exec* (literal (param \"L0\")))", 1)},
+		{"library as a tree", strings.Replace(git.Text, thirdForm, thirdForm+"\n(allow file-read* (subpath (param \"L0\")))", 1)},
 		{"git deny weakened", strings.Replace(git.Text, `(regex #"^.*/[^/]*[.][gG][iI][tT]$")`, "", 1)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

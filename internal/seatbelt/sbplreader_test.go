@@ -309,7 +309,7 @@ var allowedMachNames = map[string]bool{
 
 var (
 	sysctlNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*\.?$`)
-	paramNameRE  = regexp.MustCompile(`^([RWXG](0|[1-9][0-9]*)|T0|D0)$`) // T0: Policy.Terminal, D0: Policy.DeveloperDir, G: Policy.GitDirs
+	paramNameRE  = regexp.MustCompile(`^([RWXGL](0|[1-9][0-9]*)|T0|D0)$`) // T0: Policy.Terminal, D0: Policy.DeveloperDir, G: Policy.GitDirs
 	tcpAddrRE    = regexp.MustCompile(`^(localhost|\*):([1-9][0-9]*)$`)
 	// sysctls that must never be readable: other processes' argv, env, list.
 	forbiddenSysctl = regexp.MustCompile(`^(kern\.proc|kern\.procargs|kern\.procname|kern\.boottime|net\.)`)
@@ -501,6 +501,10 @@ func (a *analysis) rule(f sexp, defined map[string]bool) error {
 			if (op == "file-map-executable" || op == "process-exec*") && len(flt.items) == 2 && flt.items[1].kind == sList &&
 				strings.HasPrefix(flt.items[1].String(), `(param "R`) {
 				return fmt.Errorf("%s on a ReadPaths grant %s: read-only grants must not become code", op, flt)
+			}
+			if strings.Contains(flt.String(), `(param "L`) && (op != "file-read*" && op != "file-map-executable" && op != "file-read-metadata" ||
+				head == "subpath") {
+				return fmt.Errorf("%s %s on a LibraryPaths grant: a library is read and mapped, as itself, never executed or written", op, flt)
 			}
 			if op == "file-write-data" && flt.items[1].kind == sString && !writableConsts[flt.items[1].text] {
 				return fmt.Errorf("file-write-data on constant %s", flt.items[1])

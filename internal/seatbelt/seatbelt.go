@@ -43,6 +43,11 @@ type Policy struct {
 	// literally, a directory for everything under it. The command given to
 	// Profile.Args must be one of them.
 	ExecPaths []string
+	// LibraryPaths are files that may be read and mapped executable but
+	// not executed: the dylibs and frameworks the programs in ExecPaths
+	// load from outside the system libraries (a Homebrew program's own
+	// libraries). Each is a literal; same form as the other lists.
+	LibraryPaths []string
 	// IsDir reports whether a path in the lists above is a directory, which
 	// selects a subpath rule rather than a literal one. nil treats every
 	// path as a directory. Generate is pure when IsDir is; StatIsDir
@@ -267,6 +272,14 @@ func writePathGrants(b *builder, p Policy, g grants) {
 		}
 	}
 
+	b.section("LibraryPaths: the libraries of granted programs, read and mapped executable, never executed")
+	if len(g.libs) == 0 {
+		b.comment("none")
+	}
+	for _, l := range g.libs {
+		b.rule(l.describe()+": read and map executable", "(allow file-read* file-map-executable "+l.filter()+")")
+	}
+
 	b.section("ExecPaths: may be executed; read and mapped so dyld can load them")
 	if len(g.execs) == 0 {
 		b.comment("none: process-exec is denied, so sandbox-exec cannot start any command")
@@ -276,8 +289,8 @@ func writePathGrants(b *builder, p Policy, g grants) {
 		b.rule(x.describe()+": read and map executable", "(allow file-read* file-map-executable "+x.filter()+")")
 	}
 
-	all := make([]grant, 0, len(g.reads)+len(g.writes)+len(g.execs))
-	all = append(append(append(all, g.reads...), g.writes...), g.execs...)
+	all := make([]grant, 0, len(g.reads)+len(g.writes)+len(g.execs)+len(g.libs))
+	all = append(append(append(append(all, g.reads...), g.writes...), g.execs...), g.libs...)
 	if len(all) > 0 {
 		var sb strings.Builder
 		sb.WriteString("(allow file-read-metadata")

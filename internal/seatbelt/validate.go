@@ -140,8 +140,8 @@ func isDNSName(s string) bool {
 // grants is a Policy validated: its path grants by list, and its TCP
 // endpoints as Seatbelt can express them.
 type grants struct {
-	reads, writes, execs []grant
-	conns                []conn
+	reads, writes, execs, libs []grant
+	conns                      []conn
 }
 
 // validate checks p and numbers its paths as parameters (added to
@@ -158,6 +158,7 @@ func validate(p Policy, prof *Profile) (grants, error) {
 		{"ReadPaths", "R", p.ReadPaths},
 		{"WritePaths", "W", p.WritePaths},
 		{"ExecPaths", "X", p.ExecPaths},
+		{"LibraryPaths", "L", p.LibraryPaths},
 	}
 	out := make([][]grant, len(lists))
 	for li, l := range lists {
@@ -170,7 +171,7 @@ func validate(p Policy, prof *Profile) (grants, error) {
 				continue
 			}
 			seen[path] = true
-			g := grant{list: l.name, index: i, param: l.prefix + strconv.Itoa(len(out[li])), dir: isDir(path)}
+			g := grant{list: l.name, index: i, param: l.prefix + strconv.Itoa(len(out[li])), dir: l.prefix != "L" && isDir(path)} // a library is a file
 			out[li] = append(out[li], g)
 			prof.Params = append(prof.Params, Param{Name: g.param, Value: path})
 		}
@@ -213,5 +214,5 @@ func validate(p Policy, prof *Profile) (grants, error) {
 			prof.Params = append(prof.Params, Param{Name: f.param, Value: f.path})
 		}
 	}
-	return grants{reads: out[0], writes: out[1], execs: out[2], conns: conns}, nil
+	return grants{reads: out[0], writes: out[1], execs: out[2], libs: out[3], conns: conns}, nil
 }
