@@ -165,7 +165,8 @@ func execDetail(rc *spec.Resolved, notes pathNotes) string {
 	}
 	d += ", and the libraries a program granted as a file loads from elsewhere (its Mach-O imports, @rpath, @loader_path and @executable_path " +
 		"resolved, followed through their own, each granted as itself: read and map, never executed) unless they lie in a write path; " +
-		"a read path is never code, and a program inside an exec directory gets none of its libraries beyond that directory: grant their directory as an exec path"
+		"a read path is never code; a program inside an exec directory gets none of its libraries beyond that directory, and what a program dlopens by name " +
+		"(Python's lib-dynload, Node addons) is no import: grant their directory as an exec path"
 	for _, r := range notes.refused {
 		d += "; not granted, so that script cannot run: " + r
 	}

@@ -272,8 +272,11 @@
 //     list, so a tool sizing a pool by os.cpus().length picks 0 or 1;
 //     sysctl hw.ncpu and hw.logicalcpu (granted) give the count.
 //   - ipc-posix-sem without a name filter: not granted; only Python's
-//     names, with PythonSemaphores. Expect: other programs' sem_open
-//     answers EPERM.
+//     names, with PythonSemaphores, through (ipc-posix-name-prefix ...),
+//     a filter Apple's profiles use with the shared-memory operations. If
+//     a release refuses it with ipc-posix-sem, sandbox-exec fails to
+//     compile the profile and every such run fails (closed). Expect:
+//     other programs' sem_open answers EPERM.
 //   - pseudo-tty and /dev/ptmx (openpty): not granted. Expect: script(1),
 //     expect, tmux and node-pty fail to open a pseudo-terminal.
 //   - cfprefsd and user-preference-read, logd and diagnosticd,
