@@ -41,6 +41,20 @@ func darwinProtectHelper(t *testing.T, mode, arg string) bool {
 		gitProtectProbe(t, arg, true)
 	case "gitunprotected":
 		gitProtectProbe(t, arg, false)
+	case "gitdirfile":
+		// arg: a workspace whose .git file names sep/, a git directory
+		// the patterns do not match.
+		for _, rel := range []string{"sep/hooks/pre-commit", "sep/config", "sep/commondir"} {
+			if err := os.WriteFile(filepath.Join(arg, rel), []byte("x"), 0o755); !errors.Is(err, syscall.EPERM) {
+				t.Errorf("write %s: %v, want EPERM", rel, err)
+			}
+		}
+		if err := os.Rename(filepath.Join(arg, "sep"), filepath.Join(arg, "moved")); !errors.Is(err, syscall.EPERM) {
+			t.Errorf("rename the git directory: %v, want EPERM", err)
+		}
+		if err := os.WriteFile(filepath.Join(arg, "sep/index"), []byte("x"), 0o644); err != nil {
+			t.Errorf("write sep/index (git needs it): %v", err)
+		}
 	case "mapexec":
 		// arg: "PATH=WANT;..." with WANT "ok" or "eperm".
 		for _, item := range strings.Split(arg, ";") {
@@ -299,5 +313,26 @@ func TestDarwinHardLinkInsideWritePath(t *testing.T) {
 	_, errOut, err := runWrapped(t, sandbox.Config{AllowedWritePaths: []string{ws}}, ws, nil, "/bin/ln", filepath.Join(ws, "a"), filepath.Join(ws, "b"))
 	if err == nil || !strings.Contains(errOut, "Operation not permitted") {
 		t.Errorf("ln WS/a WS/b: %v, stderr %q; doc.go assumes EPERM (file-link never allowed): update it and the docs", err, errOut)
+	}
+}
+
+// TestDarwinGitDirFile: the git directory a ".git" file at the top of a
+// write path names is protected too when its name escapes the patterns
+// (git init --separate-git-dir).
+func TestDarwinGitDirFile(t *testing.T) {
+	requireSandboxExec(t)
+	ws := realTempDir(t)
+	for _, d := range []string{"sep/hooks", "sep/objects", "sep/refs"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, text := range map[string]string{".git": "gitdir: sep\n", "sep/HEAD": "ref: refs/heads/main\n"} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := runHelper(t, sandbox.Config{AllowedWritePaths: []string{ws}}, ws, "gitdirfile", ws); err != nil {
+		t.Errorf("%v\n%s", err, out)
 	}
 }
