@@ -112,6 +112,9 @@ type Config struct {
 	// the program can write it can then run (it could already run code
 	// through any granted interpreter). On Linux each write path gets
 	// Landlock's execute right, with the ELF interpreters of this machine.
+	// On macOS each gets process-exec and file-map-executable (without
+	// it nothing there can be run or loaded as code, and WrapCommand
+	// refuses a program inside a write path).
 	AllowExecWritePaths bool `json:"allow_exec_write_paths,omitempty"`
 
 	// AllowSharedMemory grants /dev/shm read-write: POSIX shared memory
@@ -126,6 +129,9 @@ type Config struct {
 	// the field makes the mount-namespace layer give the program a
 	// private /dev/shm; where that layer is not in force (and under
 	// ApplySelf) [PlanFor] reports it as not enforced (Strict: an error).
+	// On macOS it grants the named semaphores of Python's multiprocessing
+	// (names starting "/mp-"), which are the host's: reported not
+	// enforced; POSIX shared memory is not granted there.
 	AllowSharedMemory bool `json:"allow_shared_memory,omitempty"`
 
 	// DenyWritePaths stay read-only even inside AllowedWritePaths: writes,
@@ -190,7 +196,11 @@ type Config struct {
 	// gone (RunResult.Removed), and so does [FinishCommand] for a command
 	// WrapCommand prepared. A commondir that exists
 	// (a worktree's) is read-only. Needs the mount-namespace layer, like
-	// DenyWritePaths.
+	// DenyWritePaths. On macOS the profile denies writing hooks, config
+	// and commondir of every git directory named .git or NAME.git in the
+	// write paths, at any depth, existing or created, and creating or
+	// renaming a .git (so git init and git clone fail there); no
+	// GitCreated or Findings are made (see docs/platforms.md).
 	NoGitProtection bool `json:"no_git_protection,omitempty"`
 
 	// AllowCamera and AllowMicrophone grant the camera and the microphone

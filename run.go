@@ -53,7 +53,8 @@ const drainTimeout = 2 * time.Second
 // with other runs. With Config.AllowExecWritePaths it is executable too
 // (`go run` and `go test` build and run there). POSIX shared memory
 // (/dev/shm) is not part of it: see Config.AllowSharedMemory. (On macOS
-// run_darwin.go also makes one for GIT_CONFIG_GLOBAL.)
+// GIT_CONFIG_GLOBAL also names a file inside it, and GIT_CONFIG_NOSYSTEM
+// is 1, unless RunOptions.Env sets them.)
 //
 // # Processes
 //

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"slices"
 	"syscall"
 
 	"github.com/openparallax/sandbox/internal/darwin"
@@ -15,43 +13,31 @@ import (
 )
 
 // confinedProc is a started, wrapped command on macOS: a session (and
-// process group) leader, with its private temporary directory.
+// process group) leader.
 type confinedProc struct {
 	cmd *exec.Cmd
-	tmp string // removed by release
 }
 
 // startConfined wraps cmd with this platform's WrapCommand and starts it in
-// a new session. The program gets a private temporary directory, made for
-// this run under os.TempDir (/var/folders/…, resolved to /private/var/…),
-// added to the write paths and removed by release; TMPDIR, HOME and
-// GIT_CONFIG_GLOBAL point into it unless cmd.Env sets them (darwin.RunEnv).
-// Without it no temporary directory is writable: /tmp and the per-user
+// a new session. Run has made the program's private temporary directory
+// (internal/runtemp: granted read-write, TMPDIR and HOME inside it, removed
+// by Run); darwin.RunEnv adds GIT_CONFIG_GLOBAL inside it and
+// GIT_CONFIG_NOSYSTEM unless cmd.Env sets them. /tmp and the per-user
 // /var/folders are not granted.
 func startConfined(cmd *exec.Cmd, cfg Config, tty bool) (*confinedProc, error) {
 	path := cmd.Path
-	tmp, err := os.MkdirTemp("", "sandbox-run-")
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: Run: private temporary directory: %w", err)
-	}
-	real, err := filepath.EvalSymlinks(tmp)
-	if err != nil {
-		os.RemoveAll(tmp)
-		return nil, fmt.Errorf("sandbox: Run: private temporary directory: %w", err)
-	}
-	cfg.AllowedWritePaths = append(slices.Clone(cfg.AllowedWritePaths), real)
-	cmd.Env = darwin.RunEnv(cmd.Env, real)
+	cmd.Env = darwin.RunEnv(cmd.Env)
 	// With RunOptions.TTY (tty), Run made the program's standard input,
-	// output and error one pseudo-terminal of its own, and the profile
-	// must let the program use it as a terminal (a terminal never reaches
-	// here otherwise: Run passes only regular files and FIFOs as they
-	// are).
+	// output and error one pseudo-terminal of its own and, through
+	// SysProcAttr (setsid, TIOCSCTTY), its controlling terminal; the
+	// profile must let the program use it as a terminal, /dev/tty
+	// included (a terminal never reaches here otherwise: Run passes only
+	// regular files and FIFOs as they are).
 	terminal := ""
-	if in, ok := cmd.Stdin.(*os.File); tty && ok {
+	if in, ok := cmd.Stdin.(*os.File); tty && ok && cmd.SysProcAttr != nil && cmd.SysProcAttr.Setctty && cmd.SysProcAttr.Setsid {
 		terminal = in.Name()
 	}
 	if err := darwin.WrapCommand(cmd, cfg.spec(), darwin.SandboxExec(), terminal); err != nil {
-		os.RemoveAll(tmp)
 		return nil, err
 	}
 	attr := &syscall.SysProcAttr{}
@@ -61,10 +47,9 @@ func startConfined(cmd *exec.Cmd, cfg Config, tty bool) (*confinedProc, error) {
 	attr.Setsid = true
 	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
-		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("sandbox: Run %s: %w", path, err)
 	}
-	return &confinedProc{cmd: cmd, tmp: tmp}, nil
+	return &confinedProc{cmd: cmd}, nil
 }
 
 // waitExit returns when the program has exited, without reaping it, so
@@ -95,13 +80,10 @@ func (p *confinedProc) kill() { syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL
 
 func (p *confinedProc) killRest() { p.kill() }
 
-// finish removes the private temporary directory. Nothing else was set up
-// beside the process here: the report is empty (no limits, egress proxy or
-// git checks on macOS).
+// finish has nothing to undo: Run removes the private temporary directory,
+// and the report is empty (no limits, egress proxy or after-run git report
+// on macOS: the profile's git denies hold during the run instead).
 func (p *confinedProc) finish(*os.ProcessState) (CommandReport, error) {
-	if err := os.RemoveAll(p.tmp); err != nil {
-		return CommandReport{}, fmt.Errorf("removing the private temporary directory: %w", err)
-	}
 	return CommandReport{}, nil
 }
 

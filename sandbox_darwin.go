@@ -27,7 +27,11 @@ import (
 // Reading only the granted paths and the system baseline (dylibs,
 // frameworks, the dyld cache, time zone, a few devices; see
 // internal/seatbelt), writing only inside write paths, executing only the
-// exec allowlist plus the wrapped program, forking only with
+// exec allowlist plus the wrapped program (which must lie outside the write
+// paths unless AllowExecWritePaths or an exec path covers it), mapping code
+// only from the system libraries, the exec paths (and the write paths with
+// AllowExecWritePaths), git hooks, config and commondir in the write paths
+// not writable at any depth unless NoGitProtection, forking only with
 // AllowProcessSpawn, TCP connect only to the granted ports, bind only to the
 // granted ports, AF_UNIX only inside write paths with AllowUnixSockets,
 // signals only to itself (and, with spawn, its sandbox). Children inherit the
@@ -41,7 +45,11 @@ import (
 // the process reach act for it: mDNSResponder (for a DNS name or "*"; it
 // resolves any name, a DNS channel) and trustd (for a non-loopback endpoint;
 // it fetches URLs named in certificates) are reported as the channels
-// name_resolver and tls_trust_service, not enforced, whenever granted. UDP is never granted, even
+// name_resolver and tls_trust_service, not enforced, whenever granted;
+// opendirectoryd's user lookups, always granted, as user_lookup_service.
+// Run's after-run git report (GitCreated, Findings) is not made on macOS.
+// AllowSharedMemory grants Python's named semaphores, which are the
+// host's (reported not enforced). UDP is never granted, even
 // with AllowUDP. File descriptors the command inherits (stdio, ExtraFiles)
 // work whatever the profile says, and its environment is passed through:
 // give it neither secrets nor descriptors it may not use. No resource limits.

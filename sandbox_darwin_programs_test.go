@@ -93,13 +93,15 @@ func runWrapped(t *testing.T, cfg sandbox.Config, dir string, env []string, prog
 
 func TestDarwinShebangScript(t *testing.T) {
 	requireSandboxExec(t)
-	ws := realTempDir(t)
-	script := filepath.Join(ws, "hello.sh")
+	ws, tools := realTempDir(t), realTempDir(t)
+	script := filepath.Join(tools, "hello.sh")
 	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"hello $1\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	// Only the script is named: WrapCommand grants /bin/sh as its
-	// interpreter, and the shim's shells with it.
+	// interpreter, and the shim's shells with it. The script is outside
+	// the write path (one inside it is refused: the program could
+	// rewrite it).
 	out, errOut, err := runWrapped(t, sandbox.Config{AllowedWritePaths: []string{ws}}, ws, nil, script, "world")
 	if err != nil || out != "hello world\n" {
 		t.Errorf("#!/bin/sh script: %v, stdout %q, stderr %q", err, out, errOut)
@@ -161,13 +163,19 @@ func TestDarwinHardLinkOutOfReadPath(t *testing.T) {
 	if err := os.Link(src, filepath.Join(ws, "control")); err != nil {
 		t.Skipf("ln across these directories fails unwrapped too: %v", err)
 	}
-	cfg := sandbox.Config{AllowedWritePaths: []string{ws}, AllowedReadPaths: []string{data}}
-	_, errOut, err := runWrapped(t, cfg, ws, nil, "/bin/ln", src, dst)
-	if err == nil || !strings.Contains(errOut, "Operation not permitted") {
-		t.Errorf("ln READPATH/f WS/x: %v, stderr %q; want EPERM (a hard link would make read-only data writable)", err, errOut)
-	}
-	if _, err := os.Lstat(dst); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the link was made: %v", err)
+	// From a read path, and from a directory not granted at all (the
+	// user's other files on the same volume).
+	for _, cfg := range []sandbox.Config{
+		{AllowedWritePaths: []string{ws}, AllowedReadPaths: []string{data}},
+		{AllowedWritePaths: []string{ws}},
+	} {
+		_, errOut, err := runWrapped(t, cfg, ws, nil, "/bin/ln", src, dst)
+		if err == nil || !strings.Contains(errOut, "Operation not permitted") {
+			t.Errorf("ln %s WS/x (read paths %q): %v, stderr %q; want EPERM (a hard link would make that file writable)", src, cfg.AllowedReadPaths, err, errOut)
+		}
+		if _, err := os.Lstat(dst); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the link was made: %v", err)
+		}
 	}
 }
 
@@ -206,29 +214,34 @@ func TestDarwinWrapFIFOOnExecList(t *testing.T) {
 	}
 }
 
-// Run gives the program a private temporary directory (TMPDIR, HOME) and
-// removes it afterwards. Only shell builtins run: no fork is granted.
+// Run gives the program one private directory, removed afterwards: TMPDIR
+// is its tmp, HOME its home (when the caller sets no HOME), and
+// GIT_CONFIG_GLOBAL a file in TMPDIR. Only shell builtins run: no fork is
+// granted.
 func TestDarwinRunPrivateTemp(t *testing.T) {
 	requireSandboxExec(t)
 	res, err := sandbox.Run(context.Background(), sandbox.Config{}, "/bin/sh",
-		[]string{"-c", `echo x > "$TMPDIR/f" && read l < "$TMPDIR/f" && echo "$l" && test "$HOME" = "${TMPDIR%/}" && echo "$TMPDIR"`}, sandbox.RunOptions{Timeout: 30 * time.Second})
+		[]string{"-c", `echo x > "$TMPDIR/f" && read l < "$TMPDIR/f" && echo "$l" && echo y > "$HOME/g" && ` +
+			`test "$HOME" = "${TMPDIR%/tmp}/home" && test "$GIT_CONFIG_GLOBAL" = "$TMPDIR/.gitconfig" && test "$GIT_CONFIG_NOSYSTEM" = 1 && ` +
+			`echo "${TMPDIR%/tmp}"`}, sandbox.RunOptions{Timeout: 30 * time.Second})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("Run: %v, exit %d, stderr %q", err, res.ExitCode, res.Stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
 	if len(lines) != 2 || lines[0] != "x" {
-		t.Fatalf("stdout %q", res.Stdout)
+		t.Fatalf("stdout %q: want x, then the run's directory (HOME and TMPDIR side by side in it)", res.Stdout)
 	}
 	if _, err := os.Stat(lines[1]); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the private temporary directory %s outlived Run: %v", lines[1], err)
+		t.Errorf("the private directory %s outlived Run: %v", lines[1], err)
 	}
 	if _, err := os.Stat("/Library/Developer/CommandLineTools/usr/bin/git"); err != nil {
 		t.Logf("no Command Line Tools git: the git part is skipped (%v)", err)
 		return
 	}
+	// git init writes .git/config: only without git protection.
 	ws := realTempDir(t)
-	res, err = sandbox.Run(context.Background(), sandbox.Config{AllowedWritePaths: []string{ws}, AllowProcessSpawn: true}, "/usr/bin/git",
-		[]string{"init", "-q", ws}, sandbox.RunOptions{Dir: ws, Timeout: 60 * time.Second})
+	cfg := sandbox.Config{AllowedWritePaths: []string{ws}, AllowProcessSpawn: true, NoGitProtection: true}
+	res, err = sandbox.Run(context.Background(), cfg, "/usr/bin/git", []string{"init", "-q", ws}, sandbox.RunOptions{Dir: ws, Timeout: 60 * time.Second})
 	if err != nil || res.ExitCode != 0 {
 		t.Errorf("git init through the xcrun shim: %v, exit %d, stderr %q", err, res.ExitCode, res.Stderr)
 	}

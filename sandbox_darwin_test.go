@@ -121,7 +121,7 @@ func TestDarwinHelperProcess(t *testing.T) {
 			t.Fatalf("port %s, not granted, with a listener: %v, want EPERM", denied, err)
 		}
 	default:
-		if !darwinProgramHelper(t, mode, arg) {
+		if !darwinProgramHelper(t, mode, arg) && !darwinProtectHelper(t, mode, arg) {
 			t.Fatalf("unknown helper mode %q", mode)
 		}
 	}

@@ -18,6 +18,13 @@ const (
 	// FeatureTLSTrust: com.apple.trustd.agent, granted with a non-loopback
 	// TCP endpoint unless Config.NoTLSTrustService.
 	FeatureTLSTrust = spec.FeatureTLSTrust
+	// FeatureUserLookup: com.apple.system.opendirectoryd.libinfo, granted
+	// to every profile for user and group lookups (getpwuid, getgrgid).
+	// It is listed as a channel but reported enforced, so that Strict
+	// does not refuse every Config on macOS: it discloses the names of the
+	// Mac's users and groups, and on a Mac bound to a directory server a
+	// lookup reaches that server.
+	FeatureUserLookup = spec.FeatureUserLookup
 )
 
 // SeatbeltProfile returns the macOS Seatbelt profile that cfg becomes, as

@@ -96,11 +96,11 @@ func Plan(rc *spec.Resolved, available bool) spec.Plan {
 		}
 		plan.Features = append(plan.Features, spec.Enforcement{Feature: feature, Enforced: enforced, Detail: detail, Hint: hint})
 	}
-	paths, refused := pathRulesWhy(rc)
+	paths, notes := pathRulesWhy(rc)
 	nt := connects(rc)
 	bindPorts := bindPortList(rc)
 
-	fileFeatures(f, rc, paths, refused)
+	fileFeatures(f, rc, paths, notes)
 	tcpFeatures(f, rc, nt, bindPorts)
 	channelFeatures(f, rc, nt)
 	if cfg.AllowProcessSpawn {
@@ -110,6 +110,7 @@ func Plan(rc *spec.Resolved, available bool) spec.Plan {
 		f(spec.FeatureScopeSignal, true, "Seatbelt: signals only to itself; process-info only of itself", "")
 		f(spec.FeatureSpawn, true, "Seatbelt: process-fork denied", "")
 	}
+	f(spec.FeatureUserLookup, true, userLookupDetail, "")
 	f(spec.FeatureSyscalls, true, "no syscall filter: Seatbelt mediates operations instead, and (deny default) refuses every one "+
 		"the profile does not list (mach services, IOKit, sysctl writes, other processes)", "")
 
@@ -123,33 +124,57 @@ func Plan(rc *spec.Resolved, available bool) spec.Plan {
 	}
 	plan.Features = append(plan.Features, spec.LayerFeatures(rc, "darwin", false)...)
 	plan.Features = append(plan.Features, spec.UnenforcedLimits(rc, "resource limits are not implemented on macOS yet")...)
-	plan.Features = append(plan.Features, spec.ToolchainFeaturesElsewhere(rc, "darwin")...)
+	gitFeatures(f, rc)
+	toolchainFeatures(f, rc)
 	return plan
 }
 
 // fileFeatures reports the file and exec features of the profile for rc
-// with the path rules paths; refused lists the "#!" interpreters not
-// granted (pathRulesWhy).
-func fileFeatures(f addFeature, rc *spec.Resolved, paths []pathRule, refused []string) {
+// with the path rules paths; notes are pathRulesWhy's (the "#!"
+// interpreters not granted, the xcrun shims' developer directory).
+func fileFeatures(f addFeature, rc *spec.Resolved, paths []pathRule, notes pathNotes) {
 	if _, err := profile(rc, paths); err != nil {
 		f(spec.FeatureFilesystem, false, "no profile can be made for this Config: "+err.Error()+"; WrapCommand refuses it", "")
 	} else {
 		f(spec.FeatureFilesystem, true, "Seatbelt (deny default): read only the granted paths and the system baseline, "+
-			"write only inside write paths; stat of the directories above each granted path", "")
+			"write only inside write paths; stat of the directories above each granted path and above the baseline's", "")
 	}
 	f(spec.FeatureTruncate, true, "Seatbelt: truncate needs file-write-data, granted only inside write paths", "")
-	f(spec.FeatureIoctlDev, true, "Seatbelt: file-ioctl is granted nowhere, so ioctl on device files is refused, on an inherited terminal too "+
-		"(TIOCSTI; also tcsetattr, so no raw mode)", "")
-	execDetail := "Seatbelt: process-exec only of the command WrapCommand starts and its \"#!\" interpreter (the exec allowlist is empty)"
+	f(spec.FeatureIoctlDev, true, "Seatbelt: file-ioctl is granted on no device but the pseudo-terminal Run opens for the program "+
+		"(RunOptions.TTY), also through /dev/tty as its controlling terminal; so ioctl on any other terminal, an inherited one included, "+
+		"is refused (TIOCSTI; also tcsetattr, so no raw mode there)", "")
+	f(spec.FeatureExec, true, execDetail(rc, notes), "")
+}
+
+// execDetail is the exec feature's detail: what may be executed and mapped
+// as code, and what was not granted.
+func execDetail(rc *spec.Resolved, notes pathNotes) string {
+	d := "Seatbelt: process-exec only of the command WrapCommand starts and its \"#!\" interpreter (the exec allowlist is empty)"
 	if len(rc.Exec) > 0 {
-		execDetail = "Seatbelt: process-exec only of the exec allowlist, the command WrapCommand starts and their \"#!\" interpreters"
+		d = "Seatbelt: process-exec only of the exec allowlist, the command WrapCommand starts and their \"#!\" interpreters"
 	}
-	execDetail += "; an interpreter only when it is an executable regular file outside every write path; " +
-		"with /bin/sh, /usr/bin/perl or an xcrun tool, also the programs that shim executes"
-	for _, r := range refused {
-		execDetail += "; not granted, so that script cannot run: " + r
+	d += "; an interpreter only when it is an executable regular file outside every write path, and the command only outside every write path " +
+		"unless an exec path or allow_exec_write_paths covers it (WrapCommand refuses it otherwise: the program could replace it); " +
+		"with /bin/sh, /usr/bin/perl or an xcrun tool, also the programs that shim executes (an xcrun tool: the Command Line Tools)"
+	if n := notes.devDir.note; n != "" {
+		d += "; the xcrun shims' developer directory: " + n
 	}
-	f(spec.FeatureExec, true, execDetail, "")
+	d += "; file-map-executable (code mapped by dyld, dlopen, Python extension modules, Node addons, DYLD_INSERT_LIBRARIES) is denied " +
+		"but for the system libraries, the exec paths and the shims' programs"
+	if rc.Config.AllowExecWritePaths {
+		d += " and the write paths (allow_exec_write_paths)"
+	}
+	d += ", and the libraries a program granted as a file loads from elsewhere (its Mach-O imports, @rpath, @loader_path and @executable_path " +
+		"resolved, followed through their own, each granted as itself: read and map, never executed) unless they lie in a write path; " +
+		"a read path is never code; a program inside an exec directory gets none of its libraries beyond that directory, and what a program dlopens by name " +
+		"(Python's lib-dynload, Node addons) is no import: grant their directory as an exec path"
+	for _, r := range notes.refused {
+		d += "; not granted, so that script cannot run: " + r
+	}
+	for _, r := range notes.libRefused {
+		d += "; library not granted, so its program fails to load it: " + r
+	}
+	return d
 }
 
 // tcpFeatures reports TCP connect, its hosts, and bind (bindPorts: the

@@ -23,6 +23,12 @@ const (
 	accessRead      = "read"       // file-read*: read, list, stat
 	accessReadWrite = "read-write" // file-read* file-write*
 	accessExec      = "exec"       // process-exec*, file-read*, file-map-executable
+	// accessDeveloper is the xcrun shims' developer directory outside the
+	// Command Line Tools (developerDir): what accessExec gives.
+	accessDeveloper = "exec (xcrun developer directory)"
+	// accessLibrary is a library of a granted program (libraryRules):
+	// read and map executable, as itself.
+	accessLibrary = "read, map-executable (a library)"
 )
 
 const (
@@ -79,6 +85,21 @@ var baseline = []systemPath{
 	{Path: "/dev/stdout", Access: "read, write-data", Reason: "the process's own descriptor 1"},
 	{Path: "/dev/stderr", Access: "read, write-data", Reason: "the process's own descriptor 2"},
 	{Path: "/dev/fd", Access: "read, write-data", Reason: "the process's own descriptors by number"},
+}
+
+// baselineAncestors are the directories above the baseline's paths, which
+// the profile lets the process stat (realpath component by component: git's
+// RUNTIME_PREFIX, Perl's abs_path), each as itself only.
+var baselineAncestors = []string{
+	"/usr", "/usr/libexec", "/System", "/System/Library", "/System/Library/CoreServices", "/System/Volumes",
+	"/System/Volumes/Preboot", "/System/Volumes/Preboot/Cryptexes", "/System/Cryptexes", "/Library", "/Library/Apple",
+	"/Library/Apple/usr", "/Library/Apple/usr/libexec", "/private", "/private/var", "/private/var/db", "/private/etc", "/dev",
+}
+
+func init() {
+	for _, d := range baselineAncestors {
+		baseline = append(baseline, systemPath{Path: d, Access: "metadata", Reason: "stat of a directory above the baseline's paths", Exact: true})
+	}
 }
 
 // shimPaths mirror the fixed rules internal/seatbelt adds for each
@@ -181,9 +202,21 @@ func pathRules(rc *spec.Resolved, targets ...string) []pathRule {
 	return out
 }
 
-// pathRulesWhy is pathRules that also says, one line each, which
-// "#!" interpreters were not granted and why (for the Plan).
-func pathRulesWhy(rc *spec.Resolved, targets ...string) (out []pathRule, refused []string) {
+// pathNotes is what pathRulesWhy says beside the rules, for the Plan.
+type pathNotes struct {
+	// refused: the "#!" interpreters not granted and why, one line each.
+	refused []string
+	// devDir: the xcrun shims' developer directory, when they are granted.
+	devDir devDir
+	// libRefused: the libraries of granted programs not granted and why.
+	libRefused []string
+}
+
+// pathRulesWhy is pathRules that also says which "#!" interpreters were
+// not granted and why, and what was found of the xcrun shims' developer
+// directory (developerDir), which joins the rules when the exec grants
+// hold an xcrun shim and it can be granted.
+func pathRulesWhy(rc *spec.Resolved, targets ...string) (out []pathRule, notes pathNotes) {
 	canon := func(rp spec.Path) spec.Path {
 		rp.Resolved = canonicalPath(rp.Resolved)
 		return rp
@@ -225,7 +258,7 @@ func pathRulesWhy(rc *spec.Resolved, targets ...string) (out []pathRule, refused
 		}
 		r, err := execgrant.Grantable(in, writeRoots)
 		if err != nil {
-			refused = append(refused, file+": "+err.Error())
+			notes.refused = append(notes.refused, file+": "+err.Error())
 			continue // not granted: the script cannot run, closed
 		}
 		if r = canonicalPath(r); covered(r) {
@@ -233,7 +266,30 @@ func pathRulesWhy(rc *spec.Resolved, targets ...string) (out []pathRule, refused
 		}
 		out = append(out, pathRule{spec.Path{Given: in, Resolved: r}, accessExec, "interpreter of " + file})
 	}
-	return out, refused
+	var execs, execFiles []string
+	isDir := map[string]bool{}
+	for _, d := range out {
+		if d.Access == accessExec {
+			execs = append(execs, d.Resolved)
+			isDir[d.Resolved] = isDir[d.Resolved] || d.IsDir
+			if !d.IsDir {
+				execFiles = append(execFiles, d.Resolved)
+			}
+		}
+	}
+	libCovered := func(p string) bool {
+		return covered(p) || rc.Config.AllowExecWritePaths && writeRootOf(p, writeRoots) != ""
+	}
+	libs, libRefused := libraryRules(execFiles, writeRoots, libCovered)
+	out = append(out, libs...)
+	notes.libRefused = libRefused
+	if _, _, xcrun := seatbelt.Shims(execs, func(p string) bool { return isDir[p] }); xcrun {
+		notes.devDir = developerDir(rc, writeRoots)
+		if d := notes.devDir.granted; d != "" {
+			out = append(out, pathRule{spec.Path{Given: d, Resolved: d, IsDir: true}, accessDeveloper, "developer directory of the xcrun shims"})
+		}
+	}
+	return out, notes
 }
 
 // seatbeltPolicy is the Seatbelt policy for rc with the path rules paths (from
@@ -242,16 +298,25 @@ func pathRulesWhy(rc *spec.Resolved, targets ...string) (out []pathRule, refused
 // microphone are allowed only when Config.AllowCamera and
 // Config.AllowMicrophone say so; trustd is left out with
 // Config.NoTLSTrustService; the shims' rules follow the exec grants.
+//
+// Git protection follows Config.NoGitProtection, executable write paths
+// Config.AllowExecWritePaths, and Python's semaphores
+// Config.AllowSharedMemory. A Terminal (Run's) is always the program's
+// controlling terminal: Run makes it so (setsid, TIOCSCTTY).
 func seatbeltPolicy(rc *spec.Resolved, paths []pathRule) seatbelt.Policy {
 	dirs := make(map[string]bool, len(paths))
 	p := seatbelt.Policy{
-		AllowSpawn:       rc.Config.AllowProcessSpawn,
-		AllowUnixSockets: rc.Config.AllowUnixSockets,
-		Camera:           rc.Config.AllowCamera,
-		Microphone:       rc.Config.AllowMicrophone,
-		NoTrustd:         rc.Config.NoTLSTrustService,
-		Terminal:         rc.Terminal,
-		IsDir:            func(path string) bool { return dirs[path] },
+		AllowSpawn:          rc.Config.AllowProcessSpawn,
+		AllowUnixSockets:    rc.Config.AllowUnixSockets,
+		Camera:              rc.Config.AllowCamera,
+		Microphone:          rc.Config.AllowMicrophone,
+		NoTrustd:            rc.Config.NoTLSTrustService,
+		Terminal:            rc.Terminal,
+		ControllingTerminal: rc.Terminal != "",
+		ExecWritePaths:      rc.Config.AllowExecWritePaths,
+		GitProtection:       !rc.Config.NoGitProtection,
+		PythonSemaphores:    rc.Config.AllowSharedMemory,
+		IsDir:               func(path string) bool { return dirs[path] },
 	}
 	for _, d := range paths {
 		dirs[d.Resolved] = dirs[d.Resolved] || d.IsDir
@@ -262,9 +327,16 @@ func seatbeltPolicy(rc *spec.Resolved, paths []pathRule) seatbelt.Policy {
 			p.WritePaths = append(p.WritePaths, d.Resolved)
 		case accessExec:
 			p.ExecPaths = append(p.ExecPaths, d.Resolved)
+		case accessDeveloper:
+			p.DeveloperDir = d.Resolved
+		case accessLibrary:
+			p.LibraryPaths = append(p.LibraryPaths, d.Resolved)
 		}
 	}
 	p.ShellShim, p.PerlShim, p.XcrunShim = seatbelt.Shims(p.ExecPaths, p.IsDir)
+	if p.GitProtection {
+		p.GitDirs, _ = gitDirsAt(p.WritePaths) // the plan names those left out
+	}
 	for _, ep := range rc.Connect {
 		p.TCPConnect = append(p.TCPConnect, seatbelt.Endpoint{Host: ep.Host, Port: ep.Port, AnyPort: ep.AnyPort})
 	}

@@ -268,20 +268,23 @@ func TestDarwinTrialError(t *testing.T) {
 }
 
 func TestDarwinRunEnv(t *testing.T) {
-	const tmp = "/private/var/folders/x/T/sandbox-run-1"
-	got := RunEnv(nil, tmp)
-	want := []string{"TMPDIR=" + tmp + "/", "HOME=" + tmp, "GIT_CONFIG_GLOBAL=" + tmp + "/.gitconfig", "GIT_CONFIG_NOSYSTEM=1"}
+	const tmp = "/private/var/folders/x/T/sandbox-run-1/tmp"
+	got := RunEnv([]string{"TMPDIR=" + tmp, "HOME=/private/var/folders/x/T/sandbox-run-1/home"})
+	want := []string{"TMPDIR=" + tmp, "HOME=/private/var/folders/x/T/sandbox-run-1/home", "GIT_CONFIG_GLOBAL=" + tmp + "/.gitconfig", "GIT_CONFIG_NOSYSTEM=1"}
 	if !slices.Equal(got, want) {
-		t.Errorf("empty env: %q, want %q", got, want)
+		t.Errorf("Run's env: %q, want %q", got, want)
 	}
-	got = RunEnv([]string{"HOME=/Users/dev", "PATH=/usr/bin"}, tmp)
-	want = []string{"HOME=/Users/dev", "PATH=/usr/bin", "TMPDIR=" + tmp + "/", "GIT_CONFIG_GLOBAL=" + tmp + "/.gitconfig", "GIT_CONFIG_NOSYSTEM=1"}
+	got = RunEnv([]string{"HOME=/Users/dev", "PATH=/usr/bin", "TMPDIR=" + tmp})
+	want = []string{"HOME=/Users/dev", "PATH=/usr/bin", "TMPDIR=" + tmp, "GIT_CONFIG_GLOBAL=" + tmp + "/.gitconfig", "GIT_CONFIG_NOSYSTEM=1"}
 	if !slices.Equal(got, want) {
 		t.Errorf("caller's HOME: %q, want %q (kept, and git kept away from it)", got, want)
 	}
 	in := []string{"TMPDIR=/x", "HOME=/y", "GIT_CONFIG_GLOBAL=/z", "GIT_CONFIG_NOSYSTEM=0"}
-	if got := RunEnv(in, tmp); !slices.Equal(got, in) {
+	if got := RunEnv(in); !slices.Equal(got, in) {
 		t.Errorf("all set: %q, want unchanged", got)
+	}
+	if got := RunEnv(nil); !slices.Equal(got, []string{"GIT_CONFIG_NOSYSTEM=1"}) {
+		t.Errorf("no TMPDIR: %q, want only GIT_CONFIG_NOSYSTEM=1 (no GIT_CONFIG_GLOBAL outside the grants)", got)
 	}
 }
 

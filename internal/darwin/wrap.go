@@ -26,9 +26,13 @@ import (
 //
 // where TARGET is cmd.Path made absolute (relative to cmd.Dir) with symlinks
 // resolved, and ARGS are cmd.Args[1:] verbatim. TARGET (and its "#!"
-// interpreter) joins the profile's exec allowlist. Nothing else in cmd is
-// touched. On any error cmd is left as it was. Whether sandbox-exec exists is
-// the caller's question (WrapCommand); Strict is checked here.
+// interpreter) joins the profile's exec allowlist; a TARGET inside a write
+// path is refused unless Config.AllowExecWritePaths or an exec path covers
+// it (writableTarget). cmd.Env, when set, is the environment the xcrun
+// shims' developer directory is looked up in (DEVELOPER_DIR). Nothing else
+// in cmd is touched. On any error cmd is left as it was. Whether
+// sandbox-exec exists is the caller's question (WrapCommand); Strict is
+// checked here.
 func command(cmd *exec.Cmd, rc *spec.Resolved) error {
 	if cmd == nil {
 		return errors.New("sandbox: WrapCommand: nil *exec.Cmd")
@@ -47,6 +51,12 @@ func command(cmd *exec.Cmd, rc *spec.Resolved) error {
 	target, err := commandTarget(cmd)
 	if err != nil {
 		return err
+	}
+	if err := writableTarget(rc, target); err != nil {
+		return err
+	}
+	if cmd.Env != nil {
+		rc.Env = cmd.Env
 	}
 	prof, err := profile(rc, pathRules(rc, target))
 	if err != nil {
@@ -95,6 +105,29 @@ func commandTarget(cmd *exec.Cmd) (string, error) {
 	return resolved, nil
 }
 
+// writableTarget refuses a target inside a write path: its literal exec
+// grant would let the program replace the file with another program and
+// run that, as no exec grant lets it otherwise. Config.AllowExecWritePaths
+// grants that anyway, and so does an exec path that covers the target.
+func writableTarget(rc *spec.Resolved, target string) error {
+	if rc.Config.AllowExecWritePaths {
+		return nil
+	}
+	t := canonicalPath(target)
+	for _, x := range rc.Exec {
+		if r := canonicalPath(x.Resolved); t == r || x.IsDir && isUnder(t, r) {
+			return nil
+		}
+	}
+	for _, w := range rc.Write {
+		if r := canonicalPath(w.Resolved); isUnder(t, r) {
+			return fmt.Errorf("%w: WrapCommand: the program %s is inside the write path %s, where the sandboxed program could replace it "+
+				"with another and run that: set allow_exec_write_paths, or grant it (or its directory) in allowed_exec_paths", spec.ErrInvalidConfig, target, w.Resolved)
+		}
+	}
+	return nil
+}
+
 // WrapCommand is sandbox's WrapCommand on macOS, and Run's wrap: cfg is
 // validated first (*spec.ConfigError), then sandboxExec (the result of
 // checkSandboxExec, [SandboxExec] on macOS) must be nil
@@ -102,9 +135,11 @@ func commandTarget(cmd *exec.Cmd) (string, error) {
 // was on any error.
 //
 // terminal is "" but for Run, which may have opened a pseudo-terminal for the
-// program (terminal, its /dev/ttysNNN path): the profile then grants ioctl on
-// exactly it, which it grants on no other terminal. Only Run's own terminal
-// may be passed: a terminal the caller uses would let the program push input
+// program (terminal, its /dev/ttysNNN path) and made it the program's
+// controlling terminal (setsid, TIOCSCTTY): the profile then grants ioctl on
+// exactly it, and on /dev/tty (which names the controlling terminal), as on
+// no other terminal. Only Run's own terminal, made the controlling one, may
+// be passed: a terminal the caller uses would let the program push input
 // into it (TIOCSTI).
 func WrapCommand(cmd *exec.Cmd, cfg spec.Config, sandboxExec error, terminal string) error {
 	rc, err := spec.Resolve(cfg)
@@ -190,27 +225,33 @@ func ApplySelfError() error {
 		"to itself, and this library does not use cgo)", spec.ErrUnavailable, noApplySelf)
 }
 
-// RunEnv is env for a program Run starts on macOS with the private
-// temporary directory tmp: TMPDIR and HOME are set to tmp,
-// GIT_CONFIG_GLOBAL to tmp/.gitconfig (which does not exist) and
-// GIT_CONFIG_NOSYSTEM to 1, each only when env does not set it already.
-// Seatbelt answers even access(2) outside the granted paths with EPERM, and
-// git dies on any error but ENOENT, ENOTDIR (and, for some files, EACCES,
-// which is what Linux gives) when it looks for ~/.gitconfig or
-// /etc/gitconfig; GIT_CONFIG_GLOBAL keeps git away from the real home even
-// when the caller passes HOME.
-func RunEnv(env []string, tmp string) []string {
+// RunEnv is env for a program Run starts on macOS, where Run has already
+// set TMPDIR to the tmp directory inside its private directory (and HOME
+// beside it unless the caller set HOME): GIT_CONFIG_GLOBAL becomes
+// TMPDIR/.gitconfig (which does not exist) and GIT_CONFIG_NOSYSTEM 1, each
+// only when env does not set it already, and GIT_CONFIG_GLOBAL only when
+// env has a TMPDIR. Seatbelt answers even access(2) outside the granted
+// paths with EPERM, and git dies on any error but ENOENT, ENOTDIR (and,
+// for some files, EACCES, which is what Linux gives) when it looks for
+// ~/.gitconfig or /etc/gitconfig; GIT_CONFIG_GLOBAL keeps git away from the
+// real home even when the caller passes HOME.
+func RunEnv(env []string) []string {
 	out := slices.Clone(env)
-	has := func(key string) bool {
-		return slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, key+"=") })
+	lookup := func(key string) (string, bool) {
+		for i := len(env) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+				return v, true
+			}
+		}
+		return "", false
 	}
-	for _, kv := range [][2]string{{"TMPDIR", tmp + "/"}, {"HOME", tmp}, {"GIT_CONFIG_GLOBAL", tmp + "/.gitconfig"}, {"GIT_CONFIG_NOSYSTEM", "1"}} {
-		if !has(kv[0]) {
-			out = append(out, kv[0]+"="+kv[1])
+	if _, ok := lookup("GIT_CONFIG_GLOBAL"); !ok {
+		if tmp, ok := lookup("TMPDIR"); ok && tmp != "" {
+			out = append(out, "GIT_CONFIG_GLOBAL="+strings.TrimSuffix(tmp, "/")+"/.gitconfig")
 		}
 	}
-	if out == nil {
-		out = []string{} // never nil: nil would inherit the caller's
+	if _, ok := lookup("GIT_CONFIG_NOSYSTEM"); !ok {
+		out = append(out, "GIT_CONFIG_NOSYSTEM=1")
 	}
-	return out
+	return out // never nil: it holds GIT_CONFIG_NOSYSTEM at least, or env's own
 }

@@ -53,10 +53,15 @@
 //     pwd module). Logging (com.apple.logd), notify(3), cfprefsd and dirhelper
 //     are left out: a denied lookup there only loses a log line or falls back;
 //   - signal and process-info* on the process itself, after
-//     (deny process-info* iokit-get-properties nvram*), which comes right
-//     after (deny default): (deny default) is reported to leave those three
-//     allowed, and Chromium's renderer profile denies them explicitly
-//     (crbug.com/799149);
+//     (deny file-map-executable process-info* iokit-get-properties nvram*),
+//     which comes right after (deny default): (deny default) is reported to
+//     leave those four allowed; Apple's daemon profiles begin with this deny
+//     and Chromium's renderer profile denies the last three
+//     (crbug.com/799149). file-map-executable (mmap with PROT_EXEC: what
+//     dyld and dlopen do, and Python extension modules, Node addons,
+//     DYLD_INSERT_LIBRARIES) is allowed again only for the baseline's
+//     system libraries, ExecPaths, the shims' programs and, with
+//     ExecWritePaths, WritePaths: a ReadPaths grant is never code;
 //   - file-read* of "/" itself, as a literal (its names and attributes,
 //     nothing below): dyld on macOS 26 reads it at launch and aborts the
 //     program without it (reproduced with plain sandbox-exec by others, and
@@ -69,7 +74,11 @@
 //     Apple silicon;
 //   - read and write-data of /dev/stdin, /dev/stdout, /dev/stderr and
 //     /dev/fd/*: opening one duplicates a descriptor the process already has;
-//   - file-read-metadata of the root symlinks /etc, /tmp and /var.
+//   - file-read-metadata of the root symlinks /etc, /tmp and /var, and
+//     of each directory above the baseline's paths and the shims' (/usr,
+//     /System, /System/Library, /Library, /private/var/db, ...), each a
+//     literal, so that realpath component by component (git's
+//     RUNTIME_PREFIX, Perl's abs_path) works as it does for granted paths.
 //
 // # Shims
 //
@@ -81,7 +90,10 @@
 // /bin/zsh; executing /usr/bin/perl5.N and reading /Library/Perl;
 // /private/var/db/xcode_select_link,
 // /usr/bin/xcrun and executing anything in /Library/Developer/CommandLineTools.
-// A developer directory inside Xcode.app must be granted by the caller.
+// A developer directory elsewhere (xcode-select pointing into Xcode.app, or
+// DEVELOPER_DIR) is granted the same way when the caller names it in
+// Policy.DeveloperDir (a parameter, D0); internal/darwin reads the
+// selection when it makes the policy.
 //
 // The rest of /Library/Apple is not granted: it holds Apple software
 // installed outside the sealed volume (XProtect data and the like), and only
@@ -114,10 +126,44 @@
 // ExecPaths get process-exec* (which covers process-exec-interpreter, as a
 // "#!" interpreter may be checked) plus read and file-map-executable, so dyld can
 // load a granted program and the dylibs or frameworks in a granted tree.
+// LibraryPaths (the libraries of granted programs outside the system's,
+// which internal/darwin reads from their Mach-O load commands) get read and
+// file-map-executable only, each as itself: never executed, never a tree.
 // process-fork, and signals to other processes of the same sandbox, are
 // allowed only with AllowSpawn. Children inherit the sandbox and with it the
 // same exec allowlist. An exec grant bounds which binaries run, not what they
 // do: a granted /bin/sh runs any script it can read.
+//
+// Policy.ExecWritePaths (Config.AllowExecWritePaths) adds process-exec*
+// and file-map-executable on WritePaths: whatever the program writes there
+// it may run and load. Policy.PythonSemaphores (Config.AllowSharedMemory)
+// allows ipc-posix-sem for the names Python's multiprocessing gives its
+// semaphores ([PythonSemaphorePrefixes]); POSIX semaphores are one
+// namespace for the whole host, so the grant is shared, not private.
+//
+// # Git protection
+//
+// A repository's hooks and config run outside the sandbox the next time
+// the user runs git there. With Policy.GitProtection the profile ends with
+// (deny file-write* (regex ...)) for [GitProtectRegexes]: hooks/, config,
+// config.worktree and commondir of every git directory named .git or
+// NAME.git, and of its modules/NAME and worktrees/NAME, at any depth, in
+// any letter case (macOS volumes are case-insensitive by default), and the
+// .git or NAME.git entry itself, so that none can be created, written (a
+// "gitdir:" file), renamed or removed: a directory of hooks the program
+// made cannot be renamed into place, nor a .git file point at one. SBPL
+// applies the last rule that matches, so the deny is the last form, after
+// the WritePaths allow it overrides. The regular expressions are fixed
+// text: they hold for repositories the program creates or moves, too. A
+// git directory of another name that the caller found (Policy.GitDirs:
+// internal/darwin reads the ".git" file at the top of each write path, its
+// commondir, and whether a write path is itself a bare repository) is
+// denied the same way by parameters (G0, G1, ...) in the same last form.
+// Not covered: another git directory of another name deeper in the write
+// paths, and on HFS+ a .git spelled with the Unicode characters HFS+
+// ignores. The cost: git init, git clone, git submodule update --init and
+// git worktree add fail in the write paths (they write config or
+// commondir), and so does writing a branch's tracking configuration.
 //
 // # Network
 //
@@ -172,10 +218,18 @@
 //     Scrub secrets from it.
 //   - Resources: CPU, memory, disk use, process count (with AllowSpawn a fork
 //     bomb is possible). Use rlimits or a supervisor.
-//   - Hard links and symlinks are not a way out as far as the profile goes:
-//     rules match resolved paths, so a symlink inside a writable tree that
-//     points outside it resolves outside and is denied, and creating a hard
-//     link is the separate file-link operation, which is never allowed.
+//   - Symlinks are not a way out: rules match resolved paths, so a symlink
+//     inside a writable tree that points outside it resolves outside and is
+//     denied. Hard links: creating one is assumed to be the separate
+//     file-link operation, which no rule allows, so every link(2) fails
+//     with EPERM, even between two files of one write path (git falls back
+//     to rename, pnpm to copying; a tool that only links fails). Whether
+//     that holds, or whether file-write* covers file-link and a link of a
+//     same-volume file the profile does not let the program write (a read
+//     path, or a file not granted at all) would make it writable through
+//     the workspace, is decided by the first Mac run of
+//     TestDarwinHardLinkOutOfReadPath and TestDarwinHardLinkInsideWritePath
+//     in the root package; until then the first is assumed.
 //   - Services reached by an allowed mach-lookup or socket act with their own
 //     privileges (opendirectoryd, and with network trustd and mDNSResponder).
 //   - Device grants (Camera, Microphone) allow the Seatbelt operation only.
@@ -185,13 +239,54 @@
 //   - Interactive terminals: ioctl on a terminal (/dev/ttys*) is not
 //     granted, so isatty-style checks through ioctl may report "not a tty",
 //     except on the one pseudo-terminal Policy.Terminal names (Run with
-//     TTY opens it for the program), so that a program handed the caller's
-//     own terminal cannot push input into it.
+//     TTY opens it for the program) and, with ControllingTerminal (it is
+//     the program's controlling terminal), on /dev/tty, so that a program
+//     handed the caller's own terminal cannot push input into it.
 //   - sandbox-exec and SBPL are deprecated and undocumented by Apple; this
 //     profile uses the operation and filter names used by Chromium, WebKit
 //     and the Codex and Claude Code sandboxes, and targets macOS 13 to 26.
 //     It was written from those profiles and has not been run on a Mac by
 //     its authors: only generated, parsed and fuzzed.
+//
+// # What other profiles grant and this one does not
+//
+// Codex's Seatbelt profiles grant operations this one never names; each is
+// left out on purpose, and here is what a first run on a Mac should look
+// at if something fails:
+//
+//   - file-test-existence (Codex puts it beside its reads): not granted.
+//     Expect: where a release checks existence (access(2) with F_OK,
+//     some getattrlist probes) as this operation rather than as a read, a
+//     granted path may answer EPERM to the check while reading it works;
+//     the remedy would be file-test-existence beside file-read* on the
+//     same filters. Outside the grants its absence keeps existence hidden.
+//   - system-mac-syscall (the Sandbox policy's call 67, "does this
+//     process expect a container", and vnguard's guarded vnodes): not
+//     granted. Expect: EPERM to those calls; libSystem reads the first as
+//     "no container", and guarded vnodes are used by Apple's daemons, not
+//     by command-line tools: a log line, not a failure.
+//   - system-fsctl for FSIOC_CAS_BSDFLAGS (chflags by compare-and-swap,
+//     used by copyfile(3) to copy BSD flags on APFS): not granted. Expect:
+//     cp -p, install and ditto may warn that they could not copy flags;
+//     chflags(2) itself is a file-write-flags operation, granted inside
+//     WritePaths.
+//   - mach-host* (the host port: host_processor_info, which Node's
+//     os.cpus() calls): not granted. Expect: os.cpus() returns an empty
+//     list, so a tool sizing a pool by os.cpus().length picks 0 or 1;
+//     sysctl hw.ncpu and hw.logicalcpu (granted) give the count.
+//   - ipc-posix-sem without a name filter: not granted; only Python's
+//     names, with PythonSemaphores, through (ipc-posix-name-prefix ...),
+//     a filter Apple's profiles use with the shared-memory operations. If
+//     a release refuses it with ipc-posix-sem, sandbox-exec fails to
+//     compile the profile and every such run fails (closed). Expect:
+//     other programs' sem_open answers EPERM.
+//   - pseudo-tty and /dev/ptmx (openpty): not granted. Expect: script(1),
+//     expect, tmux and node-pty fail to open a pseudo-terminal.
+//   - cfprefsd and user-preference-read, logd and diagnosticd,
+//     com.apple.PowerManagement.control, iokit-open of
+//     RootDomainUserClient, /dev/dtracehelper: not granted. Expect:
+//     CFPreferences reads return the defaults, os_log lines are lost, power
+//     assertions (caffeinate) and DTrace probe registration fail quietly.
 //
 // # Invoking sandbox-exec
 //

@@ -14,11 +14,14 @@ const benignPath = "/private/tmp/benign"
 
 // fuzzPolicy puts path in every path list, with every path-dependent feature
 // on, so that any way a path could leak into the profile is exercised.
+// GitDirs is left out: its entries bring longer paths (DIR/config.worktree)
+// that a path of PATH_MAX bytes cannot have; TestGitDirsOddPaths covers it.
 func fuzzPolicy(path string, dir bool) Policy {
 	return Policy{
 		ReadPaths:        []string{path},
 		WritePaths:       []string{path},
 		ExecPaths:        []string{path},
+		LibraryPaths:     []string{path},
 		IsDir:            func(string) bool { return dir },
 		AllowSpawn:       true,
 		AllowUnixSockets: true,
@@ -29,6 +32,10 @@ func fuzzPolicy(path string, dir bool) Policy {
 		ShellShim:        true,
 		PerlShim:         true,
 		XcrunShim:        true,
+		DeveloperDir:     path,
+		GitProtection:    true,
+		ExecWritePaths:   true,
+		PythonSemaphores: true,
 	}
 }
 
@@ -143,7 +150,7 @@ func FuzzGenerate(f *testing.F) {
 			if text != prof.Text {
 				t.Fatalf("decoded profile text differs for %q", p)
 			}
-			wantParams := map[string]string{"R0": p, "W0": p, "X0": p}
+			wantParams := map[string]string{"R0": p, "W0": p, "X0": p, "L0": p, "D0": p}
 			if !reflect.DeepEqual(params, wantParams) {
 				t.Fatalf("params decode to %q, want %q", params, wantParams)
 			}

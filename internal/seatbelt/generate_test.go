@@ -43,6 +43,11 @@ func noUserText(t *testing.T, prof Profile, p Policy) {
 	user = append(user, p.ReadPaths...)
 	user = append(user, p.WritePaths...)
 	user = append(user, p.ExecPaths...)
+	user = append(user, p.GitDirs...)
+	user = append(user, p.LibraryPaths...)
+	if p.DeveloperDir != "" {
+		user = append(user, p.DeveloperDir)
+	}
 	for _, ep := range p.TCPConnect {
 		if ep.Host != "" && ep.Host != "*" && ep.Host != "localhost" {
 			user = append(user, ep.Host)
@@ -133,6 +138,26 @@ var goldenCases = []struct {
 			NoTrustd:   true,
 		},
 		params: []Param{{"X0", "/usr/bin/curl"}},
+	},
+	{
+		name: "git",
+		policy: Policy{
+			WritePaths:          []string{"/Users/me/ws"},
+			ExecPaths:           []string{"/usr/bin/git", "/usr/bin/python3"},
+			LibraryPaths:        []string{"/opt/homebrew/opt/pcre2/lib/libpcre2-8.0.dylib"},
+			IsDir:               dirs("/Users/me/ws", "/opt/homebrew/opt/pcre2/lib/libpcre2-8.0.dylib"),
+			AllowSpawn:          true,
+			XcrunShim:           true,
+			DeveloperDir:        "/Applications/Xcode.app/Contents/Developer",
+			ExecWritePaths:      true,
+			GitProtection:       true,
+			PythonSemaphores:    true,
+			Terminal:            "/dev/ttys004",
+			ControllingTerminal: true,
+		},
+		params: []Param{{"W0", "/Users/me/ws"}, {"X0", "/usr/bin/git"}, {"X1", "/usr/bin/python3"},
+			{"L0", "/opt/homebrew/opt/pcre2/lib/libpcre2-8.0.dylib"},
+			{"T0", "/dev/ttys004"}, {"D0", "/Applications/Xcode.app/Contents/Developer"}},
 	},
 	{
 		name: "server",
@@ -671,8 +696,16 @@ func TestCheckerRejects(t *testing.T) {
 		{"socket outside writes", good.Text + "(allow network-outbound (remote unix-socket (subpath (param \"R0\"))))\n"},
 		{"other socket literal", good.Text + "(allow network-outbound (literal \"/dev/null\"))\n"},
 		{"non-ASCII", good.Text + "; é\n"},
-		{"no early deny", strings.Replace(good.Text, "(deny process-info* iokit-get-properties nvram*)\n", "", 1)},
-		{"early deny weakened", strings.Replace(good.Text, "(deny process-info* iokit-get-properties nvram*)", "(deny nvram*)", 1)},
+		{"no early deny", strings.Replace(good.Text, thirdForm+"\n", "", 1)},
+		{"early deny weakened", strings.Replace(good.Text, thirdForm, "(deny nvram*)", 1)},
+		{"map-executable not denied", strings.Replace(good.Text, thirdForm, "(deny process-info* iokit-get-properties nvram*)", 1)},
+		{"read path mapped", good.Text + "(allow file-map-executable (subpath (param \"R0\")))\n"},
+		{"read path executed", good.Text + "(allow process-exec* (subpath (param \"R0\")))\n"},
+		{"tty ioctl without a terminal", good.Text + "(allow file-ioctl (literal \"/dev/tty\"))\n"},
+		{"other semaphores", good.Text + "(allow ipc-posix-sem (ipc-posix-name-prefix \"/\"))\n"},
+		{"unfiltered semaphores", good.Text + "(allow ipc-posix-sem)\n"},
+		{"ancestor listed", good.Text + "(allow file-read* (literal \"/System\"))\n"},
+		{"other deny regex", good.Text + "(deny file-write* (regex #\"^/x$\"))\n"},
 		{"root listed recursively", good.Text + "(allow file-read* (subpath \"/\"))\n"},
 		{"root writable", good.Text + "(allow file-write-data (literal \"/\"))\n"},
 		{"root mapped", good.Text + "(allow file-map-executable (literal \"/\"))\n"},
@@ -685,6 +718,22 @@ func TestCheckerRejects(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := good
+			bad.Text = tc.text
+			if _, err := analyzeProfile(bad); err == nil {
+				t.Error("checker accepted the mutated profile")
+			}
+		})
+	}
+	// With GitProtection: nothing may follow the denies, which must win.
+	git, _ := mustCheck(t, goldenPolicy("git"))
+	for _, tc := range []struct{ name, text string }{
+		{"allow after the git deny", git.Text + "(allow file-write* (subpath (param \"W0\")))\n"},
+		{"library executed", strings.Replace(git.Text, thirdForm, thirdForm+"\n(allow process-exec* (literal (param \"L0\")))", 1)},
+		{"library as a tree", strings.Replace(git.Text, thirdForm, thirdForm+"\n(allow file-read* (subpath (param \"L0\")))", 1)},
+		{"git deny weakened", strings.Replace(git.Text, `(regex #"^.*/[^/]*[.][gG][iI][tT]$")`, "", 1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := git
 			bad.Text = tc.text
 			if _, err := analyzeProfile(bad); err == nil {
 				t.Error("checker accepted the mutated profile")

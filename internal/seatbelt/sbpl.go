@@ -3,6 +3,8 @@ package seatbelt
 import (
 	"errors"
 	"fmt"
+	"path"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -167,6 +169,52 @@ var sysctlPrefixes = []string{
 	"hw.perflevel",
 }
 
+// baselinePaths are the constant paths of the baseline, whose ancestors
+// get file-read-metadata (ancestorRule).
+var baselinePaths = []string{
+	"/usr/lib", "/System/Library/Frameworks", "/System/Library/PrivateFrameworks", "/System/Library/SubFrameworks",
+	"/System/Library/dyld", "/System/Volumes/Preboot/Cryptexes/OS", "/System/Cryptexes/OS", "/usr/share",
+	"/System/Library/Perl", "/Library/Apple/usr/libexec/oah", "/usr/libexec/rosetta", "/private/var/db/oah",
+	"/System/Library/CoreServices/SystemVersion.plist", "/private/etc/localtime", "/private/var/db/timezone",
+	"/dev/null",
+}
+
+// ancestors lists the directories above paths, each once, in the order
+// first met, without "/" (the baseline's own literal) and without the root
+// symlinks /etc, /tmp and /var (which have a rule of their own).
+func ancestors(paths []string) []string {
+	var out []string
+	seen := map[string]bool{"/": true, "/etc": true, "/tmp": true, "/var": true}
+	for _, p := range paths {
+		var up []string
+		for d := path.Dir(p); !seen[d]; d = path.Dir(d) {
+			seen[d] = true
+			up = append(up, d)
+		}
+		slices.Reverse(up)
+		out = append(out, up...)
+	}
+	return out
+}
+
+// writeAncestors writes a file-read-metadata rule on the literal
+// ancestors of paths (constants of this package), with the reason why;
+// nothing when there are none (a rule without a filter would allow every
+// path).
+func writeAncestors(b *builder, why string, paths []string) {
+	up := ancestors(paths)
+	if len(up) == 0 {
+		return
+	}
+	var sb strings.Builder
+	sb.WriteString("(allow file-read-metadata")
+	for _, d := range up {
+		sb.WriteString(" (literal " + b.quote(d) + ")")
+	}
+	sb.WriteString(")")
+	b.rule(why, sb.String())
+}
+
 // writeBaseline writes the rules every profile has. Each rule is preceded by
 // a one-line reason; see the package doc for what is left out and why.
 func writeBaseline(b *builder) {
@@ -221,6 +269,8 @@ func writeBaseline(b *builder) {
 	sb.WriteString(")")
 	b.rule("hardware and OS-version sysctls read at start-up; none about other processes (no kern.proc*, kern.procargs*)", sb.String())
 
+	writeAncestors(b, "stat() of the directories above the baseline's paths (/System, /System/Library, /Library, /private/var/db, ...): "+
+		"realpath and per-component lookups (git's RUNTIME_PREFIX, Perl's abs_path); metadata only, no listing", baselinePaths)
 	b.rule("user and group lookups (getpwuid, getgrgid): shells, git, ssh, ls -l, Python's pwd module",
 		"(allow mach-lookup (global-name "+q("com.apple.system.opendirectoryd.libinfo")+"))")
 	b.rule("abort(), raise() and runtimes that signal their own process",

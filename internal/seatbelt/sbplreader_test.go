@@ -202,6 +202,7 @@ var allowedOps = map[string][]string{
 	"file-write*":         {"subpath", "literal"},
 	"file-write-data":     {"literal", "subpath"},
 	"file-ioctl":          {"literal"}, // Policy.Terminal only: see rule
+	"ipc-posix-sem":       {"ipc-posix-name-prefix"},
 	"file-read-metadata":  {"path-ancestors", "literal"},
 	"file-map-executable": {"subpath", "literal", "regex"},
 	"process-exec*":       {"subpath", "literal", "regex"},
@@ -264,6 +265,22 @@ var allowedConstPaths = map[string]bool{
 	"/var": true,
 }
 
+// metadataOnly are the directories above the constant paths: stat only,
+// as literals (added to allowedConstPaths and constOnlyFor by init).
+var metadataOnly = []string{
+	"/usr", "/usr/bin", "/usr/libexec", "/bin", "/dev", "/System", "/System/Library", "/System/Library/CoreServices",
+	"/System/Volumes", "/System/Volumes/Preboot", "/System/Volumes/Preboot/Cryptexes", "/System/Cryptexes",
+	"/Library", "/Library/Apple", "/Library/Apple/usr", "/Library/Apple/usr/libexec", "/Library/Developer",
+	"/private", "/private/var", "/private/var/db", "/private/var/select", "/private/etc",
+}
+
+func init() {
+	for _, d := range metadataOnly {
+		allowedConstPaths[d] = true
+		constOnlyFor[d] = "file-read-metadata"
+	}
+}
+
 // constOnlyFor restricts constant paths to one operation, always as a
 // literal: the root directory only as itself (its names and attributes, for
 // dyld; never a subpath), the root symlinks only as metadata.
@@ -292,7 +309,7 @@ var allowedMachNames = map[string]bool{
 
 var (
 	sysctlNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*\.?$`)
-	paramNameRE  = regexp.MustCompile(`^([RWX](0|[1-9][0-9]*)|T0)$`) // T0: Policy.Terminal
+	paramNameRE  = regexp.MustCompile(`^([RWXGL](0|[1-9][0-9]*)|T0|D0)$`) // T0: Policy.Terminal, D0: Policy.DeveloperDir, G: Policy.GitDirs
 	tcpAddrRE    = regexp.MustCompile(`^(localhost|\*):([1-9][0-9]*)$`)
 	// sysctls that must never be readable: other processes' argv, env, list.
 	forbiddenSysctl = regexp.MustCompile(`^(kern\.proc|kern\.procargs|kern\.procname|kern\.boottime|net\.)`)
@@ -354,11 +371,22 @@ func analyzeProfile(prof Profile) (*analysis, error) {
 		defined[p.Name] = true
 	}
 
-	if len(forms) < 3 || forms[2].String() != "(deny process-info* iokit-get-properties nvram*)" {
-		return nil, fmt.Errorf("third form is %s, want (deny process-info* iokit-get-properties nvram*)", forms[min(2, len(forms)-1)])
+	if len(forms) < 3 || forms[2].String() != thirdForm {
+		return nil, fmt.Errorf("third form is %s, want %s", forms[min(2, len(forms)-1)], thirdForm)
 	}
 	a := &analysis{forms: forms, pairs: map[string]bool{}, paramsUsed: map[string]bool{}}
+	denied := false
 	for _, f := range forms[3:] {
+		if f.kind == sList && len(f.items) > 0 && f.items[0].isSym("deny") {
+			if err := a.gitDeny(f, defined); err != nil {
+				return nil, fmt.Errorf("rule %s: %v", f, err)
+			}
+			denied = true
+			continue
+		}
+		if denied {
+			return nil, fmt.Errorf("rule %s comes after a deny: the git denies must be last, or an allow after them would win", f)
+		}
 		if err := a.rule(f, defined); err != nil {
 			return nil, fmt.Errorf("rule %s: %v", f, err)
 		}
@@ -374,6 +402,47 @@ func analyzeProfile(prof Profile) (*analysis, error) {
 		}
 	}
 	return a, nil
+}
+
+// thirdForm is the deny that must follow (deny default): the operations
+// (deny default) is reported to leave allowed.
+const thirdForm = "(deny file-map-executable process-info* iokit-get-properties nvram*)"
+
+// gitDenyRegexes are the only regular expressions a deny may hold: the
+// git protection (written out here, not taken from the generator).
+var gitDenyRegexes = map[string]bool{
+	`^.*/[^/]*[.][gG][iI][tT]/(([mM][oO][dD][uU][lL][eE][sS]/.+|[wW][oO][rR][kK][tT][rR][eE][eE][sS]/[^/]+)/)?` +
+		`([hH][oO][oO][kK][sS](/.*)?|[cC][oO][nN][fF][iI][gG]|[cC][oO][nN][fF][iI][gG][.][wW][oO][rR][kK][tT][rR][eE][eE]|[cC][oO][mM][mM][oO][nN][dD][iI][rR])$`: true,
+	`^.*/[^/]*[.][gG][iI][tT]$`: true,
+}
+
+// gitDeny checks a deny rule after the third form: only file-write* by
+// the git regexes, and by G parameters (Policy.GitDirs).
+func (a *analysis) gitDeny(f sexp, defined map[string]bool) error {
+	if len(f.items) < 3 || !f.items[1].isSym("file-write*") {
+		return errors.New("the only deny expected after the header is file-write* (git protection)")
+	}
+	seen := map[string]bool{}
+	for _, flt := range f.items[2:] {
+		if flt.kind == sList && len(flt.items) == 2 && (flt.items[0].isSym("subpath") || flt.items[0].isSym("literal")) {
+			kind, err := a.pathArg(flt, flt.items[0].text, flt.items[1:], defined)
+			if err != nil {
+				return err
+			}
+			if !strings.HasSuffix(kind, "(param)") || !strings.HasPrefix(flt.items[1].items[1].text, "G") {
+				return fmt.Errorf("deny filter %s: only GitDirs parameters", flt)
+			}
+			continue
+		}
+		if flt.kind != sList || len(flt.items) != 2 || !flt.items[0].isSym("regex") || flt.items[1].kind != sRegex || !gitDenyRegexes[flt.items[1].text] {
+			return fmt.Errorf("deny filter %s is not a git protection regex", flt)
+		}
+		seen[flt.items[1].text] = true
+	}
+	if len(seen) != len(gitDenyRegexes) {
+		return fmt.Errorf("the git deny holds %d of the %d git protection regexes", len(seen), len(gitDenyRegexes))
+	}
+	return nil
 }
 
 func (a *analysis) rule(f sexp, defined map[string]bool) error {
@@ -423,8 +492,19 @@ func (a *analysis) rule(f sexp, defined map[string]bool) error {
 					return fmt.Errorf("constant %s allowed for %s, not %s %s", flt.items[1], only, op, head)
 				}
 			}
-			if op == "file-ioctl" && flt.String() != `(literal (param "T0"))` {
-				return fmt.Errorf("file-ioctl on %s: only the Terminal parameter may get it", flt)
+			if strings.Contains(flt.String(), `(param "G`) {
+				return fmt.Errorf("%s allowed on a GitDirs parameter %s: those are for the git deny only", op, flt)
+			}
+			if op == "file-ioctl" && flt.String() != `(literal (param "T0"))` && !(flt.String() == `(literal "/dev/tty")` && defined["T0"]) {
+				return fmt.Errorf("file-ioctl on %s: only the Terminal parameter (and /dev/tty with it) may get it", flt)
+			}
+			if (op == "file-map-executable" || op == "process-exec*") && len(flt.items) == 2 && flt.items[1].kind == sList &&
+				strings.HasPrefix(flt.items[1].String(), `(param "R`) {
+				return fmt.Errorf("%s on a ReadPaths grant %s: read-only grants must not become code", op, flt)
+			}
+			if strings.Contains(flt.String(), `(param "L`) && (op != "file-read*" && op != "file-map-executable" && op != "file-read-metadata" ||
+				head == "subpath") {
+				return fmt.Errorf("%s %s on a LibraryPaths grant: a library is read and mapped, as itself, never executed or written", op, flt)
 			}
 			if op == "file-write-data" && flt.items[1].kind == sString && !writableConsts[flt.items[1].text] {
 				return fmt.Errorf("file-write-data on constant %s", flt.items[1])
@@ -454,6 +534,15 @@ func (a *analysis) filter(f sexp, defined map[string]bool) (string, error) {
 	case "regex":
 		if len(args) != 1 || args[0].kind != sRegex || !allowedRegexes[args[0].text] {
 			return "", fmt.Errorf("regex filter %s not in the allowlist", f)
+		}
+		return head, nil
+	case "ipc-posix-name-prefix":
+		s, err := one(sString)
+		if err != nil {
+			return "", err
+		}
+		if s.text != "/mp-" && s.text != "mp-" {
+			return "", fmt.Errorf("POSIX IPC name prefix %q: only Python's semaphores (/mp-)", s.text)
 		}
 		return head, nil
 	case "sysctl-name", "sysctl-name-prefix":

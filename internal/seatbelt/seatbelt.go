@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -47,6 +45,11 @@ type Policy struct {
 	// literally, a directory for everything under it. The command given to
 	// Profile.Args must be one of them.
 	ExecPaths []string
+	// LibraryPaths are files that may be read and mapped executable but
+	// not executed: the dylibs and frameworks the programs in ExecPaths
+	// load from outside the system libraries (a Homebrew program's own
+	// libraries). Each is a literal; same form as the other lists.
+	LibraryPaths []string
 	// IsDir reports whether a path in the lists above is a directory, which
 	// selects a subpath rule rather than a literal one. nil treats every
 	// path as a directory. Generate is pure when IsDir is; StatIsDir
@@ -81,10 +84,48 @@ type Policy struct {
 	// the caller's own terminal could not, say, push input into it
 	// (TIOCSTI). Never set it to a terminal the caller itself uses.
 	Terminal string
+	// ControllingTerminal says that Terminal is also the program's
+	// controlling terminal (Run made it so: setsid and TIOCSCTTY before
+	// the exec), so /dev/tty, which the kernel resolves to the controlling
+	// terminal, gets file-ioctl too (tcsetattr through /dev/tty: less,
+	// password prompts, stty </dev/tty). Only with Terminal: /dev/tty of a
+	// program without Run's terminal is the caller's terminal, and ioctl on
+	// it stays denied.
+	ControllingTerminal bool
 	// ShellShim, PerlShim and XcrunShim grant what the system shims need
 	// (see [Shims]): /bin/sh's select link and shells, /usr/bin/perl's
 	// versioned perls, the xcrun tools' Command Line Tools.
 	ShellShim, PerlShim, XcrunShim bool
+	// DeveloperDir is the active developer directory when it is not the
+	// Command Line Tools (xcode-select pointing into Xcode.app, or
+	// DEVELOPER_DIR): with XcrunShim the xcrun tools execute from it, so it
+	// gets what the Command Line Tools get (execute, read, map
+	// executable). Absolute, clean, resolved, like the path lists; "" for
+	// none.
+	DeveloperDir string
+	// ExecWritePaths (Config.AllowExecWritePaths) makes WritePaths
+	// executable too: process-exec* and file-map-executable inside them.
+	// Without it nothing in a write path can be executed or mapped as code
+	// (dlopen, Python extension modules, Node addons).
+	ExecWritePaths bool
+	// GitProtection denies writing the hooks, config and commondir of
+	// every git directory at any depth (see [GitProtectRegexes]) and
+	// creating, renaming or removing a .git entry, after every allow, so
+	// that it wins inside WritePaths.
+	GitProtection bool
+	// GitDirs are git directories the regular expressions of
+	// GitProtection do not match (not named .git or NAME.git: a
+	// "gitdir:" file's target, a bare repository), which the caller
+	// found: with GitProtection, writing their hooks/, config,
+	// config.worktree and commondir is denied too, and so is writing,
+	// renaming or removing the directory itself. Absolute, clean,
+	// resolved, like the path lists.
+	GitDirs []string
+	// PythonSemaphores allows POSIX named semaphores whose names start as
+	// Python's multiprocessing makes them ("/mp-"): sem_open, sem_wait,
+	// sem_post, sem_unlink. They live in one namespace for the whole
+	// host, shared with every process outside the sandbox.
+	PythonSemaphores bool
 }
 
 // Param is one sandbox-exec profile parameter, passed as "-D", Name+"="+Value
@@ -162,118 +203,120 @@ func (g grant) describe() string {
 // UTF-8 or that contain NUL or control characters, port 0, and hosts that
 // are neither wildcards, IP literals nor DNS names. Its output depends only on
 // p (and on what p.IsDir answers).
+//
+// SBPL applies the last rule that matches an operation, so the order of
+// the sections is part of the policy: the denies that must hold inside
+// the grants (git protection) come last, after every allow they override.
 func Generate(p Policy) (Profile, error) {
-	isDir := p.IsDir
-	if isDir == nil {
-		isDir = func(string) bool { return true }
-	}
 	var prof Profile
-	lists := []struct {
-		name, prefix string
-		paths        []string
-	}{
-		{"ReadPaths", "R", p.ReadPaths},
-		{"WritePaths", "W", p.WritePaths},
-		{"ExecPaths", "X", p.ExecPaths},
-	}
-	grants := make([][]grant, len(lists))
-	for li, l := range lists {
-		seen := make(map[string]bool, len(l.paths))
-		for i, path := range l.paths {
-			if err := checkPath(path); err != nil {
-				return Profile{}, fmt.Errorf("%w: %s[%d] %q: %v", ErrInvalidPolicy, l.name, i, path, err)
-			}
-			if seen[path] {
-				continue
-			}
-			seen[path] = true
-			g := grant{
-				list:  l.name,
-				index: i,
-				param: l.prefix + strconv.Itoa(len(grants[li])),
-				dir:   isDir(path),
-			}
-			grants[li] = append(grants[li], g)
-			prof.Params = append(prof.Params, Param{Name: g.param, Value: path})
-		}
-	}
-	reads, writes, execs := grants[0], grants[1], grants[2]
-
-	conns, err := resolveConnects(p.TCPConnect)
+	g, err := validate(p, &prof)
 	if err != nil {
 		return Profile{}, err
 	}
-	for i, port := range p.TCPBind {
-		if port == 0 {
-			return Profile{}, fmt.Errorf("%w: TCPBind[%d]: port 0", ErrInvalidPolicy, i)
-		}
-	}
-	if p.Terminal != "" {
-		if !isPTYPath(p.Terminal) {
-			return Profile{}, fmt.Errorf("%w: Terminal %q: not a pseudo-terminal's path (/dev/ttysNNN)", ErrInvalidPolicy, p.Terminal)
-		}
-		prof.Params = append(prof.Params, Param{Name: "T0", Value: p.Terminal})
-	}
-
 	var b builder
+	writeHeader(&b)
+	b.section("baseline: what a command-line process needs to start")
+	writeBaseline(&b)
+	writePathGrants(&b, p, g)
+	if p.Terminal != "" {
+		writeTerminal(&b, p)
+	}
+	b.section("shims: what sh, perl and the xcrun tools in ExecPaths execute")
+	writeShims(&b, p)
+	writeProcesses(&b, p)
+	writeNetwork(&b, p, g, &prof)
+	writeDevices(&b, p)
+	b.section("git: denies that override the write grants above (the last matching rule wins)")
+	writeGitProtection(&b, p)
+	if b.err != nil {
+		return Profile{}, fmt.Errorf("seatbelt: internal error: %w", b.err)
+	}
+	prof.Text = b.sb.String()
+	return prof, nil
+}
+
+// writeHeader writes the version, (deny default) and the denies that
+// (deny default) is reported to leave open.
+func writeHeader(b *builder) {
 	b.raw("(version 1)")
 	b.raw("(deny default)")
-	b.raw("(deny process-info* iokit-get-properties nvram*)")
-	b.comment("(deny default) is reported to leave the three above allowed; Chromium denies them explicitly")
-	b.comment("(crbug.com/799149). The allowance of process-info* on the process itself comes later.")
+	b.raw("(deny file-map-executable process-info* iokit-get-properties nvram*)")
+	b.comment("(deny default) is reported to leave the four above allowed; Apple's daemon profiles begin with this")
+	b.comment("deny, and Chromium's denies the last three (crbug.com/799149). file-map-executable (mmap with")
+	b.comment("PROT_EXEC: dlopen, Python extension modules, Node addons, DYLD_INSERT_LIBRARIES) is allowed again")
+	b.comment("only for the system libraries, the exec paths and the shims' programs (and write paths only with")
+	b.comment("ExecWritePaths); process-info* of the process itself comes later.")
 	b.comment("Generated by github.com/openparallax/sandbox/internal/seatbelt.")
 	b.comment("Everything not allowed below is denied. User paths appear only as")
 	b.comment("(param \"...\") and reach sandbox-exec as -D NAME=VALUE arguments.")
+}
 
-	b.section("baseline: what a command-line process needs to start")
-	writeBaseline(&b)
-
-	b.section("ReadPaths: read and list, recursively for directories")
-	if len(reads) == 0 {
+// writePathGrants writes the ReadPaths, WritePaths and ExecPaths rules and
+// the metadata of their ancestors.
+func writePathGrants(b *builder, p Policy, g grants) {
+	b.section("ReadPaths: read and list, recursively for directories (never mapped as code)")
+	if len(g.reads) == 0 {
 		b.comment("none")
 	}
-	for _, g := range reads {
-		b.rule(g.describe()+": read and list", "(allow file-read* "+g.filter()+")")
+	for _, r := range g.reads {
+		b.rule(r.describe()+": read and list", "(allow file-read* "+r.filter()+")")
 	}
 
 	b.section("WritePaths: read, write, create, delete and rename inside")
-	if len(writes) == 0 {
+	if len(g.writes) == 0 {
 		b.comment("none")
 	}
-	for _, g := range writes {
-		b.rule(g.describe()+": read and write", "(allow file-read* file-write* "+g.filter()+")")
+	for _, w := range g.writes {
+		b.rule(w.describe()+": read and write", "(allow file-read* file-write* "+w.filter()+")")
+		if p.ExecWritePaths {
+			b.rule("ExecWritePaths: "+w.describe()+": execute and map executable what the program writes there",
+				"(allow process-exec* file-map-executable "+w.filter()+")")
+		}
+	}
+
+	b.section("LibraryPaths: the libraries of granted programs, read and mapped executable, never executed")
+	if len(g.libs) == 0 {
+		b.comment("none")
+	}
+	for _, l := range g.libs {
+		b.rule(l.describe()+": read and map executable", "(allow file-read* file-map-executable "+l.filter()+")")
 	}
 
 	b.section("ExecPaths: may be executed; read and mapped so dyld can load them")
-	if len(execs) == 0 {
+	if len(g.execs) == 0 {
 		b.comment("none: process-exec is denied, so sandbox-exec cannot start any command")
 	}
-	for _, g := range execs {
-		b.rule(g.describe()+": execute (process-exec* covers process-exec-interpreter)", "(allow process-exec* "+g.filter()+")")
-		b.rule(g.describe()+": read and map executable", "(allow file-read* file-map-executable "+g.filter()+")")
+	for _, x := range g.execs {
+		b.rule(x.describe()+": execute (process-exec* covers process-exec-interpreter)", "(allow process-exec* "+x.filter()+")")
+		b.rule(x.describe()+": read and map executable", "(allow file-read* file-map-executable "+x.filter()+")")
 	}
 
-	all := make([]grant, 0, len(reads)+len(writes)+len(execs))
-	all = append(append(append(all, reads...), writes...), execs...)
+	all := make([]grant, 0, len(g.reads)+len(g.writes)+len(g.execs)+len(g.libs))
+	all = append(append(append(append(all, g.reads...), g.writes...), g.execs...), g.libs...)
 	if len(all) > 0 {
 		var sb strings.Builder
 		sb.WriteString("(allow file-read-metadata")
-		for _, g := range all {
-			sb.WriteString(" (path-ancestors " + paramRef(g.param) + ")")
+		for _, a := range all {
+			sb.WriteString(" (path-ancestors " + paramRef(a.param) + ")")
 		}
 		sb.WriteString(")")
 		b.rule("stat() of the directories above each granted path (realpath, getcwd, mkdir -p); metadata only, no listing", sb.String())
 	}
+}
 
-	if p.Terminal != "" {
-		b.section("Terminal: the pseudo-terminal the caller opened for this program")
-		b.rule("read, write and ioctl (terminal modes, window size, job control) on exactly this terminal",
-			"(allow file-read* file-write-data file-ioctl (literal "+paramRef("T0")+"))")
+// writeTerminal writes the rules of Policy.Terminal.
+func writeTerminal(b *builder, p Policy) {
+	b.section("Terminal: the pseudo-terminal the caller opened for this program")
+	b.rule("read, write and ioctl (terminal modes, window size, job control) on exactly this terminal",
+		"(allow file-read* file-write-data file-ioctl (literal "+paramRef("T0")+"))")
+	if p.ControllingTerminal {
+		b.rule("ControllingTerminal: that terminal is the controlling one, which /dev/tty names: ioctl through it "+
+			"(tcsetattr by less, prompts, stty </dev/tty)", "(allow file-ioctl (literal "+b.quote("/dev/tty")+"))")
 	}
+}
 
-	b.section("shims: what sh, perl and the xcrun tools in ExecPaths execute")
-	writeShims(&b, p)
-
+// writeProcesses writes fork, same-sandbox signals and the semaphores.
+func writeProcesses(b *builder, p Policy) {
 	b.section("processes")
 	if p.AllowSpawn {
 		b.rule("AllowSpawn: fork; children inherit this sandbox and its exec allowlist", "(allow process-fork)")
@@ -281,97 +324,25 @@ func Generate(p Policy) (Profile, error) {
 	} else {
 		b.comment("AllowSpawn is false: process-fork is denied")
 	}
+	if p.PythonSemaphores {
+		var sb strings.Builder
+		for _, pre := range PythonSemaphorePrefixes {
+			sb.WriteString(" (ipc-posix-name-prefix " + b.quote(pre) + ")")
+		}
+		b.rule("PythonSemaphores: the named semaphores of Python's multiprocessing (SemLock: /mp-XXXXXXXX), "+
+			"in the host's one namespace (shared, not private)", "(allow ipc-posix-sem"+sb.String()+")")
+	}
+}
 
-	needResolver, needHosts, needTLS := false, false, false
-	for _, c := range conns {
-		needResolver = needResolver || c.resolve
-		needHosts = needHosts || c.hostsFile || c.resolve
-		needTLS = needTLS || c.rule == "*" && !p.NoTrustd
-	}
+// PythonSemaphorePrefixes are the name prefixes Policy.PythonSemaphores
+// grants: the names multiprocessing.synchronize gives its
+// semaphores: process._config["semprefix"] ("/mp") and "-", then random
+// characters. The form without the slash is there in case the kernel
+// matches the name after the leading "/" (to be seen on a Mac).
+var PythonSemaphorePrefixes = []string{"/mp-", "mp-"}
 
-	b.section("Unix-domain sockets")
-	if p.AllowUnixSockets || needResolver {
-		why := "AllowUnixSockets"
-		if !p.AllowUnixSockets {
-			why = "name resolution"
-		}
-		b.rule(why+": create AF_UNIX sockets; connecting to one still needs a path rule", "(allow system-socket (socket-domain AF_UNIX))")
-	}
-	if p.AllowUnixSockets {
-		if len(writes) == 0 {
-			b.comment("AllowUnixSockets: no WritePaths, so no socket file may be bound or connected to")
-		}
-		for _, g := range writes {
-			b.rule("AllowUnixSockets: bind socket files inside "+g.describe(), "(allow network-bind (local unix-socket (subpath "+paramRef(g.param)+")))")
-			b.rule("AllowUnixSockets: connect to socket files inside "+g.describe(), "(allow network-outbound (remote unix-socket (subpath "+paramRef(g.param)+")))")
-		}
-	} else if needResolver {
-		b.comment("AllowUnixSockets is false: no socket file may be bound, and only the resolver below connected to")
-	} else {
-		b.comment("AllowUnixSockets is false: no socket file may be bound or connected to")
-	}
-
-	b.section("network")
-	if len(conns) == 0 && len(p.TCPBind) == 0 {
-		b.comment("none: every TCP connect, bind and accept is denied")
-	}
-	emitted := make(map[string]bool)
-	for _, c := range conns {
-		if c.notEnforced != "" {
-			prof.NotEnforced = append(prof.NotEnforced, c.notEnforced)
-		}
-		addr := c.rule + ":" + c.port
-		if emitted[addr] {
-			continue
-		}
-		emitted[addr] = true
-		what := "loopback"
-		if c.rule == "*" {
-			what = "any host (Seatbelt cannot filter by host)"
-		}
-		port := "port " + c.port
-		if c.port == "*" {
-			port = "any port"
-		}
-		b.rule(fmt.Sprintf("TCPConnect[%d]: %s, %s", c.index, what, port),
-			"(allow network-outbound (remote tcp "+b.quote(addr)+"))")
-	}
-	if needHosts {
-		b.rule("TCPConnect names a host: the hosts file, where localhost is resolved",
-			"(allow file-read* (literal "+b.quote("/private/etc/hosts")+"))")
-	}
-	if needResolver {
-		b.comment("A TCPConnect host is a DNS name or any host: name resolution. mDNSResponder resolves")
-		b.comment("any name, so queries reach any DNS server: a channel of its own (see the package doc).")
-		b.rule("name resolution: getaddrinfo() asks mDNSResponder over this Unix socket",
-			"(allow network-outbound (literal "+b.quote("/private/var/run/mDNSResponder")+"))")
-		b.rule("name resolution: the resolver configuration (Go, Node, Rust and c-ares read it from configd)",
-			"(allow mach-lookup (global-name "+b.quote("com.apple.SystemConfiguration.DNSConfiguration")+") (global-name "+
-				b.quote("com.apple.SystemConfiguration.configd")+"))")
-		b.rule("name resolution: the routing table, read to pick source addresses",
-			"(allow sysctl-read (sysctl-name-prefix "+b.quote("net.routetable")+"))")
-	}
-	if needTLS {
-		b.comment("trustd fetches AIA, OCSP and CRL URLs named in certificates the process supplies: a channel")
-		b.comment("to hosts no rule names (Policy.NoTrustd leaves it out)")
-		b.rule("TLS for non-loopback TCPConnect: certificate evaluation by trustd (Security.framework, Go's crypto/x509)",
-			"(allow mach-lookup (global-name "+b.quote("com.apple.trustd.agent")+"))")
-	}
-	if slices.ContainsFunc(conns, func(c conn) bool { return c.rule == "*" }) {
-		b.rule("TLS for non-loopback TCPConnect: the CA bundle of LibreSSL/OpenSSL clients such as curl",
-			"(allow file-read* (subpath "+b.quote("/private/etc/ssl")+"))")
-	}
-	bound := make(map[uint16]bool)
-	for i, port := range p.TCPBind {
-		if bound[port] {
-			continue
-		}
-		bound[port] = true
-		addr := b.quote("*:" + strconv.FormatUint(uint64(port), 10))
-		b.rule(fmt.Sprintf("TCPBind[%d]: listen on port %d on every local address", i, port), "(allow network-bind (local tcp "+addr+"))")
-		b.rule(fmt.Sprintf("TCPBind[%d]: accept connections on port %d", i, port), "(allow network-inbound (local tcp "+addr+"))")
-	}
-
+// writeDevices writes the camera and microphone rules.
+func writeDevices(b *builder, p Policy) {
 	b.section("devices")
 	if p.Camera {
 		b.rule("Camera: the camera device operation (TCC consent is still required)", "(allow device-camera)")
@@ -382,12 +353,6 @@ func Generate(p Policy) (Profile, error) {
 	if !p.Camera && !p.Microphone {
 		b.comment("none")
 	}
-
-	if b.err != nil {
-		return Profile{}, fmt.Errorf("seatbelt: internal error: %w", b.err)
-	}
-	prof.Text = b.sb.String()
-	return prof, nil
 }
 
 // isPTYPath reports whether p names a macOS pseudo-terminal's terminal end:

@@ -108,5 +108,28 @@ func writeShims(b *builder, p Policy) {
 			"(allow process-exec* (literal "+q(xcrunBin)+") (subpath "+q(xcrunTools)+"))")
 		b.rule("XcrunShim: read and map the tools, their libraries and headers",
 			"(allow file-read* file-map-executable (literal "+q(xcrunBin)+") (subpath "+q(xcrunTools)+"))")
+		if p.DeveloperDir != "" {
+			b.rule("XcrunShim: DeveloperDir, the active developer directory outside the Command Line Tools "+
+				"(Xcode.app): what the shims execute there", "(allow process-exec* file-read* file-map-executable (subpath "+paramRef("D0")+"))")
+			b.rule("XcrunShim: stat() of the directories above DeveloperDir", "(allow file-read-metadata (path-ancestors "+paramRef("D0")+"))")
+		}
 	}
+	writeAncestors(b, "stat() of the directories above what the shims read and execute (/bin, /usr/bin, /Library/Developer, ...)",
+		shimConstPaths(p))
+}
+
+// shimConstPaths are the constant paths the shims of p bring, for
+// ancestorRule.
+func shimConstPaths(p Policy) []string {
+	var out []string
+	if p.ShellShim {
+		out = append(append(out, shellSelect), shellTargets...)
+	}
+	if p.PerlShim {
+		out = append(out, "/usr/bin/perl5", perlSite)
+	}
+	if p.XcrunShim {
+		out = append(out, xcrunSelect, xcrunBin, xcrunTools)
+	}
+	return out
 }

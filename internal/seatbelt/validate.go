@@ -148,3 +148,83 @@ func isDNSName(s string) bool {
 	}
 	return true
 }
+
+// grants is a Policy validated: its path grants by list, and its TCP
+// endpoints as Seatbelt can express them.
+type grants struct {
+	reads, writes, execs, libs []grant
+	conns                      []conn
+}
+
+// validate checks p and numbers its paths as parameters (added to
+// prof.Params in order: R, W, X, then T0 and D0).
+func validate(p Policy, prof *Profile) (grants, error) {
+	isDir := p.IsDir
+	if isDir == nil {
+		isDir = func(string) bool { return true }
+	}
+	lists := []struct {
+		name, prefix string
+		paths        []string
+	}{
+		{"ReadPaths", "R", p.ReadPaths},
+		{"WritePaths", "W", p.WritePaths},
+		{"ExecPaths", "X", p.ExecPaths},
+		{"LibraryPaths", "L", p.LibraryPaths},
+	}
+	out := make([][]grant, len(lists))
+	for li, l := range lists {
+		seen := make(map[string]bool, len(l.paths))
+		for i, path := range l.paths {
+			if err := checkPath(path); err != nil {
+				return grants{}, fmt.Errorf("%w: %s[%d] %q: %v", ErrInvalidPolicy, l.name, i, path, err)
+			}
+			if seen[path] {
+				continue
+			}
+			seen[path] = true
+			g := grant{list: l.name, index: i, param: l.prefix + strconv.Itoa(len(out[li])), dir: l.prefix != "L" && isDir(path)} // a library is a file
+			out[li] = append(out[li], g)
+			prof.Params = append(prof.Params, Param{Name: g.param, Value: path})
+		}
+	}
+	conns, err := resolveConnects(p.TCPConnect)
+	if err != nil {
+		return grants{}, err
+	}
+	for i, port := range p.TCPBind {
+		if port == 0 {
+			return grants{}, fmt.Errorf("%w: TCPBind[%d]: port 0", ErrInvalidPolicy, i)
+		}
+	}
+	if p.Terminal != "" {
+		if !isPTYPath(p.Terminal) {
+			return grants{}, fmt.Errorf("%w: Terminal %q: not a pseudo-terminal's path (/dev/ttysNNN)", ErrInvalidPolicy, p.Terminal)
+		}
+		prof.Params = append(prof.Params, Param{Name: "T0", Value: p.Terminal})
+	} else if p.ControllingTerminal {
+		return grants{}, fmt.Errorf("%w: ControllingTerminal without a Terminal", ErrInvalidPolicy)
+	}
+	if p.DeveloperDir != "" {
+		if err := checkPath(p.DeveloperDir); err != nil {
+			return grants{}, fmt.Errorf("%w: DeveloperDir %q: %v", ErrInvalidPolicy, p.DeveloperDir, err)
+		}
+		if p.XcrunShim {
+			prof.Params = append(prof.Params, Param{Name: "D0", Value: p.DeveloperDir})
+		}
+	}
+	if p.GitProtection {
+		for i, d := range p.GitDirs {
+			if err := checkPath(d); err != nil {
+				return grants{}, fmt.Errorf("%w: GitDirs[%d] %q: %v", ErrInvalidPolicy, i, d, err)
+			}
+		}
+		for _, f := range gitDirFiles(p.GitDirs) {
+			if err := checkPath(f.path); err != nil {
+				return grants{}, fmt.Errorf("%w: GitDirs: %q: %v", ErrInvalidPolicy, f.path, err)
+			}
+			prof.Params = append(prof.Params, Param{Name: f.param, Value: f.path})
+		}
+	}
+	return grants{reads: out[0], writes: out[1], execs: out[2], libs: out[3], conns: conns}, nil
+}

@@ -112,6 +112,10 @@ type Resolved struct {
 	// program (RunOptions.TTY), which the profile lets it use as one
 	// (seatbelt.Policy.Terminal); "" otherwise, and always for WrapCommand.
 	Terminal string
+	// Env, on macOS under WrapCommand, is the environment the program
+	// gets when the command sets one (cmd.Env), read for DEVELOPER_DIR
+	// (the xcrun shims' developer directory); nil means the caller's own.
+	Env []string
 	// Resolver, on Linux under WrapCommand and Run with the egress
 	// layer's transparent path, is the generated resolv.conf shown at
 	// ResolverAt (/etc/resolv.conf, resolved) by the mount layer.

@@ -54,6 +54,10 @@ const (
 	// FeatureTLSTrust: com.apple.trustd.agent, granted with a non-loopback
 	// TCP endpoint unless Config.NoTLSTrustService.
 	FeatureTLSTrust = "tls_trust_service"
+	// FeatureUserLookup: com.apple.system.opendirectoryd.libinfo, always
+	// granted (getpwuid, getgrgid): listed as a channel, reported enforced
+	// (see the detail for what it discloses).
+	FeatureUserLookup = "user_lookup_service"
 )
 
 // Feature names of the limits in [Plan.Features]. Each requested limit is
