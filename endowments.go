@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/openparallax/sandbox/internal/spec"
@@ -144,6 +145,9 @@ func ParseEndowments(b []byte) (Endowments, error) {
 	if dec.More() {
 		return Endowments{}, errors.New("endowments: trailing data after the descriptor")
 	}
+	if err := exactNames(b); err != nil {
+		return Endowments{}, err
+	}
 	e := Endowments{Version: EndowmentsVersion, FS: j.FS, Net: j.Net, Exec: j.Exec, Env: j.Env, Devices: j.Devices}
 	if j.Version != nil {
 		e.Version = *j.Version
@@ -153,6 +157,59 @@ func ParseEndowments(b []byte) (Endowments, error) {
 	}
 	// Check cleaned the paths in place; the record keeps them cleaned.
 	return e, nil
+}
+
+// endowmentsNames are the descriptor's field names, by where they may
+// appear.
+var endowmentsNames = map[string][]string{
+	"":     {"version", "fs", "net", "exec", "env", "devices"},
+	"fs":   {"path", "mode", "mountAt"},
+	"net":  {"outbound", "inbound", "allowHosts", "allowPorts"},
+	"exec": {"allowPaths"},
+}
+
+// exactNames refuses a field name spelt other than exactly (encoding/json
+// matches names case-insensitively: "allowhosts" would be read as
+// allowHosts here, and refused by the plugin's shapes, which match
+// exactly).
+func exactNames(b []byte) error {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) != nil {
+		return nil // the typed decode has accepted it: not an object is impossible
+	}
+	check := func(where string, obj map[string]json.RawMessage) error {
+		for k := range obj {
+			if !slices.Contains(endowmentsNames[where], k) {
+				in := where
+				if in == "" {
+					in = "the descriptor"
+				}
+				return &EndowmentsError{Field: strings.TrimPrefix(where+"."+k, "."),
+					Reason: fmt.Sprintf("unknown field %q in %s: the fields there are %s", k, in, strings.Join(endowmentsNames[where], ", "))}
+			}
+		}
+		return nil
+	}
+	if err := check("", top); err != nil {
+		return err
+	}
+	for _, where := range []string{"net", "exec"} {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(top[where], &obj) == nil {
+			if err := check(where, obj); err != nil {
+				return err
+			}
+		}
+	}
+	var fsList []map[string]json.RawMessage
+	if json.Unmarshal(top["fs"], &fsList) == nil {
+		for _, g := range fsList {
+			if err := check("fs", g); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Check applies the descriptor's rules, cleaning paths in place: version

@@ -103,9 +103,14 @@ func TestEndowmentsJSON(t *testing.T) {
 			t.Errorf("%s: %v, want refused", js, err)
 		}
 	}
-	_, err := sandbox.ParseEndowments([]byte(`{"net": {"allowhosts": ["x"]}}`))
-	if err == nil || !strings.Contains(err.Error(), "allowHosts") {
-		t.Errorf("misspelt field: %v, want the error to name the field's spelling", err)
+	// encoding/json would take these case-insensitively; the plugin's
+	// shapes would not.
+	for _, js := range []string{`{"Version": 1}`, `{"net": {"allowhosts": ["x"]}}`, `{"fs": [{"Path": "/", "mode": "read"}]}`, `{"exec": {"allowpaths": []}}`} {
+		_, err := sandbox.ParseEndowments([]byte(js))
+		var ee *sandbox.EndowmentsError
+		if !errors.As(err, &ee) || !strings.Contains(err.Error(), "unknown field") || !strings.Contains(err.Error(), "the fields there are") {
+			t.Errorf("%s: %v, want the name refused with the names there are", js, err)
+		}
 	}
 }
 

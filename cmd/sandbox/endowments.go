@@ -106,6 +106,15 @@ func runEndowments(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	if err != nil {
 		return usageError(stderr, "run", "%v", err)
 	}
+	// A grant this machine cannot make (mountAt, a device) is refused
+	// here as by plan, not run without it.
+	p, err := sandbox.PlanFor(req.Config)
+	if err != nil {
+		return usageError(stderr, "run", "endowments: %v", err)
+	}
+	if _, _, err := e.Effective(p); err != nil {
+		return usageError(stderr, "run", "%v", err)
+	}
 	opts := req.Options()
 	opts.MaxOutput = endowmentsMaxOutput
 	res, err := sandbox.Run(context.Background(), req.Config, req.Command[0], req.Command[1:], opts)
@@ -154,8 +163,9 @@ type endowmentsPlan struct {
 	// sandbox.Endowments.Effective), NotEnforced the reasons.
 	Effective   sandbox.Endowments    `json:"effective"`
 	NotEnforced []sandbox.Enforcement `json:"notEnforced"`
-	// Describe is the plan in plain sentences (sandbox.Plan.Describe),
-	// with the default timeout.
+	// Describe is the plan in plain sentences (sandbox.Plan.Describe) for
+	// a program run with sandbox run (ApplySelf's entries left out), with
+	// the default timeout.
 	Describe string `json:"describe"`
 	// DefaultTimeoutMs and MaxOutput are run's defaults and bound.
 	DefaultTimeoutMs int64 `json:"defaultTimeoutMs"`
@@ -192,8 +202,12 @@ func planEndowments(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	if err != nil {
 		return usageError(stderr, "plan", "%v", err)
 	}
-	p.TimeLimit = sandbox.DefaultEndowmentsTimeout
-	rep := endowmentsPlan{Endowments: e, Effective: eff, NotEnforced: slices.Clip(dropped), Describe: p.Describe(),
+	// The description is of a program run with sandbox run: ApplySelf's
+	// entries (where they differ from Run's) are not about it.
+	forRun := p
+	forRun.Features = slices.DeleteFunc(slices.Clone(p.Features), func(f sandbox.Enforcement) bool { return f.Scope == sandbox.ScopeApplySelf })
+	forRun.TimeLimit = sandbox.DefaultEndowmentsTimeout
+	rep := endowmentsPlan{Endowments: e, Effective: eff, NotEnforced: slices.Clip(dropped), Describe: forRun.Describe(),
 		DefaultTimeoutMs: sandbox.DefaultEndowmentsTimeout.Milliseconds(), MaxOutput: endowmentsMaxOutput, Config: cfg, Plan: p}
 	if rep.NotEnforced == nil {
 		rep.NotEnforced = []sandbox.Enforcement{}

@@ -87,6 +87,14 @@ func TestRunEndowments(t *testing.T) {
 	if code != 0 || res.ExitCode != 0 {
 		t.Errorf("absolute command: %d %+v", code, res)
 	}
+	// mountAt at a target this machine cannot make is refused, not run
+	// without the mount (until the mount layer makes targets that do not
+	// exist: then it is shown there).
+	res, stderr, code = runEndowmentsCLI(t, `{"fs": [{"path": "`+dir+`", "mode": "read", "mountAt": "/nonexistent-endowments-target"}], "exec": {"allowPaths": ["/usr/bin"]}}`,
+		"run", "--endowments", "-", "--", "/usr/bin/cat", "/nonexistent-endowments-target/in")
+	if code == 0 && res.Stdout != "data" || code != 0 && (code != exitUsage || !strings.Contains(stderr, "fs[0].mountAt")) {
+		t.Errorf("mountAt at a missing target: %d %+v %s", code, res, stderr)
+	}
 	_, stderr, code = runEndowmentsCLI(t, `{"fs": [{"path": "`+dir+`", "mode": "rw"}]}`, "run", "--endowments", "-", "--", "true")
 	if code != exitUsage || !strings.Contains(stderr, `fs[0].mode "rw": want "read" or "read-write"`) {
 		t.Errorf("malformed descriptor: %d %s", code, stderr)

@@ -1,0 +1,256 @@
+// Seed 004's test plan for the plugin, under real lockdown (@endo/init),
+// against the sandbox command named by SANDBOX_BIN (endo_test.go builds
+// it and runs these). Only loopback addresses are ever dialled.
+
+import '@endo/init';
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { test, before, after } from 'node:test';
+import { passStyleOf } from '@endo/pass-style';
+
+import { make, findSandboxBin } from '../sandbox-plugin.js';
+
+let bin;
+try {
+  bin = findSandboxBin();
+} catch (e) {
+  bin = undefined;
+  console.log(`# skipping: ${e.message}`);
+}
+const skip = bin ? false : 'no sandbox command: set SANDBOX_BIN';
+
+// Outside /tmp: a run's /tmp is private, where a file would be missing
+// rather than denied.
+const base = existsSync('/var/tmp') ? '/var/tmp' : undefined;
+let root;
+let maker;
+const PATH = '/usr/bin:/bin';
+const execOnly = { exec: { allowPaths: ['/usr/bin', '/bin'] }, env: { PATH } };
+
+before(async () => {
+  if (skip) return;
+  root = mkdtempSync(join(base ?? '/tmp', 'endo-plugin-'));
+  mkdirSync(join(root, 'ro'));
+  mkdirSync(join(root, 'rw'));
+  mkdirSync(join(root, 'secret'));
+  writeFileSync(join(root, 'ro', 'file'), 'read me');
+  writeFileSync(join(root, 'secret', 'key'), 's3cret');
+  maker = await make(undefined, undefined, { env: { SANDBOX_BIN: bin } });
+});
+
+after(() => {
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+/** A loopback listener that counts the connections it accepts. */
+const listener = () =>
+  new Promise(resolve => {
+    const counter = { count: 0 };
+    const server = createServer(sock => {
+      counter.count += 1;
+      sock.destroy();
+    });
+    server.listen(0, '127.0.0.1', () => {
+      counter.port = server.address().port;
+      counter.close = () => new Promise(r => server.close(r));
+      resolve(counter);
+    });
+  });
+
+// Arguments as a caller's E() delivers them: hardened (passable).
+const describe = d => maker.describe(harden(d));
+const run = (sb, ...args) => sb.run(...harden(args));
+
+const settle = () => new Promise(r => setTimeout(r, 300));
+
+/** bash's /dev/tcp: a plain connect(), no proxy. */
+const dial = port => ['-c', `exec 3<>/dev/tcp/127.0.0.1/${port} && echo connected`];
+
+test('describe() returns a working Sandbox that runs echo hello', { skip }, async () => {
+  const sb = await describe(execOnly);
+  const res = await run(sb, 'echo', ['hello']);
+  assert.equal(res.exitCode, 0, res.stderr);
+  assert.equal(res.stdout, 'hello\n');
+  assert.equal(res.stderr, '');
+  assert.equal(res.timedOut, false);
+  assert.equal(passStyleOf(sb), 'remotable');
+});
+
+test('a read outside the allowed paths is denied', { skip }, async () => {
+  const sb = await describe({ ...execOnly, fs: [{ path: join(root, 'ro'), mode: 'read' }] });
+  const ok = await run(sb, 'cat', [join(root, 'ro', 'file')]);
+  assert.equal(ok.stdout, 'read me', ok.stderr);
+  const res = await run(sb, 'cat', [join(root, 'secret', 'key')]);
+  assert.notEqual(res.exitCode, 0);
+  assert.doesNotMatch(res.stdout, /s3cret/);
+  assert.match(res.stderr, /Permission denied/);
+});
+
+test('a read-only path cannot be written', { skip }, async () => {
+  const sb = await describe({
+    ...execOnly,
+    fs: [
+      { path: join(root, 'ro'), mode: 'read' },
+      { path: join(root, 'rw'), mode: 'read-write' },
+    ],
+  });
+  const res = await run(sb, 'sh', ['-c', `echo x > ${join(root, 'ro', 'new')}`]);
+  assert.notEqual(res.exitCode, 0);
+  assert.match(res.stderr, /Permission denied|Read-only file system/);
+  assert.equal(existsSync(join(root, 'ro', 'new')), false);
+  const w = await run(sb, 'sh', ['-c', `echo x > ${join(root, 'rw', 'new')}`]);
+  assert.equal(w.exitCode, 0, w.stderr);
+  assert.equal(readFileSync(join(root, 'rw', 'new'), 'utf8'), 'x\n');
+});
+
+test('with the network denied nothing connects', { skip }, async () => {
+  const l = await listener();
+  try {
+    const sb = await describe(execOnly);
+    const res = await run(sb, 'bash', dial(l.port));
+    await settle();
+    assert.notEqual(res.exitCode, 0);
+    assert.doesNotMatch(res.stdout, /connected/);
+    assert.equal(l.count, 0, 'the loopback listener saw a connection');
+  } finally {
+    await l.close();
+  }
+});
+
+test('allowHosts ["localhost"] with allowPorts [P] reaches P and nothing else', { skip }, async () => {
+  const p = await listener();
+  const q = await listener();
+  try {
+    const sb = await describe({
+      ...execOnly,
+      net: { outbound: true, allowHosts: ['localhost'], allowPorts: [p.port] },
+    });
+    const ok = await run(sb, 'bash', dial(p.port));
+    assert.equal(ok.exitCode, 0, ok.stderr);
+    assert.match(ok.stdout, /connected/);
+    const no = await run(sb, 'bash', dial(q.port));
+    await settle();
+    assert.notEqual(no.exitCode, 0);
+    assert.equal(p.count, 1);
+    assert.equal(q.count, 0, 'a port not granted was reached');
+    const eff = sb.getEndowments();
+    assert.deepEqual(eff.net.allowPorts, [p.port]);
+  } finally {
+    await p.close();
+    await q.close();
+  }
+});
+
+test('mountAt shows the files there (an existing target)', { skip }, async () => {
+  const target = mkdtempSync(join(root, 'target-'));
+  const sb = await describe({ ...execOnly, fs: [{ path: join(root, 'ro'), mode: 'read', mountAt: target }] });
+  const res = await run(sb, 'cat', [join(target, 'file')]);
+  assert.equal(res.stdout, 'read me', res.stderr);
+  assert.deepEqual(readdirSync(target), [], 'the mount leaked to the host');
+});
+
+test('mountAt "/workspace" shows the files there', { skip }, async t => {
+  let sb;
+  try {
+    sb = await describe({ ...execOnly, fs: [{ path: join(root, 'ro'), mode: 'read', mountAt: '/workspace' }] });
+  } catch (e) {
+    // Until the mount layer gives the program a root of its own, a
+    // target that does not exist on the host is refused, with this
+    // reason; it must never be run without the mount.
+    if (/mountAt "\/workspace".*target does not exist/.test(e.message)) {
+      t.skip(`not yet made here: ${e.message}`);
+      return;
+    }
+    throw e;
+  }
+  const res = await run(sb, 'cat', ['/workspace/file'], { cwd: '/workspace' });
+  assert.equal(res.stdout, 'read me', res.stderr);
+  assert.equal(existsSync('/workspace/file'), false, 'the mount leaked to the host');
+});
+
+test('a guest holding only a Sandbox cannot reach the SandboxMaker or describe a wider one', { skip }, async () => {
+  const sb = await describe({ ...execOnly, fs: [{ path: join(root, 'ro'), mode: 'read' }] });
+  // Its methods are these three, and none of them returns the maker.
+  assert.deepEqual([...sb.__getMethodNames__()].filter(n => !n.startsWith('__')).sort(), ['getEndowments', 'help', 'run']);
+  assert.equal(sb.describe, undefined);
+  assert.equal(Object.getOwnPropertyNames(sb).length, 0);
+  assert.ok(Object.isFrozen(sb) && Object.isFrozen(Object.getPrototypeOf(sb)));
+  // getEndowments() is a frozen copy: changing it changes nothing.
+  const eff = sb.getEndowments();
+  assert.ok(Object.isFrozen(eff) && Object.isFrozen(eff.fs[0]));
+  assert.throws(() => {
+    eff.fs.push({ path: '/', mode: 'read-write' });
+  });
+  // run()'s options cannot carry endowments.
+  await assert.rejects(run(sb, 'cat', [join(root, 'secret', 'key')], { fs: [{ path: root, mode: 'read' }] }), /unknown option "fs": the options are cwd and timeout/);
+  await assert.rejects(run(sb, 'cat', [join(root, 'secret', 'key')], { env: { A: 'b' } }), /unknown option "env"/);
+  await assert.rejects(run(sb, 'cat', [], { timeout: -1 }), /opts\.timeout -1: want milliseconds/);
+  await assert.rejects(run(sb, 'cat', [], { cwd: 'rel' }), /opts\.cwd "rel": want an absolute path/);
+  // A granted cwd widens nothing; one outside is still denied.
+  const res = await run(sb, 'cat', ['key'], { cwd: join(root, 'secret') });
+  assert.doesNotMatch(res.stdout, /s3cret/);
+  assert.match(sb.help(), /cannot change them or make another Sandbox/);
+});
+
+test('the guards reject malformed descriptors with errors that say what to write', { skip }, async () => {
+  const dir = join(root, 'ro');
+  await assert.rejects(describe({ fs: [{ path: dir, mode: 'rw' }] }), e => {
+    assert.match(e.message, /"rw"/);
+    assert.match(e.message, /read-write/);
+    return true;
+  });
+  await assert.rejects(describe({ fs: [{ path: 'work/x', mode: 'read' }] }), e => {
+    assert.match(e.message, /fs\[0\]\.path "work\/x": path is not absolute: write the whole path from the root/);
+    assert.match(e.message, /help\(\)/);
+    return true;
+  });
+  await assert.rejects(describe({ fs: [{ path: `${dir}/../secret`, mode: 'read' }] }), /fs\[0\]\.path .*"\.\." segment: write the path without "\.\."/);
+  await assert.rejects(describe({ version: 2 }), /version/);
+  await assert.rejects(describe({ filesystem: [] }), /unknown field "filesystem".*the fields are version, fs, net/);
+  await assert.rejects(describe({ net: { outbound: true, allowhosts: ['localhost'] } }), /unknown field "allowhosts".*allowHosts/);
+  await assert.rejects(describe({ net: { outbound: true, allowHosts: ['https://example.com'] } }), /net\.allowHosts\[0\].*URL/);
+  await assert.rejects(describe({ net: { inbound: true } }), /allowPorts/);
+  await assert.rejects(describe({ net: { outbound: true, allowPorts: [0] } }), /allowPorts/);
+});
+
+test('a timeout kills a sleeping tree', { skip }, async () => {
+  const mark = `ENDO_PLUGIN_TIMEOUT_TEST=${process.pid}-${Date.now()}`;
+  const [k, v] = mark.split('=');
+  const sb = await describe({ ...execOnly, env: { PATH, [k]: v } });
+  const start = Date.now();
+  const res = await run(sb, 'sh', ['-c', 'sleep 60 & sleep 60; echo never'], { timeout: 500 });
+  assert.equal(res.timedOut, true);
+  assert.equal(res.exitCode, -1);
+  assert.doesNotMatch(res.stdout, /never/);
+  assert.ok(Date.now() - start < 15_000, `took ${Date.now() - start} ms`);
+  if (process.platform === 'linux') {
+    const left = readdirSync('/proc')
+      .filter(d => /^\d+$/.test(d))
+      .filter(d => {
+        try {
+          return readFileSync(`/proc/${d}/environ`, 'latin1').split('\0').includes(mark);
+        } catch {
+          return false;
+        }
+      });
+    assert.deepEqual(left, [], 'processes of the run outlived its timeout');
+  }
+});
+
+test('help() tells an LLM every method, the return shape, an example, and what is enforced here', { skip }, async () => {
+  const h = maker.help();
+  for (const want of ['describe(endowments', 'help(method', 'Example:', 'mountAt', 'allowHosts', 'exec', 'create processes', 'version: 1']) {
+    assert.ok(h.includes(want), `maker help lacks ${want}`);
+  }
+  assert.match(maker.help('describe'), /^describe\(/);
+  const sb = await describe(execOnly);
+  const s = sb.help();
+  for (const want of ['run(command', 'getEndowments()', 'RunResult', 'exitCode', 'stdoutTruncated', 'timedOut', 'Example:', 'enforced here', 'It is stopped after 30s']) {
+    assert.ok(s.includes(want), `sandbox help lacks ${want}`);
+  }
+  assert.match(sb.help('nope'), /the methods are run, getEndowments, help/);
+  assert.match(sb.help('toString'), /no method/);
+});
