@@ -6,7 +6,7 @@ import '@endo/init';
 
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
 import { test, before, after } from 'node:test';
 import { passStyleOf } from '@endo/pass-style';
@@ -144,11 +144,44 @@ test('allowHosts ["localhost"] with allowPorts [P] reaches P and nothing else', 
   }
 });
 
+test('inbound: the program listens on an allowPorts port, reachable from the caller', { skip: skip || (!existsSync('/usr/bin/python3') && 'no /usr/bin/python3 to listen with') }, async () => {
+  // A free port: listen, note it, close.
+  const free = await listener();
+  const port = free.port;
+  await free.close();
+  const sb = await describe({ ...execOnly, net: { inbound: true, allowPorts: [port] } });
+  const serve = `import socket\ns=socket.socket()\ns.bind(("127.0.0.1", ${port}))\ns.listen()\nc,_=s.accept()\nc.sendall(b"from inside")\nc.close()`;
+  const running = run(sb, '/usr/bin/python3', ['-c', serve], { timeout: 10_000 });
+  let got = '';
+  for (let i = 0; i < 100 && got === ''; i += 1) {
+    got = await new Promise(resolve => {
+      const c = createConnection({ host: '127.0.0.1', port }, () => {});
+      let data = '';
+      c.on('data', d => {
+        data += d;
+      });
+      c.on('close', () => resolve(data));
+      c.on('error', () => resolve(''));
+    });
+    if (got === '') await new Promise(r => setTimeout(r, 100));
+  }
+  const res = await running;
+  assert.equal(got, 'from inside', `nothing reached the program's listener: ${res.stderr}`);
+  assert.equal(res.exitCode, 0, res.stderr);
+  // Another port stays closed to it.
+  const other = await describe({ ...execOnly, net: { inbound: true, allowPorts: [port] } });
+  const bad = await run(other, '/usr/bin/python3', ['-c', serve.replace(String(port), String(port === 65535 ? 65534 : port + 1))]);
+  assert.notEqual(bad.exitCode, 0);
+  assert.match(bad.stderr, /PermissionError|Permission denied/);
+});
+
 test('mountAt shows the files there (an existing target)', { skip }, async () => {
   const target = mkdtempSync(join(root, 'target-'));
   const sb = await describe({ ...execOnly, fs: [{ path: join(root, 'ro'), mode: 'read', mountAt: target }] });
   const res = await run(sb, 'cat', [join(target, 'file')]);
   assert.equal(res.stdout, 'read me', res.stderr);
+  const inside = await run(sb, 'cat', ['file'], { cwd: target });
+  assert.equal(inside.stdout, 'read me', `cwd at the mount: ${inside.stderr}`);
   assert.deepEqual(readdirSync(target), [], 'the mount leaked to the host');
 });
 
@@ -166,7 +199,7 @@ test('mountAt "/workspace" shows the files there', { skip }, async t => {
     }
     throw e;
   }
-  const res = await run(sb, 'cat', ['/workspace/file'], { cwd: '/workspace' });
+  const res = await run(sb, 'cat', ['/workspace/file']);
   assert.equal(res.stdout, 'read me', res.stderr);
   assert.equal(existsSync('/workspace/file'), false, 'the mount leaked to the host');
 });
