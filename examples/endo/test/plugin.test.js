@@ -45,13 +45,14 @@ after(() => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
-/** A loopback listener that counts the connections it accepts. */
+/** A loopback listener that counts the connections it accepts, and greets each. */
 const listener = () =>
   new Promise(resolve => {
     const counter = { count: 0 };
     const server = createServer(sock => {
       counter.count += 1;
-      sock.destroy();
+      sock.on('error', () => {});
+      sock.end('greeting\n');
     });
     server.listen(0, '127.0.0.1', () => {
       counter.port = server.address().port;
@@ -66,8 +67,12 @@ const run = (sb, ...args) => sb.run(...harden(args));
 
 const settle = () => new Promise(r => setTimeout(r, 300));
 
-/** bash's /dev/tcp: a plain connect(), no proxy. */
-const dial = port => ['-c', `exec 3<>/dev/tcp/127.0.0.1/${port} && echo connected`];
+/**
+ * bash's /dev/tcp: a plain connect(), no proxy; it prints what the
+ * listener sent, so that "connected greeting" proves the listener was
+ * reached (a relay in between accepts before it dials).
+ */
+const dial = port => ['-c', `exec 3<>/dev/tcp/127.0.0.1/${port} && read -t 5 line <&3 && echo "connected $line"`];
 
 test('describe() returns a working Sandbox that runs echo hello', { skip }, async () => {
   const sb = await describe(execOnly);
@@ -130,7 +135,7 @@ test('allowHosts ["localhost"] with allowPorts [P] reaches P and nothing else', 
     });
     const ok = await run(sb, 'bash', dial(p.port));
     assert.equal(ok.exitCode, 0, ok.stderr);
-    assert.match(ok.stdout, /connected/);
+    assert.equal(ok.stdout, 'connected greeting\n');
     const no = await run(sb, 'bash', dial(q.port));
     await settle();
     assert.notEqual(no.exitCode, 0);
