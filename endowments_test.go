@@ -70,6 +70,9 @@ func TestEndowmentsRefused(t *testing.T) {
 		{`{"net": {"outbound": true, "allowHosts": ["[::1]"]}}`, "net.allowHosts[0]", "without brackets"},
 		{`{"net": {"outbound": true, "allowHosts": ["10.0.0.0/33"]}}`, "net.allowHosts[0]", "CIDR"},
 		{`{"net": {"outbound": true, "allowHosts": ["bad host"]}}`, "net.allowHosts[0]", "not a host name"},
+		{`{"net": {"outbound": true, "inbound": true, "allowHosts": ["a.example", "localhost"], "allowPorts": [8080]}}`, "net.allowHosts[1]", "drop inbound or this host"},
+		{`{"net": {"outbound": true, "inbound": true, "allowHosts": ["127.0.0.0/8"], "allowPorts": [8080]}}`, "net.allowHosts[0]", "drop inbound"},
+		{`{"net": {"outbound": true, "inbound": true, "allowHosts": ["::1"], "allowPorts": [8080]}}`, "net.allowHosts[0]", "drop inbound"},
 		{`{"exec": {"allowPaths": ["bin"]}}`, "exec.allowPaths[0]", "not absolute"},
 		{`{"exec": {"allowPaths": [` + q(dir+"/none") + `]}}`, "exec.allowPaths[0]", "does not exist"},
 		{`{"env": {"A=B": "x"}}`, "env", `"="`},
@@ -151,14 +154,14 @@ func TestEndowmentsConfig(t *testing.T) {
 	}
 	e := parseOK(t, `{"fs": [{"path": `+q(ro+"/")+`, "mode": "read"}, {"path": `+q(rw)+`, "mode": "read-write"},
 		{"path": `+q(src)+`, "mode": "read-write", "mountAt": "/workspace/"}, {"path": `+q(ro)+`, "mode": "read", "mountAt": "/data"}],
-		"net": {"outbound": true, "inbound": true, "allowHosts": ["localhost"], "allowPorts": [8080]},
+		"net": {"outbound": true, "inbound": true, "allowHosts": ["api.example.com"], "allowPorts": [8080]},
 		"exec": {"allowPaths": [`+q(bin)+`]}, "env": {"PATH": "/usr/bin", "LANG": "C"}, "devices": ["camera", "microphone", "/dev/null"]}`)
 	got := e.Config()
 	want := sandbox.Config{
 		AllowedReadPaths:  []string{ro},
 		AllowedWritePaths: []string{rw, "/dev/null"},
 		Mounts:            []sandbox.Mount{{Path: src, At: "/workspace", Write: true}, {Path: ro, At: "/data"}},
-		AllowedTCPConnect: []string{"localhost:8080"},
+		AllowedTCPConnect: []string{"api.example.com:8080"},
 		AllowedTCPBind:    []uint16{8080},
 		AllowedExecPaths:  []string{bin},
 		AllowProcessSpawn: true,

@@ -205,8 +205,9 @@ const descriptorHelp = maxOutput => `The endowments descriptor (JSON; every fiel
                                   "localhost", IP addresses, CIDR ranges such as "10.0.0.0/8") and
                                   allowPorts (1-65535) narrow it: every host on every port; no ports means
                                   any port. inbound: the program may listen on allowPorts (which must be
-                                  listed; the same list narrows outbound), reachable from the caller at
-                                  127.0.0.1:PORT. No net: no network at all.
+                                  listed; the same list narrows outbound, so inbound with "localhost" in
+                                  allowHosts is refused), reachable from the caller at 127.0.0.1:PORT.
+                                  No net: no network at all.
   exec: {allowPaths: [path]}      the programs (files, or directories of them) that may run; a non-empty
                                   list also lets the program create processes (fork), as a shell needs.
                                   The command run() starts must be one of them.
