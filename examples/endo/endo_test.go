@@ -20,7 +20,26 @@ import (
 // printing npm's error; any other npm failure fails it.
 var registryDown = []string{"ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENETUNREACH", "EHOSTUNREACH", "network request", "FetchError"}
 
-func TestPlugin(t *testing.T) {
+// worldDir makes a directory every user can read and search (t.TempDir
+// is its user's alone), removed when t ends.
+func worldDir(t *testing.T, parent, pattern string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(parent, pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// setup builds the sandbox command and installs a copy of the package
+// (so that npm ci leaves the checkout as it was), both readable by every
+// user; it skips, saying why, where the tests cannot run.
+func setup(t *testing.T) (pkg, bin string) {
+	t.Helper()
 	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
 		t.Skipf("the plugin's backend runs on Linux and macOS; here %s", runtime.GOOS)
 	}
@@ -32,14 +51,12 @@ func TestPlugin(t *testing.T) {
 			t.Skipf("no %s here (%v): the plugin's tests need go to build the sandbox command, node and npm to run them (CI installs nodejs and npm)", tool, err)
 		}
 	}
-	work := t.TempDir()
-	bin := filepath.Join(work, "sandbox")
+	work := worldDir(t, "", "endo-plugin-test-")
+	bin = filepath.Join(work, "sandbox")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/sandbox").CombinedOutput(); err != nil {
 		t.Fatalf("go build ../../cmd/sandbox: %v\n%s", err, out)
 	}
-
-	// A copy of the package, so that npm ci leaves the checkout as it was.
-	pkg := filepath.Join(work, "plugin")
+	pkg = filepath.Join(work, "plugin")
 	tests, _ := filepath.Glob("test/*.js")
 	for _, f := range append([]string{"package.json", "package-lock.json", "sandbox-plugin.js"}, tests...) {
 		b, err := os.ReadFile(f)
@@ -63,11 +80,14 @@ func TestPlugin(t *testing.T) {
 		}
 		t.Fatalf("npm ci: %v\n%s", err, out)
 	}
+	return pkg, bin
+}
 
-	test := exec.Command("node", "--test")
-	test.Dir = pkg
-	test.Env = append(os.Environ(), "SANDBOX_BIN="+bin)
-	out, err := test.CombinedOutput()
+// nodeTest runs node --test in pkg and fails t unless every test passed
+// or skipped, printing node's report.
+func nodeTest(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	out, err := cmd.CombinedOutput()
 	t.Logf("node --test:\n%s", out)
 	if err != nil {
 		t.Fatalf("node --test: %v", err)
@@ -75,4 +95,12 @@ func TestPlugin(t *testing.T) {
 	if !strings.Contains(string(out), "# fail 0") || strings.Contains(string(out), "# pass 0") {
 		t.Fatalf("node --test passed without running the tests")
 	}
+}
+
+func TestPlugin(t *testing.T) {
+	pkg, bin := setup(t)
+	test := exec.Command("node", "--test")
+	test.Dir = pkg
+	test.Env = append(os.Environ(), "SANDBOX_BIN="+bin)
+	nodeTest(t, test)
 }
