@@ -109,6 +109,7 @@ type EndowmentsError struct {
 	Field, Value, Reason string
 }
 
+// Error is "endowments: FIELD "VALUE": REASON".
 func (e *EndowmentsError) Error() string {
 	if e.Value == "" {
 		return "endowments: " + e.Field + ": " + e.Reason

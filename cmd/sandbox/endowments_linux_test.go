@@ -72,6 +72,11 @@ func TestRunEndowments(t *testing.T) {
 		t.Error("the program wrote in a read-only grant")
 	}
 
+	res, _, _ = runEndowmentsCLI(t, desc, "run", "--endowments", "-", "--", "printf", `ok\377`)
+	if res.ExitCode != 0 || res.Stdout != "ok\uFFFD" || !res.StdoutBinary || res.StderrBinary {
+		t.Errorf("bytes that are not UTF-8: %+v, want U+FFFD and stdoutBinary", res)
+	}
+
 	start := time.Now()
 	res, _, code = runEndowmentsCLI(t, desc, "run", "--endowments", "-", "--timeout", "300ms", "--", "sh", "-c", "sleep 30 & sleep 30")
 	if code != 0 || !res.TimedOut || res.ExitCode != -1 || time.Since(start) > 10*time.Second {

@@ -75,9 +75,12 @@ export const RunOptionsShape = M.splitRecord(
   {},
 );
 
-// What run() returns (the CLI's JSON result).
+// What run() returns (the CLI's JSON result). The streams are bounded by
+// the CLI (maxOutput, 4 MiB each): M.string()'s default bound (100,000)
+// would refuse a longer output, so theirs is twice the CLI's.
+const OutputShape = M.string(harden({ stringLengthLimit: 8 * 1024 * 1024 }));
 export const RunResultShape = M.splitRecord(
-  { exitCode: M.number(), stdout: M.string(), stderr: M.string() },
+  { exitCode: M.number(), stdout: OutputShape, stderr: OutputShape },
   {
     stdoutTruncated: M.boolean(),
     stderrTruncated: M.boolean(),

@@ -270,6 +270,18 @@ test('the guards reject malformed descriptors with errors that say what to write
   await assert.rejects(describe({ net: { outbound: true, allowPorts: [0] } }), /allowPorts/);
 });
 
+test('output is kept up to maxOutput per stream, and the result says when it was cut', { skip }, async () => {
+  const sb = await describe(execOnly);
+  const res = await run(sb, 'sh', ['-c', 'yes | head -c 5000000; echo done >&2']);
+  assert.equal(res.exitCode, 0, res.stderr);
+  assert.equal(res.maxOutput, 4 * 1024 * 1024);
+  assert.equal(res.stdout.length, res.maxOutput);
+  assert.equal(res.stdoutTruncated, true);
+  assert.equal(res.stderr, 'done\n');
+  assert.equal(res.stderrTruncated, false);
+  assert.match(sb.help('run'), new RegExp(`first\\s+${res.maxOutput} bytes`));
+});
+
 test('a timeout kills a sleeping tree', { skip }, async () => {
   const mark = `ENDO_PLUGIN_TIMEOUT_TEST=${process.pid}-${Date.now()}`;
   const [k, v] = mark.split('=');
