@@ -204,10 +204,6 @@ func executable(p string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
 
-// Dropped is a part of a descriptor that this machine does not enforce:
-// the plan's entry for it (Feature, Detail with the reason, Hint).
-type Dropped = Enforcement
-
 // Effective returns what a program confined by e really gets under Run
 // on the machine plan p was made for (p is PlanFor(e.Config())): e with
 // every restriction that is not enforced dropped, so that the record
@@ -219,7 +215,8 @@ type Dropped = Enforcement
 // exec not enforced makes exec.allowPaths "/"; tcp_connect not enforced
 // makes net outbound to any host and port; tcp_connect_host not enforced
 // drops allowHosts (any host on allowPorts); tcp_bind not enforced makes
-// inbound true. Other entries (fs_truncate, udp, ...) have no field in
+// inbound true (on allowPorts: the record has no "any port" for
+// listening; the returned entry says what holds). Other entries (fs_truncate, udp, ...) have no field in
 // the descriptor: they are only returned.
 //
 // Grants that would change what the program sees cannot be dropped,
@@ -228,13 +225,13 @@ type Dropped = Enforcement
 // namespaces, or a target the mount layer cannot make) or a device
 // grant cannot be ("camera" and "microphone" outside macOS), and when
 // the sandbox is unavailable here at all.
-func (e Endowments) Effective(p Plan) (Endowments, []Dropped, error) {
+func (e Endowments) Effective(p Plan) (Endowments, []Enforcement, error) {
 	if !p.Available {
 		return Endowments{}, nil, &EndowmentsError{Field: "platform", Value: p.Platform,
 			Reason: "no sandbox is in force on this machine (" + p.Mechanism + ": " + p.Reason + "): nothing would be confined"}
 	}
 	out := e.clone()
-	var dropped []Dropped
+	var dropped []Enforcement
 	for _, f := range p.Features {
 		if f.Enforced || f.Scope == ScopeApplySelf {
 			continue
