@@ -23,10 +23,11 @@
 // result on stdout, {exitCode, stdout, stderr, stdoutTruncated,
 // stderrTruncated, maxOutput, timedOut, signal, error, durationMs, ...}
 // (each stream kept up to 4 MiB; timeout 30s unless --timeout), and exits
-// 0 whenever the program was started; plan prints the effective
-// endowments and what is not enforced here (--json: {endowments,
-// effective, notEnforced, describe, config, plan, ...}). The Endo plugin
-// in examples/endo is built on them.
+// 0 whenever it could try to start the program (2: the descriptor or
+// command refused, with the field and what to write); plan prints in
+// plain sentences what such a program can and cannot do here, and what
+// is not enforced (--json: {endowments, effective, notEnforced, describe,
+// config, plan, ...}). The Endo plugin in examples/endo is built on them.
 //
 // It is built on the library's public API only.
 //
