@@ -6,6 +6,8 @@
 //	sandbox run [config flags] [--env K=V]... [--keep-env] [--cwd DIR] [--tty] [--timeout D] [--explain] -- CMD [ARGS...]
 //	sandbox verify [config flags] [--workspace DIR] [--json]
 //	sandbox plan [config flags] [--json | --describe [--timeout D]]
+//	sandbox run --endowments FILE|- [--cwd DIR] [--timeout D] -- CMD [ARGS...]
+//	sandbox plan --endowments FILE|- [--json]
 //	sandbox schema
 //	sandbox --version
 //
@@ -15,6 +17,17 @@
 // CMD up in the program's PATH, as env(1) does. Durations are Go's: 5s,
 // 2m, 1h30m. --version prints the module version the binary was built
 // from, "(devel)" for a build from a source checkout.
+//
+// With --endowments, run and plan take seed 004's endowments descriptor
+// (JSON, sandbox.Endowments) instead of config flags: run prints one JSON
+// result on stdout, {exitCode, stdout, stderr, stdoutTruncated,
+// stderrTruncated, maxOutput, timedOut, signal, error, durationMs, ...}
+// (each stream kept up to 4 MiB; timeout 30s unless --timeout), and exits
+// 0 whenever it could try to start the program (2: the descriptor or
+// command refused, with the field and what to write); plan prints in
+// plain sentences what such a program can and cannot do here, and what
+// is not enforced (--json: {endowments, effective, notEnforced, describe,
+// config, plan, ...}). The Endo plugin in examples/endo is built on them.
 //
 // It is built on the library's public API only.
 //
@@ -59,6 +72,8 @@ const usage = `usage:
               [--explain] -- CMD [ARGS...]
   sandbox verify [config flags] [--workspace DIR] [--json]
   sandbox plan [config flags] [--json | --describe [--timeout D]]
+  sandbox run --endowments FILE|- [--cwd DIR] [--timeout D] -- CMD [ARGS...]
+  sandbox plan --endowments FILE|- [--json]
   sandbox schema
   sandbox --version`
 
@@ -75,10 +90,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "doctor":
 		return doctor(args[1:], stdout, stderr)
 	case "run":
+		if usesEndowments(args[1:]) {
+			return runEndowments(args[1:], stdin, stdout, stderr)
+		}
 		return runCmd(args[1:], stdin, stdout, stderr)
 	case "verify":
 		return verify(args[1:], stdout, stderr)
 	case "plan":
+		if usesEndowments(args[1:]) {
+			return planEndowments(args[1:], stdin, stdout, stderr)
+		}
 		return plan(args[1:], stdout, stderr)
 	case "schema":
 		return schema(args[1:], stdout, stderr)
