@@ -48,6 +48,54 @@ type mountLayer struct {
 	// names (hard links) somewhere: no mount of a name reaches those, so
 	// the plan reports them (see hostAliases).
 	hardLinked []string
+	// root lists what asks for the sandbox's own root (rootWanted), nil
+	// when it is not built.
+	root []string
+}
+
+// rootWanted lists what in rc asks for the sandbox's own root: the
+// Config's PrivateRoot, and each Mount whose target does not exist on the
+// host (lookup says; only an own root can show something there without
+// making a mount point on the host).
+func rootWanted(rc *spec.Resolved, lookup func(string) mountns.Kind) []string {
+	var out []string
+	if rc.Config.PrivateRoot {
+		out = append(out, "private_root")
+	}
+	for _, m := range rc.Mounts {
+		if lookup(m.At) == mountns.Missing {
+			out = append(out, "the mount at "+m.At+" (absent on this host)")
+		}
+	}
+	return out
+}
+
+// rootGap is the plan's reason the own root could not be planned ("" when
+// it could, or is not asked for).
+func rootGap(l *mountLayer) string {
+	for _, g := range l.plan.Gaps {
+		if g.Field == "private_root" {
+			return g.Reason
+		}
+	}
+	return ""
+}
+
+// refuseViews is WrapCommand's and Run's refusal of a Config that changes
+// what the program sees (Mounts, PrivateRoot) where the layer l cannot
+// make the change (see spec.RefuseViews), nil where it can.
+func refuseViews(rc *spec.Resolved, l *mountLayer) error {
+	switch {
+	case !l.used():
+		reason := layerMissing(l)
+		if h := layerHint(l, ""); h != "" {
+			reason += " (" + h + ")"
+		}
+		return spec.RefuseViews(rc.Config, "WrapCommand", reason)
+	case rootGap(l) != "":
+		return spec.RefuseViews(rc.Config, "WrapCommand", "the sandbox's own root cannot be built: "+rootGap(l))
+	}
+	return nil
 }
 
 // used reports whether WrapCommand and Run start the child half in new
@@ -90,6 +138,7 @@ func layerHint(l *mountLayer, otherwise string) string {
 func mountLayerFeatures(rc *spec.Resolved, l *mountLayer, available bool) []spec.Enforcement {
 	var out []spec.Enforcement
 	const noSelf = "ApplySelf: not enforced: the mount-namespace layer needs new namespaces, which a process that confines itself cannot enter (a multi-threaded Go process cannot unshare a mount or user namespace)"
+	const refusedSelf = "ApplySelf: REFUSED (ApplySelf fails): the mount-namespace layer needs new namespaces, which a process that confines itself cannot enter (a multi-threaded Go process cannot unshare a mount or user namespace)"
 	const selfHint = "run the program with WrapCommand or Run"
 	gitPaths := map[string]bool{}
 	if l != nil {
@@ -149,8 +198,15 @@ func mountLayerFeatures(rc *spec.Resolved, l *mountLayer, available bool) []spec
 		for _, m := range rc.Mounts {
 			shown = append(shown, m.Path+" at "+m.At+pick(m.Write, " (read-write)", " (read-only)"))
 		}
-		out = append(out, command(spec.FeatureMounts, "mounts", strings.Join(shown, ", ")+"; Landlock grants follow (read, or read-write)", false),
-			spec.Enforcement{Feature: spec.FeatureMounts, Scope: spec.ScopeApplySelf, Detail: noSelf, Hint: selfHint})
+		e := command(spec.FeatureMounts, "mounts", strings.Join(shown, ", ")+"; Landlock grants follow (read, or read-write)", false)
+		if !e.Enforced && available && !l.used() {
+			e.Detail = "WrapCommand/Run: REFUSED (they fail): " + layerMissing(l)
+		}
+		out = append(out, e, spec.Enforcement{Feature: spec.FeatureMounts, Scope: spec.ScopeApplySelf, Detail: refusedSelf, Hint: selfHint})
+	}
+	if l != nil && len(l.root) > 0 || rc.Config.PrivateRoot {
+		out = append(out, privateRootEntry(l, available),
+			spec.Enforcement{Feature: spec.FeaturePrivateRoot, Scope: spec.ScopeApplySelf, Detail: refusedSelf, Hint: selfHint})
 	}
 	if l == nil {
 		return out
@@ -165,6 +221,31 @@ func mountLayerFeatures(rc *spec.Resolved, l *mountLayer, available bool) []spec
 		out = append(out, privateTmpFeatures(l)...)
 	}
 	return out
+}
+
+// privateRootEntry is private_root's entry for WrapCommand and Run: what
+// the own root hides, and whether /proc is fresh; or why it is refused.
+func privateRootEntry(l *mountLayer, available bool) spec.Enforcement {
+	e := spec.Enforcement{Feature: spec.FeaturePrivateRoot, Scope: spec.ScopeCommand}
+	switch {
+	case !available:
+		e.Detail = "WrapCommand/Run: sandbox unavailable"
+	case !l.used():
+		e.Detail = "WrapCommand/Run: REFUSED (they fail): " + layerMissing(l)
+		e.Hint = layerHint(l, "")
+	case rootGap(l) != "":
+		e.Detail = "WrapCommand/Run: REFUSED (they fail): " + rootGap(l)
+	default:
+		proc := "the host's /proc, bound (read-only): other processes' entries stay as visible as Landlock leaves them"
+		if l.spec.Root != nil && l.spec.Root.FreshProc {
+			proc = "a fresh procfs of the program's PID namespace: only its own processes are there"
+		}
+		e.Enforced = true
+		e.Detail = "WrapCommand/Run: the program has a root of its own (asked for by " + strings.Join(l.root, ", ") +
+			"): a tmpfs holding only the system paths, the grants, the Mounts, /dev and a private /tmp, the host's root detached; " +
+			"hidden: the names and stat of everything not granted (ENOENT), and the host's mount table (/proc/self/mountinfo lists the own root's mounts only); /proc: " + proc
+	}
+	return e
 }
 
 // gitCommonDirEntry is git_commondir's entry for the repositories l
@@ -222,6 +303,9 @@ func layerNeeds(rc *spec.Resolved, git []string) []string {
 	if len(rc.Mounts) > 0 {
 		needs = append(needs, "mounts")
 	}
+	if rc.Config.PrivateRoot {
+		needs = append(needs, "private_root")
+	}
 	if rc.Resolver != "" {
 		needs = append(needs, "the egress resolver (a generated "+rc.ResolverAt+")")
 	}
@@ -240,7 +324,7 @@ func layerNeeds(rc *spec.Resolved, git []string) []string {
 // targets are executables that must stay visible and executable, writes
 // rc's write paths, cwd the target's working directory, resolved ("" when
 // unknown).
-func layerSpec(rc *spec.Resolved, targets, writes []string, cwd string) mountns.Spec {
+func layerSpec(rc *spec.Resolved, targets, writes []string, cwd string, root bool) mountns.Spec {
 	ms := mountns.Spec{PrivateTmp: true, Lookup: mountns.HostLookup, Resolve: mountns.HostResolve}
 	var execs []spec.Path
 	execs = append(execs, rc.Exec...)
@@ -291,7 +375,8 @@ func layerSpec(rc *spec.Resolved, targets, writes []string, cwd string) mountns.
 		})
 		if granted {
 			keep(r)
-		} else if strings.HasPrefix(r, "/tmp/") || strings.HasPrefix(r, "/dev/shm/") {
+		} else if root || strings.HasPrefix(r, "/tmp/") || strings.HasPrefix(r, "/dev/shm/") {
+			// In the own root anywhere: it exists there only if made.
 			ms.Opaque = append(ms.Opaque, r)
 		}
 	}

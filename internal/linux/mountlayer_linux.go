@@ -76,9 +76,11 @@ import (
 // newMountLayer decides whether rc needs the layer and builds its plan.
 // targets are executables that must stay visible and executable (the
 // WrapCommand target, resolved); cwd is the target's working directory
-// ("" when unknown).
-func newMountLayer(rc *spec.Resolved, targets []string, cwd string) *mountLayer {
-	l := &mountLayer{}
+// ("" when unknown); root is what the sandbox's own root shows, where
+// rc asks for one (rootWanted).
+func newMountLayer(rc *spec.Resolved, targets []string, cwd string, root rootHost) *mountLayer {
+	l := &mountLayer{root: rootWanted(rc, mountns.HostLookup)}
+	givenCwd := cwd
 	var writes []string
 	for _, w := range rc.Write {
 		writes = append(writes, w.Resolved)
@@ -103,11 +105,17 @@ func newMountLayer(rc *spec.Resolved, targets []string, cwd string) *mountLayer 
 	// this on every spawn, and most need no layer.
 	gitProtect, gitPin := l.findGit(rc, resolvedCwd)
 	l.needs = layerNeeds(rc, append(slices.Clone(l.git), l.gitBare...))
+	if len(l.root) > 0 && !rc.Config.PrivateRoot {
+		l.needs = append([]string{"the sandbox's own root (" + strings.Join(l.root, ", ") + ")"}, l.needs...)
+	}
 	if len(l.needs) == 0 {
 		return l
 	}
 
-	ms := layerSpec(rc, targets, writes, resolvedCwd())
+	ms := layerSpec(rc, targets, writes, resolvedCwd(), len(l.root) > 0)
+	if len(l.root) > 0 {
+		ms.Root = root.spec(givenCwd)
+	}
 	for _, p := range gitProtect {
 		if !slices.Contains(ms.DenyWrite, p) {
 			ms.DenyWrite = append(ms.DenyWrite, p)

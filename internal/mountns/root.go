@@ -88,6 +88,10 @@ func (b *builder) buildRoot() {
 		b.gap("private_root", "/", "no directory to build the new root on (/tmp or /mnt) exists on this host")
 		return
 	}
+	if slices.Contains(append(append(slices.Clone(s.Read), r.Show...), writePaths(s)...), "/") {
+		b.gap("private_root", "/", "a grant of / shows the host's whole tree: there is no root of the sandbox's own to build")
+		return
+	}
 	tmpDirs := b.privateTmpDirs()
 	places := b.rootClones(tmpDirs)
 

@@ -133,3 +133,17 @@ func TestRootNoStage(t *testing.T) {
 		t.Errorf("no private_root gap, or a pivot anyway: %v", p.Gaps)
 	}
 }
+
+// A grant of / leaves nothing to hide: a gap, and no pivot.
+func TestRootGrantOfSlash(t *testing.T) {
+	s, _ := rootSpec(false)
+	s.Read = append(s.Read, "/")
+	p, err := Build(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(p.Gaps, func(g Gap) bool { return g.Field == "private_root" && g.Path == "/" }) ||
+		slices.ContainsFunc(p.Ops, func(o Op) bool { return o.Kind == OpPivot }) {
+		t.Errorf("no private_root gap for a grant of /, or a pivot anyway: %v", p.Gaps)
+	}
+}
