@@ -49,21 +49,33 @@ type mountLayer struct {
 	// the plan reports them (see hostAliases).
 	hardLinked []string
 	// root lists what asks for the sandbox's own root (rootWanted), nil
-	// when it is not built.
-	root []string
+	// when it is not built; rootBlocked says why this host cannot have
+	// one ("" when it can: see rootPivotBlocked).
+	root        []string
+	rootBlocked string
 }
 
 // rootWanted lists what in rc asks for the sandbox's own root: the
 // Config's PrivateRoot, and each Mount whose target does not exist on the
 // host (lookup says; only an own root can show something there without
-// making a mount point on the host).
+// making a mount point on the host), unless it lies in the private /tmp
+// or /dev/shm, where its mount point is made anyway.
 func rootWanted(rc *spec.Resolved, lookup func(string) mountns.Kind) []string {
 	var out []string
 	if rc.Config.PrivateRoot {
 		out = append(out, "private_root")
 	}
+	grants := append(slices.Clone(rc.Read), rc.Write...)
+	inPrivateTmp := func(p string) bool {
+		for _, d := range []string{"/tmp", "/dev/shm"} {
+			if isUnder(p, d) && p != d && !slices.ContainsFunc(grants, func(g spec.Path) bool { return isUnder(d, g.Resolved) }) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, m := range rc.Mounts {
-		if lookup(m.At) == mountns.Missing {
+		if lookup(m.At) == mountns.Missing && !inPrivateTmp(m.At) {
 			out = append(out, "the mount at "+m.At+" (absent on this host)")
 		}
 	}
@@ -73,6 +85,9 @@ func rootWanted(rc *spec.Resolved, lookup func(string) mountns.Kind) []string {
 // rootGap is the plan's reason the own root could not be planned ("" when
 // it could, or is not asked for).
 func rootGap(l *mountLayer) string {
+	if l.rootBlocked != "" {
+		return l.rootBlocked
+	}
 	for _, g := range l.plan.Gaps {
 		if g.Field == "private_root" {
 			return g.Reason

@@ -115,6 +115,7 @@ func newMountLayer(rc *spec.Resolved, targets []string, cwd string, root rootHos
 	ms := layerSpec(rc, targets, writes, resolvedCwd(), len(l.root) > 0)
 	if len(l.root) > 0 {
 		ms.Root = root.spec(givenCwd)
+		l.rootBlocked = rootPivotBlocked()
 	}
 	for _, p := range gitProtect {
 		if !slices.Contains(ms.DenyWrite, p) {

@@ -96,3 +96,37 @@ func linksOn(p string, seen map[string]bool, out []mountns.Link) []mountns.Link 
 	}
 	return out
 }
+
+// rootPivotBlocked says why pivot_root cannot leave this process's root
+// ("" when it can): a root that is the initial ramfs (rootfs, as in a
+// bare initramfs) cannot be pivoted away from (EINVAL), so the own root
+// is refused there rather than failing at every start.
+func rootPivotBlocked() string {
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "the host's mounts cannot be read to check the root: " + err.Error()
+	}
+	if rootIsRootfs(string(mi)) {
+		return "the root filesystem is the initial ramfs (rootfs), which pivot_root cannot leave"
+	}
+	return ""
+}
+
+// rootIsRootfs reports whether mountinfo's mount of / (the last one
+// listed: the one on top) is rootfs.
+func rootIsRootfs(mountinfo string) bool {
+	is := false
+	for _, l := range strings.Split(mountinfo, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 7 || f[4] != "/" {
+			continue
+		}
+		for i := 6; i < len(f)-1; i++ {
+			if f[i] == "-" {
+				is = f[i+1] == "rootfs"
+				break
+			}
+		}
+	}
+	return is
+}
