@@ -34,6 +34,19 @@ package linux
 // probe's reason and remedy (Strict: an error), and Landlock and seccomp
 // still apply.
 //
+// # The own root
+//
+// With Config.PrivateRoot, or a Mount whose target the host does not have
+// (outside the private /tmp, where its mount point is made anyway:
+// rootWanted), the plan gives the program a root of its own
+// (mountns.Spec.Root, rootfs_linux.go): every path the policy grants is
+// shown at its own path in a fresh tmpfs, with the host's symbolic links
+// on the way to each, and the host's root is detached. /proc is a fresh
+// procfs where the spawn has a PID namespace of its own. Where it cannot
+// be made (the layer unavailable, a grant of /, a root on the initial
+// ramfs) WrapCommand and Run refuse the Config (refuseViews), as ApplySelf
+// always does.
+//
 // # No further defaults
 //
 // Only a repository's hooks and config are protected by default: they run

@@ -8,6 +8,9 @@
 // that are not on the exec allowlist noexec (so an ELF file the sandbox
 // wrote cannot be run, not even as `ld.so ./payload`), shows host paths at
 // other paths (Mounts), and gives the sandbox its own /tmp and /dev/shm.
+// With Spec.Root it gives the sandbox a root of its own instead of the
+// host's (root.go, which has that plan's order): only what is granted is
+// there, and a Mount's target may be a path the host does not have.
 //
 // # Two halves
 //
@@ -25,13 +28,14 @@
 //
 // The first op makes every mount in the new namespace private, so that no
 // mount made here propagates to the host. No op ever creates a file or
-// directory on a host filesystem: a mount point that does not exist is
-// created only inside a tmpfs this plan mounted. A protected path that does
+// directory on a host filesystem: a mount point that does not exist (or
+// a symbolic link of the own root) is created only inside a tmpfs this
+// plan mounted. A protected path that does
 // not exist therefore cannot be protected by a mount (there is nothing to
 // mount on), and the plan reports it as a [Gap] rather than creating it on
 // the host.
 //
-// # Order
+// # Order (without an own root; with one, see root.go)
 //
 //  1. MS_PRIVATE on / recursively (nothing propagates to the host).
 //  2. Clone, with open_tree(OPEN_TREE_CLONE|AT_RECURSIVE), every tree a later
