@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -212,10 +213,10 @@ func checkRootShell(t *testing.T) {
 		}
 	}
 	bothHalves(t, func(t *testing.T) {
-		src, hidden := sourceDir(t), sourceDir(t)
+		src, hidden, ws := sourceDir(t), sourceDir(t), sourceDir(t)
 		at := absentAt(t, "workspace")
 		cfg := sandbox.Config{AllowProcessSpawn: true, AllowedExecPaths: []string{"/bin/sh", "/usr/bin/ls"},
-			Mounts: []sandbox.Mount{{Path: src, At: at}}}
+			AllowedWritePaths: []string{ws}, Mounts: []sandbox.Mount{{Path: src, At: at}}}
 		script := `echo "pid $$"
 read -r c < /proc/1/comm && echo "comm1 $c"
 read -r x < ` + at + `/hello && echo "mounted $x"
@@ -237,8 +238,35 @@ while read -r l; do echo "mi $l"; done < /proc/self/mountinfo`
 		if !strings.Contains(out, "comm1 sh\n") && !strings.Contains(out, "comm1 dash\n") && !strings.Contains(out, "comm1 bash\n") {
 			t.Errorf("/proc/1 is not the shell (a fresh /proc of its PID namespace):\n%s", out)
 		}
-		checkMountTable(t, out, []string{src, at, "/usr", "/etc", "/lib", "/lib64", "/bin"})
+		checkMountTable(t, out, []string{src, at, ws, "/usr", "/etc", "/lib", "/lib64", "/bin"})
+		// What the mount layer does holds in the own root: its tmpfs
+		// read-only, the write path noexec, the Mount read-only, /tmp
+		// and /dev/shm fresh tmpfs.
+		for mp, want := range map[string]string{"/": "ro", ws: "noexec", at: "ro", "/tmp": "tmpfs", "/dev/shm": "tmpfs"} {
+			if !mountHas(out, mp, want) {
+				t.Errorf("the mount at %s in the own root is not %s:\n%s", mp, want, out)
+			}
+		}
 	})
+}
+
+// mountHas reports whether the last mount at mp among the "mi " lines of
+// out has the option opt, or is of the type opt.
+func mountHas(out, mp, opt string) bool {
+	has := false
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 8 || f[0] != "mi" || f[5] != mp {
+			continue
+		}
+		has = slices.Contains(strings.Split(f[6], ","), opt)
+		for i := 7; i < len(f)-1; i++ {
+			if f[i] == "-" {
+				has = has || f[i+1] == opt
+			}
+		}
+	}
+	return has
 }
 
 // checkMountTable checks that the mount points the program saw ("mi "
