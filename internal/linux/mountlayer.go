@@ -251,7 +251,8 @@ func privateRootEntry(l *mountLayer, available bool) spec.Enforcement {
 	case rootGap(l) != "":
 		e.Detail = "WrapCommand/Run: REFUSED (they fail): " + rootGap(l)
 	default:
-		proc := "the host's /proc, bound (read-only): other processes' entries stay as visible as Landlock leaves them"
+		proc := "the host's /proc, bound (read-only): other processes' entries stay as visible as Landlock leaves them " +
+			"(a fresh procfs where the tree has a PID namespace of its own: Run with AllowProcessSpawn)"
 		if l.spec.Root != nil && l.spec.Root.FreshProc {
 			proc = "a fresh procfs of the program's PID namespace: only its own processes are there"
 		}
