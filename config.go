@@ -162,9 +162,34 @@ type Config struct {
 	DenyReadPaths []string `json:"deny_read_paths"`
 
 	// Mounts show a host path (Path) at another path (At) inside the
-	// sandbox, read-only unless Write. Needs the mount-namespace layer;
-	// reported as not enforced where it is not in force.
+	// sandbox, read-only unless Write (a write lands in the host path).
+	// At need not exist on the host: where it does not, the program gets
+	// a root of its own (see PrivateRoot) and At is made there, never on
+	// the host. Needs the mount-namespace layer of WrapCommand and Run on
+	// Linux: where it cannot be used (no user namespaces), and under
+	// ApplySelf, on macOS and on Windows, a Config with Mounts is REFUSED
+	// (an error matching ErrUnavailable, with the reason; [PlanFor] says
+	// so) rather than run with the program seeing the host's tree. An At
+	// inside a host tree the sandbox shows (a write path, a grant) must
+	// exist there: [PlanFor] reports one that does not as not enforced.
 	Mounts []Mount `json:"mounts"`
+
+	// PrivateRoot gives the program a root of its own under WrapCommand
+	// and Run on Linux, as bubblewrap builds one: a fresh tmpfs holding
+	// only the system paths, the grants (read, write, exec paths and
+	// what the exec grants imply), the Mounts, /dev, /proc and a private
+	// /tmp, each at its own path, with the host's symbolic links on the
+	// way to them (/bin -> usr/bin); the host's root is detached. It
+	// hides what Landlock cannot: the names and stat of everything not
+	// granted (ENOENT), and the host's mount table (/proc/self/mountinfo
+	// lists the own root's mounts only). /proc is a fresh procfs where
+	// the program has a PID namespace of its own (Run with
+	// AllowProcessSpawn), else the host's. The working directory exists
+	// there (an empty directory that cannot be listed where no grant
+	// shows it). Everything else the mount layer does holds inside. It is
+	// used whether or not this is set when a Mount's At does not exist on
+	// the host. Refused like Mounts where it cannot be made.
+	PrivateRoot bool `json:"private_root,omitempty"`
 
 	// NoGitProtection turns off the default protection of git
 	// repositories in the write paths. By default, under WrapCommand and
@@ -381,6 +406,7 @@ func (cfg Config) spec() spec.Config {
 		DenyWritePaths:      cfg.DenyWritePaths,
 		DenyReadPaths:       cfg.DenyReadPaths,
 		Mounts:              cfg.Mounts,
+		PrivateRoot:         cfg.PrivateRoot,
 		NoGitProtection:     cfg.NoGitProtection,
 		AllowCamera:         cfg.AllowCamera,
 		AllowMicrophone:     cfg.AllowMicrophone,

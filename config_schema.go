@@ -69,13 +69,16 @@ var configFieldDocs = map[string]fieldDoc{
 		item:        map[string]any{"minLength": 1, "pattern": absPathPattern()},
 	},
 	"mounts": {
-		description: "Host paths shown at other paths inside the sandbox, read-only unless write is true. Needs the mount-namespace layer; reported as not enforced where it is not in force.",
+		description: "Host paths shown at other paths inside the sandbox, read-only unless write is true. The path \"at\" need not exist on the host: where it does not, the program gets a root of its own (private_root) and it is made there, never on the host. Needs the Linux mount-namespace layer of WrapCommand and Run: refused (an error) under ApplySelf, on macOS and Windows, and where user namespaces are unavailable.",
 		examples:    []any{[]map[string]any{{"path": "/home/user/project", "at": "/workspace", "write": true}}},
 	},
 	"mounts.path": {description: "The host path to show (absolute, must exist).", required: true, item: map[string]any{"minLength": 1, "pattern": absPathPattern()}},
 	"mounts.at":   {description: "Where it appears inside the sandbox (absolute, not /).", required: true, item: map[string]any{"minLength": 1, "pattern": absPathPattern()}},
 	"mounts.write": {
 		description: "Writable inside the sandbox; read-only when false.",
+	},
+	"private_root": {
+		description: "Give the program a root of its own (Linux, WrapCommand and Run): a tmpfs holding only the system paths, the grants, the mounts, /dev, /proc and a private /tmp; the names and stat of everything else, and the host's mount table, are hidden. Used anyway when a mount's \"at\" does not exist on the host. Refused (an error) where it cannot be made: under ApplySelf, on macOS and Windows, without user namespaces.",
 	},
 	"no_git_protection": {
 		description: "Turn off the default protection of git repositories in the write paths: under WrapCommand and Run every repository in a write path or a writable mount's source, at any depth (bare ones included), keeps its hooks and config read-only, and its .git cannot be renamed or removed (git add, commit, branch, merge and fetch still work). A repository the program creates itself is not protected (it is reported after the run).",

@@ -35,6 +35,7 @@ const (
 	FeatureGitCommonDir = spec.FeatureGitCommonDir // a .git/commondir the program creates (redirects hooks and config)
 	FeaturePrivateTmp   = spec.FeaturePrivateTmp   // a private /tmp and /dev/shm (Linux mount layer)
 	FeatureWriteNoexec  = spec.FeatureWriteNoexec  // nothing written in the write paths can be executed
+	FeaturePrivateRoot  = spec.FeaturePrivateRoot  // the program's own root: only the grants are there (Linux mount layer)
 )
 
 // FeatureTCPAnyPort reports the any-port entries of AllowedTCPConnect

@@ -220,6 +220,9 @@ func (d *describer) devices() {
 		}
 		dev = append(dev, d.claim(FeatureMounts, fmt.Sprintf("It sees %s at %s (%s).", m.Path, m.At, mode)))
 	}
+	if _, ok := d.feature(FeaturePrivateRoot); ok {
+		dev = append(dev, d.claim(FeaturePrivateRoot, "It has a root of its own: what it is not granted does not exist for it (no name, no stat), and it does not see the host's mount table."))
+	}
 	d.para(dev...)
 }
 

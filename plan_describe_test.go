@@ -57,6 +57,7 @@ func TestDescribeFollowsConfig(t *testing.T) {
 		{"writable mount", sandbox.Config{Mounts: []sandbox.Mount{{Path: data, At: filepath.Join(ws, "at"), Write: true}}},
 			"It sees " + data + " at " + filepath.Join(ws, "at") + " (writable)"},
 		{"deny read", sandbox.Config{AllowedWritePaths: []string{ws}, DenyReadPaths: []string{filepath.Join(ws, "secret")}}, filepath.Join(ws, "secret")},
+		{"private root", sandbox.Config{PrivateRoot: true}, "It has a root of its own"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

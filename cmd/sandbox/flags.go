@@ -24,6 +24,7 @@ type configFlags struct {
 	ro, rw, exec, connect, bind []string
 	denyWrite, denyRead, mounts []string
 	noGitProtection             bool
+	privateRoot                 bool
 	allowSpawn, strict          bool
 	allowCamera, allowMic       bool
 	limits                      sandbox.Limits // set by the --max-* flags; zero fields leave --config's
@@ -49,6 +50,7 @@ func (c *configFlags) register(fs *flag.FlagSet) {
 	multi(fs, &c.denyRead, "deny-read", "hide `PATH` even inside a granted path (repeatable; Linux: WrapCommand/Run's mount layer)")
 	multi(fs, &c.mounts, "mount", "show the host path HOST at AT inside the sandbox, read-only, or read-write with :rw (`HOST:AT[:rw]`, repeatable; Linux: WrapCommand/Run's mount layer)")
 	fs.BoolVar(&c.noGitProtection, "no-git-protection", false, "do not keep the hooks and config of git repositories in the --rw paths read-only (no_git_protection)")
+	fs.BoolVar(&c.privateRoot, "private-root", false, "give the program a root of its own: only the system paths, the grants and the mounts are there (private_root; Linux, refused elsewhere)")
 	fs.BoolVar(&c.allowSpawn, "allow-spawn", false, "let the program create processes")
 	fs.BoolVar(&c.allowCamera, "allow-camera", false, "let the program use the camera (macOS device-camera; not enforceable elsewhere)")
 	fs.BoolVar(&c.allowMic, "allow-microphone", false, "let the program use the microphone (macOS device-microphone; not enforceable elsewhere)")
@@ -227,6 +229,7 @@ func (c *configFlags) config() (sandbox.Config, error) {
 		cfg.Mounts = append(cfg.Mounts, sandbox.Mount{Path: host, At: at, Write: write})
 	}
 	cfg.NoGitProtection = cfg.NoGitProtection || c.noGitProtection
+	cfg.PrivateRoot = cfg.PrivateRoot || c.privateRoot
 	for _, ep := range c.connect {
 		if strings.Contains(ep, "://") {
 			return cfg, fmt.Errorf("--connect %q: a URL; write HOST:PORT (e.g. example.com:443)", ep)

@@ -76,6 +76,7 @@ func TestConfigFlagsCoverConfig(t *testing.T) {
 		{[]string{"--rw", dir, "--deny-read", sub}, "deny_read_paths"},
 		{[]string{"--mount", dir + ":" + sub}, "mounts"},
 		{[]string{"--no-git-protection"}, "no_git_protection"},
+		{[]string{"--private-root"}, "private_root"},
 		{[]string{"--connect", "example.com:443"}, "allowed_tcp_connect"},
 		{[]string{"--bind", "8080"}, "allowed_tcp_bind"},
 		{[]string{"--allow-udp"}, "allow_udp"},

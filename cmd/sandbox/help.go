@@ -19,7 +19,7 @@ type flagGroup struct {
 // take them all), then the program's flags, which plan and verify accept
 // so that a run's command line can be checked as it is.
 var configGroups = []flagGroup{
-	{"Files", []string{"ro", "rw", "exec", "allow-exec-rw", "deny-write", "deny-read", "mount", "no-git-protection"}},
+	{"Files", []string{"ro", "rw", "exec", "allow-exec-rw", "deny-write", "deny-read", "mount", "private-root", "no-git-protection"}},
 	{"Network", []string{"connect", "bind", "allow-udp", "allow-unix", "no-tls-trust-service"}},
 	{"Processes and devices", []string{"allow-spawn", "allow-chown", "allow-sysv-ipc", "allow-shm", "allow-camera", "allow-microphone"}},
 	{"Limits", []string{"max-procs", "max-memory", "max-cpu", "max-file-size", "max-open-files"}},

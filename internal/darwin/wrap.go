@@ -147,6 +147,9 @@ func WrapCommand(cmd *exec.Cmd, cfg spec.Config, sandboxExec error, terminal str
 		return err
 	}
 	rc.Terminal = terminal
+	if err := spec.RefuseViews(cfg, "WrapCommand on darwin", "macOS has none (Seatbelt can deny paths, not show them elsewhere)"); err != nil {
+		return err
+	}
 	if sandboxExec != nil {
 		return fmt.Errorf("%w: %w", spec.ErrUnavailable, sandboxExec)
 	}

@@ -122,7 +122,7 @@ func PlanFor(rc *spec.Resolved) spec.Plan {
 			rc.Resolver, rc.ResolverAt = at, at
 		}
 	}
-	pol.Layer = newMountLayer(rc, nil, cwd)
+	pol.Layer = newMountLayer(rc, nil, cwd, rootHost{pol: &pol})
 	if rc.Config.AllowSysVIPC {
 		ns := namespaces()
 		pol.IPCNamespace = &ns
@@ -165,6 +165,9 @@ func PlanFor(rc *spec.Resolved) spec.Plan {
 func ApplySelf(rc *spec.Resolved) error {
 	k := kernel()
 	procSelf := "/proc/" + strconv.Itoa(os.Getpid())
+	if err := spec.RefuseViews(rc.Config, "ApplySelf", "a process that confines itself cannot enter new namespaces (a multi-threaded Go process cannot unshare a mount or user namespace): use WrapCommand or Run"); err != nil {
+		return err
+	}
 	pol := buildLinuxPolicy(rc, k.abi, procSelf, nil).forSelf()
 	if err := spec.CheckApplicable(linuxPlan(rc, pol, k.seccomp, k.abiReason), rc.Config.Strict, spec.ScopeApplySelf); err != nil {
 		return err

@@ -224,7 +224,8 @@ func planSystem(plan *spec.Plan, cfg spec.Config, p linuxPolicy) {
 // a caller with the credentials creds.
 func planLayerAndLimits(plan *spec.Plan, rc *spec.Resolved, p linuxPolicy, creds selfCreds) {
 	plan.Features = append(plan.Features, slices.DeleteFunc(spec.LayerFeatures(rc, "linux", true), func(e spec.Enforcement) bool {
-		return e.Feature == spec.FeatureDenyWrite || e.Feature == spec.FeatureDenyRead || e.Feature == spec.FeatureMounts
+		return e.Feature == spec.FeatureDenyWrite || e.Feature == spec.FeatureDenyRead || e.Feature == spec.FeatureMounts ||
+			e.Feature == spec.FeaturePrivateRoot
 	})...)
 	plan.Features = append(plan.Features, mountLayerFeatures(rc, p.Layer, plan.Available)...)
 	if plan.Available {

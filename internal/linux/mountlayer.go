@@ -48,6 +48,11 @@ type mountLayer struct {
 	// names (hard links) somewhere: no mount of a name reaches those, so
 	// the plan reports them (see hostAliases).
 	hardLinked []string
+	// root lists what asks for the sandbox's own root (rootWanted), nil
+	// when it is not built; rootBlocked says why this host cannot have
+	// one ("" when it can: see rootPivotBlocked).
+	root        []string
+	rootBlocked string
 }
 
 // used reports whether WrapCommand and Run start the child half in new
@@ -90,6 +95,7 @@ func layerHint(l *mountLayer, otherwise string) string {
 func mountLayerFeatures(rc *spec.Resolved, l *mountLayer, available bool) []spec.Enforcement {
 	var out []spec.Enforcement
 	const noSelf = "ApplySelf: not enforced: the mount-namespace layer needs new namespaces, which a process that confines itself cannot enter (a multi-threaded Go process cannot unshare a mount or user namespace)"
+	const refusedSelf = "ApplySelf: REFUSED (ApplySelf fails): the mount-namespace layer needs new namespaces, which a process that confines itself cannot enter (a multi-threaded Go process cannot unshare a mount or user namespace)"
 	const selfHint = "run the program with WrapCommand or Run"
 	gitPaths := map[string]bool{}
 	if l != nil {
@@ -149,8 +155,15 @@ func mountLayerFeatures(rc *spec.Resolved, l *mountLayer, available bool) []spec
 		for _, m := range rc.Mounts {
 			shown = append(shown, m.Path+" at "+m.At+pick(m.Write, " (read-write)", " (read-only)"))
 		}
-		out = append(out, command(spec.FeatureMounts, "mounts", strings.Join(shown, ", ")+"; Landlock grants follow (read, or read-write)", false),
-			spec.Enforcement{Feature: spec.FeatureMounts, Scope: spec.ScopeApplySelf, Detail: noSelf, Hint: selfHint})
+		e := command(spec.FeatureMounts, "mounts", strings.Join(shown, ", ")+"; Landlock grants follow (read, or read-write)", false)
+		if !e.Enforced && available && !l.used() {
+			e.Detail = "WrapCommand/Run: REFUSED (they fail): " + layerMissing(l)
+		}
+		out = append(out, e, spec.Enforcement{Feature: spec.FeatureMounts, Scope: spec.ScopeApplySelf, Detail: refusedSelf, Hint: selfHint})
+	}
+	if l != nil && len(l.root) > 0 || rc.Config.PrivateRoot {
+		out = append(out, privateRootEntry(l, available),
+			spec.Enforcement{Feature: spec.FeaturePrivateRoot, Scope: spec.ScopeApplySelf, Detail: refusedSelf, Hint: selfHint})
 	}
 	if l == nil {
 		return out
@@ -222,6 +235,9 @@ func layerNeeds(rc *spec.Resolved, git []string) []string {
 	if len(rc.Mounts) > 0 {
 		needs = append(needs, "mounts")
 	}
+	if rc.Config.PrivateRoot {
+		needs = append(needs, "private_root")
+	}
 	if rc.Resolver != "" {
 		needs = append(needs, "the egress resolver (a generated "+rc.ResolverAt+")")
 	}
@@ -240,7 +256,7 @@ func layerNeeds(rc *spec.Resolved, git []string) []string {
 // targets are executables that must stay visible and executable, writes
 // rc's write paths, cwd the target's working directory, resolved ("" when
 // unknown).
-func layerSpec(rc *spec.Resolved, targets, writes []string, cwd string) mountns.Spec {
+func layerSpec(rc *spec.Resolved, targets, writes []string, cwd string, root bool) mountns.Spec {
 	ms := mountns.Spec{PrivateTmp: true, Lookup: mountns.HostLookup, Resolve: mountns.HostResolve}
 	var execs []spec.Path
 	execs = append(execs, rc.Exec...)
@@ -291,7 +307,8 @@ func layerSpec(rc *spec.Resolved, targets, writes []string, cwd string) mountns.
 		})
 		if granted {
 			keep(r)
-		} else if strings.HasPrefix(r, "/tmp/") || strings.HasPrefix(r, "/dev/shm/") {
+		} else if root || strings.HasPrefix(r, "/tmp/") || strings.HasPrefix(r, "/dev/shm/") {
+			// In the own root anywhere: it exists there only if made.
 			ms.Opaque = append(ms.Opaque, r)
 		}
 	}

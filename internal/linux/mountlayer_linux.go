@@ -34,6 +34,19 @@ package linux
 // probe's reason and remedy (Strict: an error), and Landlock and seccomp
 // still apply.
 //
+// # The own root
+//
+// With Config.PrivateRoot, or a Mount whose target the host does not have
+// (outside the private /tmp, where its mount point is made anyway:
+// rootWanted), the plan gives the program a root of its own
+// (mountns.Spec.Root, rootfs_linux.go): every path the policy grants is
+// shown at its own path in a fresh tmpfs, with the host's symbolic links
+// on the way to each, and the host's root is detached. /proc is a fresh
+// procfs where the spawn has a PID namespace of its own. Where it cannot
+// be made (the layer unavailable, a grant of /, a root on the initial
+// ramfs) WrapCommand and Run refuse the Config (refuseViews), as ApplySelf
+// always does.
+//
 // # No further defaults
 //
 // Only a repository's hooks and config are protected by default: they run
@@ -76,9 +89,11 @@ import (
 // newMountLayer decides whether rc needs the layer and builds its plan.
 // targets are executables that must stay visible and executable (the
 // WrapCommand target, resolved); cwd is the target's working directory
-// ("" when unknown).
-func newMountLayer(rc *spec.Resolved, targets []string, cwd string) *mountLayer {
-	l := &mountLayer{}
+// ("" when unknown); root is what the sandbox's own root shows, where
+// rc asks for one (rootWanted).
+func newMountLayer(rc *spec.Resolved, targets []string, cwd string, root rootHost) *mountLayer {
+	l := &mountLayer{root: rootWanted(rc, mountns.HostLookup)}
+	givenCwd := cwd
 	var writes []string
 	for _, w := range rc.Write {
 		writes = append(writes, w.Resolved)
@@ -103,11 +118,18 @@ func newMountLayer(rc *spec.Resolved, targets []string, cwd string) *mountLayer 
 	// this on every spawn, and most need no layer.
 	gitProtect, gitPin := l.findGit(rc, resolvedCwd)
 	l.needs = layerNeeds(rc, append(slices.Clone(l.git), l.gitBare...))
+	if len(l.root) > 0 && !rc.Config.PrivateRoot {
+		l.needs = append([]string{"the sandbox's own root (" + strings.Join(l.root, ", ") + ")"}, l.needs...)
+	}
 	if len(l.needs) == 0 {
 		return l
 	}
 
-	ms := layerSpec(rc, targets, writes, resolvedCwd())
+	ms := layerSpec(rc, targets, writes, resolvedCwd(), len(l.root) > 0)
+	if len(l.root) > 0 {
+		ms.Root = root.spec(givenCwd)
+		l.rootBlocked = rootPivotBlocked()
+	}
 	for _, p := range gitProtect {
 		if !slices.Contains(ms.DenyWrite, p) {
 			ms.DenyWrite = append(ms.DenyWrite, p)

@@ -199,6 +199,9 @@ func PlanSpawn(rc *spec.Resolved, target Target, host Host) (Spawn, error) {
 	if err := spec.CheckApplicable(s.Plan, rc.Config.Strict, spec.ScopeCommand); err != nil {
 		return Spawn{}, err
 	}
+	if err := refuseViews(rc, pol.Layer); err != nil {
+		return Spawn{}, err
+	}
 	env := target.Env
 	if host.Egress.On {
 		// Inside its namespace the program can reach nothing but the

@@ -74,6 +74,19 @@ func spawnCases() []spawnCase {
 			h.Layer = goldenLayer(h.Layer)
 		},
 	}, {
+		// The own root: a Mount at /workspace, absent on the host.
+		name: "privateroot",
+		rc: &spec.Resolved{
+			Config: spec.Config{PrivateRoot: true, AllowProcessSpawn: true},
+			Read:   []spec.Path{goldenPath("/usr", true)},
+			Write:  []spec.Path{goldenPath("/work/ws", true)},
+			Mounts: []spec.Mount{{Path: "/data/models", At: "/workspace"}},
+		},
+		target: goldenTarget("/usr/bin/tool", SpawnOptions{FailurePipe: true, PIDNamespace: true}),
+		host: func(h *Host) {
+			h.Layer = goldenRootLayer(h.Layer)
+		},
+	}, {
 		name: "egress",
 		rc: &spec.Resolved{
 			Config:  spec.Config{AllowProcessSpawn: true},
@@ -154,6 +167,44 @@ func goldenLayer(l *mountLayer) *mountLayer {
 		},
 	}
 	l.needs = []string{"deny_write_paths", "deny_read_paths", "mounts"}
+	l.ns = nsState{ok: true}
+	l.spec = ms
+	l.plan, l.err = mountns.Build(ms)
+	return l
+}
+
+// goldenRootLayer is the mount layer newMountLayer would plan for the
+// privateroot case on goldenLayer's host, with /bin a link to usr/bin and
+// a PID namespace (a fresh /proc).
+func goldenRootLayer(l *mountLayer) *mountLayer {
+	dirs := []string{"/", "/usr", "/usr/bin", "/usr/lib", "/work", "/work/ws", "/data", "/data/models", "/tmp", "/dev", "/dev/shm", "/proc", "/etc"}
+	files := []string{"/usr/bin/tool", "/etc/hosts", "/dev/null"}
+	ms := mountns.Spec{
+		Write:      []mountns.WritePath{{Path: "/work/ws"}},
+		Read:       []string{"/usr"},
+		Exec:       []string{"/usr/bin/tool"},
+		Mounts:     []mountns.Mount{{Source: "/data/models", Target: "/workspace"}},
+		PrivateTmp: true,
+		Root: &mountns.Root{Show: []string{"/usr/lib", "/etc/hosts", "/dev/null", "/usr/bin/tool"},
+			Links: []mountns.Link{{Path: "/bin", Target: "usr/bin"}}, FreshProc: true},
+		Lookup: func(p string) mountns.Kind {
+			switch {
+			case slices.Contains(dirs, p):
+				return mountns.Dir
+			case slices.Contains(files, p):
+				return mountns.File
+			}
+			return mountns.Missing
+		},
+		Resolve: func(p string) string {
+			if slices.Contains(dirs, p) || slices.Contains(files, p) {
+				return p
+			}
+			return ""
+		},
+	}
+	l.needs = []string{"mounts", "private_root"}
+	l.root = []string{"private_root", "the mount at /workspace (absent on this host)"}
 	l.ns = nsState{ok: true}
 	l.spec = ms
 	l.plan, l.err = mountns.Build(ms)

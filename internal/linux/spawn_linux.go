@@ -82,7 +82,8 @@ func (w *wrapHost) gather(cmd *exec.Cmd, rc *spec.Resolved, target Target, opts 
 			return Host{}, fmt.Errorf("sandbox: WrapCommand: %w", err)
 		}
 	}
-	h.Layer = newMountLayer(rc, []string{target.Resolved}, target.Dir)
+	h.Layer = newMountLayer(rc, []string{target.Resolved}, target.Dir,
+		rootHost{pol: &h.Policy, given: []string{target.Path}, freshProc: pidNamespaceKills(rc, target)})
 	if needNamespaceProbe(rc, target) {
 		h.Namespaces = namespaces()
 	}

@@ -8,6 +8,9 @@
 // that are not on the exec allowlist noexec (so an ELF file the sandbox
 // wrote cannot be run, not even as `ld.so ./payload`), shows host paths at
 // other paths (Mounts), and gives the sandbox its own /tmp and /dev/shm.
+// With Spec.Root it gives the sandbox a root of its own instead of the
+// host's (root.go, which has that plan's order): only what is granted is
+// there, and a Mount's target may be a path the host does not have.
 //
 // # Two halves
 //
@@ -25,13 +28,14 @@
 //
 // The first op makes every mount in the new namespace private, so that no
 // mount made here propagates to the host. No op ever creates a file or
-// directory on a host filesystem: a mount point that does not exist is
-// created only inside a tmpfs this plan mounted. A protected path that does
+// directory on a host filesystem: a mount point that does not exist (or
+// a symbolic link of the own root) is created only inside a tmpfs this
+// plan mounted. A protected path that does
 // not exist therefore cannot be protected by a mount (there is nothing to
 // mount on), and the plan reports it as a [Gap] rather than creating it on
 // the host.
 //
-// # Order
+// # Order (without an own root; with one, see root.go)
 //
 //  1. MS_PRIVATE on / recursively (nothing propagates to the host).
 //  2. Clone, with open_tree(OPEN_TREE_CLONE|AT_RECURSIVE), every tree a later
@@ -127,6 +131,9 @@ type Spec struct {
 	Aliases []Alias
 	// PrivateTmp gives the sandbox its own /tmp and /dev/shm.
 	PrivateTmp bool
+	// Root, when not nil, gives the sandbox a root of its own (root.go):
+	// only what it lists, the grants above, /dev and /proc are there.
+	Root *Root
 	// Lookup says what a path is on the host, following symbolic links
 	// (stat). Required.
 	Lookup func(path string) Kind
@@ -170,6 +177,15 @@ const (
 	// OpMaskFile: /dev/null mounted over Path, nodev and read-only, so
 	// that opening it fails with EACCES.
 	OpMaskFile OpKind = trampoline.MountMaskFile
+	// OpProc: a new procfs at Path (made first in this plan's tmpfs
+	// with Create), attributes Set.
+	OpProc OpKind = trampoline.MountProc
+	// OpPivot: the tmpfs at Path becomes the root (pivot_root), and the
+	// old root is detached.
+	OpPivot OpKind = trampoline.MountPivot
+	// OpSymlink: a symbolic link at Path pointing to Target, made in the
+	// own root's tmpfs (its missing parents first).
+	OpSymlink OpKind = trampoline.MountSymlink
 )
 
 // Mount attributes (MOUNT_ATTR_* of linux/mount.h), kept here so that the
@@ -195,6 +211,8 @@ type Op struct {
 	// NoFollow: OpClone and OpSetAttr act on a symbolic link itself
 	// (AT_SYMLINK_NOFOLLOW), not on what it points to.
 	NoFollow bool
+	// Target is what an OpSymlink points to.
+	Target string
 	// Why says which Spec entry the step serves, for the plan printout
 	// and for errors.
 	Why string
@@ -240,6 +258,15 @@ func (o Op) String() string {
 		}
 	case OpMaskFile:
 		s = "hide file " + o.Path + " under a nodev /dev/null"
+	case OpProc:
+		s = fmt.Sprintf("procfs %s at %s", attrs(o.Set), o.Path)
+	case OpPivot:
+		s = "pivot into the new root at " + o.Path + ", detach the old root"
+	case OpSymlink:
+		s = "symbolic link " + o.Path + " -> " + o.Target
+	}
+	if o.Create && (o.Kind == OpTmpfs || o.Kind == OpProc) {
+		s += " (mount point made in this plan's tmpfs)"
 	}
 	if o.NoFollow {
 		s += " (the symbolic link itself)"
@@ -252,7 +279,7 @@ func (o Op) String() string {
 
 // Gap is something asked for that the plan cannot do, with the reason.
 type Gap struct {
-	Field  string // the Config field: deny_write_paths, deny_read_paths, mounts, private_tmp
+	Field  string // the Config field: deny_write_paths, deny_read_paths, mounts, private_tmp, private_root
 	Path   string
 	Reason string
 }
@@ -273,7 +300,8 @@ func (p Plan) MountOps() []trampoline.MountOp {
 	out := make([]trampoline.MountOp, len(p.Ops))
 	for i, o := range p.Ops {
 		out[i] = trampoline.MountOp{Kind: uint32(o.Kind), Path: o.Path, Slot: uint32(o.Slot), Mode: o.Mode,
-			Set: o.Set, Clear: o.Clear, Recursive: o.Recursive, Create: o.Create, File: o.File, NoFollow: o.NoFollow}
+			Set: o.Set, Clear: o.Clear, Recursive: o.Recursive, Create: o.Create, File: o.File, NoFollow: o.NoFollow,
+			Target: o.Target}
 	}
 	return out
 }
@@ -306,7 +334,11 @@ func Build(spec Spec) (Plan, error) {
 		}
 	}
 	b := &builder{spec: spec}
-	b.build()
+	if spec.Root != nil {
+		b.buildRoot()
+	} else {
+		b.build()
+	}
 	return b.plan, nil
 }
 
@@ -326,6 +358,12 @@ func allPaths(s Spec) []string {
 	}
 	for _, a := range s.Aliases {
 		out = append(out, a.Path, a.At)
+	}
+	if s.Root != nil {
+		out = append(out, s.Root.Show...)
+		for _, l := range s.Root.Links {
+			out = append(out, l.Path)
+		}
 	}
 	return out
 }
@@ -415,27 +453,7 @@ func (b *builder) build() {
 	s := b.spec
 	b.op(Op{Kind: OpPrivate, Path: "/", Why: "no mount made here reaches the host"})
 
-	// Which directories get a private tmpfs: those that exist and that
-	// no grant names or contains (a granted /tmp stays the host's).
-	var tmpDirs []string
-	if s.PrivateTmp {
-		for _, d := range privateTmpDirs {
-			covered := false
-			for _, g := range append(slices.Clone(s.Read), writePaths(s)...) {
-				if under(d, g) {
-					covered = true
-				}
-			}
-			switch {
-			case covered:
-				b.gap("private_tmp", d, "a grant covers it: the host's "+d+" is used")
-			case s.Lookup(d) != Dir:
-				b.gap("private_tmp", d, "does not exist on this host")
-			default:
-				tmpDirs = append(tmpDirs, d)
-			}
-		}
-	}
+	tmpDirs := b.privateTmpDirs()
 
 	// Clones of everything shown somewhere, taken while the tree is whole.
 	writes := slices.Clone(s.Write)
@@ -469,42 +487,10 @@ func (b *builder) build() {
 	b.attachKept(keep)
 
 	for i, w := range writes {
-		b.attach(Op{Path: w.Path, Slot: writeSlot[i], Create: b.inTmpfs(w.Path),
-			File: s.Lookup(w.Path) == File, Why: "write path"})
-		set := uint64(AttrNosuid | AttrNodev)
-		why := "write path: writable, nosuid, nodev"
-		if !w.Exec {
-			set |= AttrNoexec
-			why += ", noexec (not on the exec allowlist: nothing written here can be executed or mapped executable)"
-		}
-		b.op(Op{Kind: OpSetAttr, Path: w.Path, Set: set, Clear: AttrRdonly, Why: why})
+		b.attachWrite(w, writeSlot[i])
 	}
-
 	for i, m := range mounts {
-		file := s.Lookup(m.Source) == File
-		target := s.Lookup(m.Target)
-		create := b.inTmpfs(m.Target) // the host's entries there are hidden: always made anew
-		switch {
-		case create:
-		case target == Missing:
-			b.gap("mounts", m.Target, "target does not exist: a mount point would have to be made on the host, which this library never changes")
-			continue
-		case (target == File) != file:
-			b.gap("mounts", m.Target, "target and source are not both directories or both files")
-			continue
-		}
-		b.attach(Op{Path: m.Target, Slot: mountSlot[i], Create: create, File: file, Why: "mount of " + m.Source})
-		b.mounts = append(b.mounts, m)
-		set, clear := uint64(AttrNosuid|AttrNodev), uint64(0)
-		if m.Write {
-			clear |= AttrRdonly
-		} else {
-			set |= AttrRdonly
-		}
-		if !m.Exec {
-			set |= AttrNoexec
-		}
-		b.op(Op{Kind: OpSetAttr, Path: m.Target, Set: set, Clear: clear, Recursive: !m.Write, Why: "mount of " + m.Source})
+		b.attachMount(m, mountSlot[i])
 	}
 
 	b.pinAll()

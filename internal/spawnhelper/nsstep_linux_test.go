@@ -168,6 +168,12 @@ func TestNamespaceStepParity(t *testing.T) {
 		{Kind: trampoline.MountMaskFile, Path: at("secret")},
 	}
 	const probe = trampoline.FlagNamespaces | trampoline.FlagProbe
+	// On a root that is the initial ramfs (the kernel matrix's guests)
+	// pivot_root refuses to leave it: both halves must say so alike.
+	ownRoot := nsOutcome{code: 0}
+	if mi, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mi), " / / ") && strings.Contains(string(mi), " - rootfs rootfs ") {
+		ownRoot = nsOutcome{125, trampoline.Failure{Step: "pivot_root", Errno: syscall.EINVAL, Detail: at("t")}}
+	}
 	cases := []struct {
 		name    string
 		ops     []trampoline.MountOp
@@ -209,6 +215,30 @@ func TestNamespaceStepParity(t *testing.T) {
 		{name: "the working directory hidden by the mounts", cwd: at("work"),
 			ops:  []trampoline.MountOp{{Kind: trampoline.MountPrivate, Path: "/"}, {Kind: trampoline.MountTmpfs, Path: dir, Mode: 0o755}},
 			want: nsOutcome{125, trampoline.Failure{Step: "chdir", Errno: syscall.ENOENT, Detail: at("work") + " (the working directory, after the mounts)"}}},
+		// The own root (internal/mountns's root.go): a clone of the test
+		// directory taken before a tmpfs in it becomes the root, a fresh
+		// procfs made there first, then the clone attached at its own
+		// path in the new root (the working directory is found again
+		// there) and a link made beside it.
+		{name: "the own root", flags: probe, want: ownRoot, ops: []trampoline.MountOp{
+			{Kind: trampoline.MountPrivate, Path: "/"},
+			{Kind: trampoline.MountClone, Path: dir, Slot: 0, NoFollow: true},
+			{Kind: trampoline.MountTmpfs, Path: at("t"), Mode: 0o755, Set: nosuid | nodev},
+			{Kind: trampoline.MountProc, Path: at("t/proc"), Create: true, Set: rdonly | nosuid | nodev},
+			{Kind: trampoline.MountPivot, Path: at("t")},
+			{Kind: trampoline.MountAttach, Path: dir, Slot: 0, Create: true},
+			{Kind: trampoline.MountSymlink, Path: "/x/bin", Target: "usr/bin"},
+			{Kind: trampoline.MountSetAttr, Path: "/", Set: rdonly},
+		}},
+		{name: "a pivot into a missing directory", ops: []trampoline.MountOp{
+			{Kind: trampoline.MountPrivate, Path: "/"}, {Kind: trampoline.MountPivot, Path: at("missing")}},
+			want: nsOutcome{125, trampoline.Failure{Step: "chdir (the new root)", Errno: syscall.ENOENT, Detail: at("missing")}}},
+		{name: "a symbolic link over a file", ops: []trampoline.MountOp{{Kind: trampoline.MountSymlink, Path: at("file"), Target: "x"}},
+			want: nsOutcome{125, trampoline.Failure{Step: "symlink", Errno: syscall.EEXIST, Detail: at("file")}}},
+		{name: "a symbolic link without a target", ops: []trampoline.MountOp{{Kind: trampoline.MountSymlink, Path: at("new")}},
+			want: nsOutcome{125, trampoline.Failure{Step: "trampoline", Detail: "invalid invocation (bad mount step)"}}},
+		{name: "a target on another kind of op", ops: []trampoline.MountOp{{Kind: trampoline.MountTmpfs, Path: at("t"), Target: "x"}},
+			want: nsOutcome{125, trampoline.Failure{Step: "trampoline", Detail: "invalid invocation (bad mount step)"}}},
 		{name: "an unknown kind of op", ops: []trampoline.MountOp{{Kind: 99, Path: "/"}},
 			want: nsOutcome{125, trampoline.Failure{Step: "trampoline", Detail: "invalid invocation (bad mount step)"}}},
 		{name: "a port out of range", net: &trampoline.NetStep{FD: 4, Port: 47000}, flags: probe, patchPort: 70000,

@@ -26,6 +26,7 @@ type Config struct {
 	DenyWritePaths      []string `json:"deny_write_paths"`
 	DenyReadPaths       []string `json:"deny_read_paths"`
 	Mounts              []Mount  `json:"mounts"`
+	PrivateRoot         bool     `json:"private_root,omitempty"`
 	NoGitProtection     bool     `json:"no_git_protection,omitempty"`
 	AllowCamera         bool     `json:"allow_camera"`
 	AllowMicrophone     bool     `json:"allow_microphone"`

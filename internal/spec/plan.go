@@ -36,6 +36,7 @@ const (
 	FeatureGitCommonDir = "git_commondir"       // a .git/commondir the program creates (redirects hooks and config)
 	FeaturePrivateTmp   = "private_tmp"         // a private /tmp and /dev/shm (Linux mount layer)
 	FeatureWriteNoexec  = "write_paths_noexec"  // nothing written in the write paths can be executed
+	FeaturePrivateRoot  = "private_root"        // the sandbox's own root: only the grants are there (Linux mount layer)
 )
 
 // FeatureTCPAnyPort reports the any-port entries of AllowedTCPConnect
@@ -250,8 +251,8 @@ func CheckApplicable(p Plan, strict bool, scope string) error {
 }
 
 // LayerFeatures reports the Config fields that need a layer this build does
-// not have on the platform: the mount-namespace layer (deny paths, mounts)
-// everywhere, and device permissions (camera, microphone) everywhere but
+// not have on the platform: the mount-namespace layer (deny paths, mounts,
+// private root: the last two are refused, see RefuseViews) everywhere, and device permissions (camera, microphone) everywhere but
 // macOS. Each requested one is listed as not enforced with its reason, so
 // that Strict refuses it and PlanFor names it. Platforms that enforce one of
 // these report it themselves and do not call this for it.
@@ -264,8 +265,11 @@ func LayerFeatures(rc *Resolved, goos string, devices bool) []Enforcement {
 	if len(rc.DenyRead) > 0 {
 		out = append(out, Enforcement{Feature: FeatureDenyRead, Detail: "not enforced: " + strings.Join(rc.DenyRead, ", ") + " stay readable where a grant covers them: " + noLayer})
 	}
-	if len(rc.Mounts) > 0 {
-		out = append(out, Enforcement{Feature: FeatureMounts, Detail: "not enforced: no path is shown elsewhere: " + noLayer})
+	if len(rc.Config.Mounts) > 0 {
+		out = append(out, Enforcement{Feature: FeatureMounts, Detail: "REFUSED (WrapCommand, Run and ApplySelf fail): no path can be shown elsewhere: " + noLayer})
+	}
+	if rc.Config.PrivateRoot {
+		out = append(out, Enforcement{Feature: FeaturePrivateRoot, Detail: "REFUSED (WrapCommand, Run and ApplySelf fail): the program cannot have a root of its own: " + noLayer})
 	}
 	if devices {
 		noDevice := goos + " has no camera or microphone permission of its own: grant the device paths instead"

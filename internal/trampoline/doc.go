@@ -62,7 +62,8 @@
 //     /proc/self/ns/mnt is still the parent's mount namespace
 //     (Payload.ParentMountNS: a caller replaced cmd.SysProcAttr after
 //     WrapCommand); perform the mount layer's ops ([ApplyMounts], raw
-//     system calls: mount, open_tree, move_mount, mount_setattr, the plan
+//     system calls: mount, open_tree, move_mount, mount_setattr, and for
+//     the sandbox's own root pivot_root, umount2 and symlinkat, the plan
 //     of internal/mountns); chdir again to the working directory by its
 //     path, so that it names what the target sees; then the network step
 //     (Payload.Net). With FlagProbe, exit 0 here (the parent's

@@ -35,6 +35,7 @@ const (
 	msNoexec             = 0x8
 	msPrivate            = 1 << 18
 	msRec                = 0x4000
+	mntDetach            = 0x2
 	mountAttrStructBytes = 32 // struct mount_attr (MOUNT_ATTR_SIZE_VER0)
 )
 
@@ -83,6 +84,12 @@ func mountStepName(k uint32) string {
 		return "move_mount"
 	case MountMaskFile:
 		return "mask file"
+	case MountProc:
+		return "mount(proc)"
+	case MountPivot:
+		return "pivot_root"
+	case MountSymlink:
+		return "symlink"
 	}
 	return "mount step"
 }
@@ -122,6 +129,11 @@ func applyMount(o *MountOp, slots *[]int) (string, syscall.Errno) {
 		}
 		return "", setAttr(&path[0], flags, o.Set, o.Clear)
 	case MountTmpfs:
+		if o.Create {
+			if e := mountPoint(o.Path, false); e != 0 {
+				return "mkdir (mount point in the plan's tmpfs)", e
+			}
+		}
 		data := cstr("mode=" + octal(o.Mode))
 		return "", sysMount(&tmpfsName[0], &path[0], &tmpfsName[0], msFlags(o.Set), &data[0])
 	case MountAttach:
@@ -152,14 +164,61 @@ func applyMount(o *MountOp, slots *[]int) (string, syscall.Errno) {
 			return "move_mount /dev/null", e
 		}
 		return "", setAttr(&path[0], 0, mountAttrRdonly|mountAttrNodev|mountAttrNosuid|mountAttrNoexec, 0)
+	case MountProc, MountPivot, MountSymlink:
+		return applyRootMount(o, path)
 	}
 	return "mount step (unknown kind)", syscall.EINVAL
+}
+
+// applyRootMount performs the steps of the sandbox's own root
+// (internal/mountns's root.go): a fresh procfs, the pivot into the new
+// root, a symbolic link made in it.
+func applyRootMount(o *MountOp, path []byte) (string, syscall.Errno) {
+	switch o.Kind {
+	case MountProc:
+		if o.Create {
+			if e := mountPoint(o.Path, false); e != 0 {
+				return "mkdir (mount point in the plan's tmpfs)", e
+			}
+		}
+		return "", sysMount(&procName[0], &path[0], &procName[0], msFlags(o.Set), nil)
+	case MountPivot:
+		// The new root is a mount (the plan's tmpfs at Path): entered,
+		// it becomes the root, the old root is stacked on it and then
+		// detached, and nothing of the host's tree is reachable any more
+		// but the clones attached in the new root.
+		if _, _, e := syscall.RawSyscall(syscall.SYS_CHDIR, uintptr(unsafe.Pointer(&path[0])), 0, 0); e != 0 {
+			return "chdir (the new root)", e
+		}
+		if _, _, e := syscall.RawSyscall(syscall.SYS_PIVOT_ROOT, uintptr(unsafe.Pointer(&dot[0])), uintptr(unsafe.Pointer(&dot[0])), 0); e != 0 {
+			return "", e
+		}
+		if _, _, e := syscall.RawSyscall(syscall.SYS_UMOUNT2, uintptr(unsafe.Pointer(&dot[0])), mntDetach, 0); e != 0 {
+			return "umount2 (the old root)", e
+		}
+		if _, _, e := syscall.RawSyscall(syscall.SYS_CHDIR, uintptr(unsafe.Pointer(&slash[0])), 0, 0); e != 0 {
+			return "chdir /", e
+		}
+		return "", 0
+	default: // MountSymlink
+		if i := lastSlash(o.Path); i > 0 {
+			if e := mountPoint(o.Path[:i], false); e != 0 {
+				return "mkdir (the link's directory in the plan's tmpfs)", e
+			}
+		}
+		target := cstr(o.Target)
+		_, _, e := syscall.RawSyscall(syscall.SYS_SYMLINKAT, uintptr(unsafe.Pointer(&target[0])), atFDCWD, uintptr(unsafe.Pointer(&path[0])))
+		return "", e
+	}
 }
 
 var (
 	tmpfsName = []byte("tmpfs\x00")
 	devNull   = []byte("/dev/null\x00")
 	emptyPath = []byte("\x00")
+	procName  = []byte("proc\x00")
+	dot       = []byte(".\x00")
+	slash     = []byte("/\x00")
 )
 
 func cstr(s string) []byte {

@@ -125,9 +125,10 @@ type MountOp struct {
 	Set       uint64 // MOUNT_ATTR_* to set (MountSetAttr, MountTmpfs)
 	Clear     uint64 // MOUNT_ATTR_* to clear (MountSetAttr)
 	Recursive bool   // MountSetAttr: the whole subtree
-	Create    bool   // MountAttach: make the mount point first (inside a tmpfs of the plan)
+	Create    bool   // MountAttach, MountTmpfs, MountProc: make the mount point first (inside a tmpfs of the plan)
 	File      bool   // MountAttach with Create: the mount point is a file
 	NoFollow  bool   // MountClone, MountSetAttr: the symbolic link Path itself (AT_SYMLINK_NOFOLLOW)
+	Target    string // MountSymlink: what the link points to (empty for every other kind)
 }
 
 // Mount step kinds (mountns.OpKind has the same values).
@@ -138,6 +139,9 @@ const (
 	MountTmpfs           // a new tmpfs at Path, mode Mode, flags from Set
 	MountAttach          // move_mount(slot → Path)
 	MountMaskFile        // /dev/null over Path, nodev and read-only: opening fails with EACCES
+	MountProc            // a new procfs at Path, flags from Set (the sandbox's own root, in a PID namespace)
+	MountPivot           // chdir(Path); pivot_root(".", "."); umount2(".", MNT_DETACH); chdir("/")
+	MountSymlink         // symlink(Target, Path), its missing parents made first (inside the own root's tmpfs)
 	mountKinds
 )
 
@@ -330,7 +334,7 @@ func lookup(env []string, key string) (string, bool) {
 //	filters(count, {count, {code jt jf k}}) nonce0 nonce1
 //	cgroupFDs(count, {fd}) flags rlimits(count, {resource cur max})
 //	[only with FlagNamespaces:] mounts(count, {kind bits slot mode set clear
-//	path}) netFD netPort transparent(count, {port}) pool parentMountNSDev
+//	path target}) netFD netPort transparent(count, {port}) pool parentMountNSDev
 //	parentMountNSIno
 //
 // (bits: 1 recursive, 2 create, 4 file, 8 no-follow; netPort, each
@@ -347,7 +351,7 @@ func (p *Payload) marshal() []byte {
 	if p.Flags&FlagNamespaces != 0 {
 		size += 4 + 4 + 4 + 4 + 4*len(p.Net.Transparent) + 4 + 16
 		for _, m := range p.Mounts {
-			size += 4*4 + 2*8 + 4 + len(m.Path)
+			size += 4*4 + 2*8 + 4 + len(m.Path) + 4 + len(m.Target)
 		}
 	}
 	for _, e := range p.Env {
@@ -428,6 +432,7 @@ func (p *Payload) marshal() []byte {
 			w.u64(m.Set)
 			w.u64(m.Clear)
 			w.str(m.Path)
+			w.str(m.Target)
 		}
 		w.u32(uint32(int32(p.Net.FD)))
 		w.u32(uint32(p.Net.Port))
@@ -512,7 +517,7 @@ func unmarshal(b []byte) (*Payload, error) {
 		}
 	}
 	if p.Flags&FlagNamespaces != 0 {
-		if n := r.count(36); n >= 0 {
+		if n := r.count(40); n >= 0 {
 			p.Mounts = make([]MountOp, n)
 			for i := range p.Mounts {
 				m := &p.Mounts[i]
@@ -524,7 +529,9 @@ func unmarshal(b []byte) (*Payload, error) {
 				m.Set = r.u64()
 				m.Clear = r.u64()
 				m.Path = r.str()
+				m.Target = r.str()
 				if bits&^15 != 0 || m.Kind >= mountKinds || m.Path == "" || m.Path[0] != '/' || !noNUL(m.Path) ||
+					(m.Kind == MountSymlink) != (m.Target != "") || !noNUL(m.Target) ||
 					(m.Kind == MountClone || m.Kind == MountAttach) && m.Slot >= MaxMountSlots {
 					return nil, errors.New("bad mount step")
 				}

@@ -58,6 +58,9 @@ func TestPayloadNamespaces(t *testing.T) {
 		{Kind: MountAttach, Path: "/tmp/x/f", Slot: 3, Create: true, File: true},
 		{Kind: MountMaskFile, Path: "/w/.env"},
 		{Kind: MountClone, Path: "/w/link", Slot: 4, NoFollow: true},
+		{Kind: MountProc, Path: "/tmp/proc", Create: true, Set: 0xf},
+		{Kind: MountPivot, Path: "/tmp"},
+		{Kind: MountSymlink, Path: "/bin", Target: "usr/bin"},
 	}
 	p.Net = NetStep{FD: 7, Port: 65535, Transparent: []uint16{1, 443, 65535}, Pool: MaxInboundPool}
 	p.ParentMountNS = [2]uint64{4, 4026531841}
@@ -119,6 +122,18 @@ func TestPayloadRejects(t *testing.T) {
 		"relative mount path": func(p *Payload) {
 			p.Flags = FlagNamespaces
 			p.Mounts = []MountOp{{Kind: MountPrivate, Path: "tmp"}}
+		},
+		"symlink without target": func(p *Payload) {
+			p.Flags = FlagNamespaces
+			p.Mounts = []MountOp{{Kind: MountSymlink, Path: "/bin"}}
+		},
+		"target on a tmpfs": func(p *Payload) {
+			p.Flags = FlagNamespaces
+			p.Mounts = []MountOp{{Kind: MountTmpfs, Path: "/tmp", Target: "x"}}
+		},
+		"NUL in a link target": func(p *Payload) {
+			p.Flags = FlagNamespaces
+			p.Mounts = []MountOp{{Kind: MountSymlink, Path: "/bin", Target: "usr\x00bin"}}
 		},
 		"slot out of range": func(p *Payload) {
 			p.Flags = FlagNamespaces

@@ -55,6 +55,9 @@ var selfJobs struct {
 // plan (ApplySelf does both). On any error the process is not in the job,
 // and the error matches spec.ErrUnavailable.
 func ConfineSelf(cfg spec.Config) error {
+	if err := spec.RefuseViews(cfg, "ApplySelf on windows", "Windows has none"); err != nil {
+		return err
+	}
 	h, err := winjob.ConfineSelf(JobOptions(cfg, InJobAlready()))
 	if err != nil {
 		// ConfineSelf leaves the process out of the job on any error.
@@ -83,6 +86,9 @@ func ConfineSelf(cfg spec.Config) error {
 // takes the child out of the caller's job (if that job allows it). If
 // cmd.Start fails, the job made for cmd stays until Close.
 func (s *Jobs) Wrap(cmd *exec.Cmd, cfg spec.Config) error {
+	if err := spec.RefuseViews(cfg, "WrapCommand on windows", "Windows has none"); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if slices.ContainsFunc(s.pending, func(w *wrappedCmd) bool { return w.cmd == cmd }) {

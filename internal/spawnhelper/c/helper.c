@@ -18,7 +18,12 @@
  *     and cmd.ExtraFiles; this file's own memfd is above them).
  * 2a. With payload flag 1, the namespace step (ns_step below), in the new
  *     namespaces the parent cloned this process into: refuse the caller's
- *     own mount namespace; perform the mount ops the parent planned; chdir
+ *     own mount namespace; perform the mount ops the parent planned (for
+ *     the sandbox's own root also: a fresh procfs; the pivot, chdir into the
+ *     new root's tmpfs, pivot_root(".", "."), umount2(".", MNT_DETACH) of
+ *     the old root, chdir("/"); a symbolic link made in the new root, its
+ *     parents first; a tmpfs or procfs whose mount point is made first in
+ *     the plan's tmpfs); chdir
  *     to the working directory again by its path; bring lo up and hand the
  *     egress listener (and the transparent path's sockets and the inbound
  *     pool, when asked for) to the caller. With flag 2 (the parent's
@@ -62,6 +67,7 @@ enum {
 	NR_getresuid = 118, NR_getresgid = 120, NR_capget = 125,
 	NR_capset = 126, NR_prctl = 157, NR_mount = 165, NR_exit_group = 231,
 	NR_openat = 257, NR_mkdirat = 258, NR_prlimit64 = 302, NR_seccomp = 317,
+	NR_pivot_root = 155, NR_umount2 = 166, NR_symlinkat = 266,
 	O_NOFOLLOW = 0400000,
 };
 #define ST_MODE_OFF 24 /* struct stat: dev 0, ino 8, nlink 16, mode 24 */
@@ -90,7 +96,7 @@ enum {
 	NR_exit_group = 94, NR_getresuid = 148, NR_getresgid = 150,
 	NR_prctl = 167, NR_socket = 198, NR_bind = 200, NR_listen = 201,
 	NR_sendto = 206, NR_recvfrom = 207, NR_setsockopt = 208, NR_sendmsg = 211, NR_execve = 221, NR_mmap = 222, NR_prlimit64 = 261,
-	NR_seccomp = 277,
+	NR_seccomp = 277, NR_symlinkat = 36, NR_umount2 = 39, NR_pivot_root = 41,
 	O_NOFOLLOW = 0100000,
 };
 #define ST_MODE_OFF 16 /* struct stat: dev 0, ino 8, mode 16 */
@@ -497,10 +503,11 @@ static void drop_caps(void)
 
 enum {
 	FLAG_NS = 1, FLAG_PROBE = 2,
-	M_PRIVATE = 0, M_CLONE, M_SETATTR, M_TMPFS, M_ATTACH, M_MASKFILE, M_KINDS,
+	M_PRIVATE = 0, M_CLONE, M_SETATTR, M_TMPFS, M_ATTACH, M_MASKFILE,
+	M_PROC, M_PIVOT, M_SYMLINK, M_KINDS,
 	B_RECURSIVE = 1, B_CREATE = 2, B_FILE = 4, B_NOFOLLOW = 8,
 	OPEN_TREE_CLONE = 1, AT_RECURSIVE = 0x8000, AT_SYMLINK_NOFOLLOW = 0x100,
-	MOVE_MOUNT_F_EMPTY_PATH = 4, MS_REC = 0x4000, MS_PRIVATE = 1 << 18,
+	MOVE_MOUNT_F_EMPTY_PATH = 4, MS_REC = 0x4000, MS_PRIVATE = 1 << 18, MNT_DETACH = 2,
 	MOUNT_ATTR_RDONLY = 1, MOUNT_ATTR_NOSUID = 2, MOUNT_ATTR_NODEV = 4,
 	MOUNT_ATTR_NOEXEC = 8,
 	O_WRONLY = 1, O_CREAT = 0100, O_EXCL = 0200,
@@ -518,8 +525,22 @@ enum {
 struct mount_op {
 	u32 kind, bits, slot, mode;
 	u64 set, clear;
-	const char *path;
+	const char *path, *target;
 };
+
+/* peek reads a string without copying it, for the check: "/" for one
+ * that starts with '/', "x" for another non-empty one, "" for an empty
+ * one, 0 for one that holds a NUL (or overruns: r->bad). */
+static const char *peek(struct rd *r)
+{
+	u32 n = u32_(r);
+	const u8 *b = take(r, n);
+	u64 i;
+	for (i = 0; b && i < n; i++)
+		if (!b[i])
+			return 0;
+	return !b ? 0 : !n ? "" : b[0] == '/' ? "/" : "x";
+}
 
 /* mount_op reads one op and returns 0, or -1 for an op that was read but
  * is not one the parent makes (an overrun sets r->bad instead). With copy 0
@@ -527,28 +548,18 @@ struct mount_op {
  * twice, checked in full before the first is performed). */
 static int mount_op(struct rd *r, struct mount_op *o, int copy)
 {
-	u32 n;
-	const u8 *b;
-	u64 i;
 	o->kind = u32_(r);
 	o->bits = u32_(r);
 	o->slot = u32_(r);
 	o->mode = u32_(r);
 	o->set = u64_(r);
 	o->clear = u64_(r);
-	if (copy) {
-		o->path = str(r);
-	} else {
-		n = u32_(r);
-		b = take(r, n);
-		o->path = b && n && b[0] == '/' ? "/" : 0;
-		for (i = 0; b && i < n; i++)
-			if (!b[i])
-				o->path = 0;
-	}
+	o->path = copy ? str(r) : peek(r);
+	o->target = copy ? str(r) : peek(r);
 	if (r->bad)
 		return 0;
 	if (!o->path || o->path[0] != '/' || o->kind >= M_KINDS || (o->bits & ~15U) ||
+	    !o->target || (o->kind == M_SYMLINK) != (o->target[0] != 0) ||
 	    ((o->kind == M_CLONE || o->kind == M_ATTACH) && o->slot >= MAX_SLOTS))
 		return -1;
 	return 0;
@@ -569,7 +580,7 @@ struct netstep {
 static void ns_check(struct rd *r, struct netstep *n, u64 *nsdev, u64 *nsino)
 {
 	struct mount_op o;
-	u32 i, nops = count(r, 36);
+	u32 i, nops = count(r, 40);
 	for (i = 0; i < nops; i++)
 		if (mount_op(r, &o, 0))
 			fail("trampoline", 0, "invalid invocation (bad mount step)");
@@ -641,13 +652,25 @@ static long mount_point(const char *path, int file)
 	return 0;
 }
 
+/* make_point makes the directory path and its parents, as a mount point
+ * (MountTmpfs and MountProc with Create). */
+static void make_point(const char *path)
+{
+	long e = mount_point(path, 0);
+	if (e < 0)
+		fail("mkdir (mount point in the plan's tmpfs)", -e, path);
+}
+
 /* apply_mount performs one op, failing with its step's name (or a
  * sub-step's) and the op's path, as ApplyMounts reports. */
 static void apply_mount(const struct mount_op *o)
 {
 	static const char *names[M_KINDS] = {
 		"mount(MS_PRIVATE)", "open_tree", "mount_setattr", "mount(tmpfs)", "move_mount", "mask file",
+		"mount(proc)", "pivot_root", "symlink",
 	};
+	static char dir[4096];
+	u64 k;
 	const char *step = names[o->kind];
 	long e, fd, fl;
 	switch (o->kind) {
@@ -687,6 +710,8 @@ static void apply_mount(const struct mount_op *o)
 		while (k)
 			data[j++] = d[--k];
 		data[j] = 0;
+		if (o->bits & B_CREATE)
+			make_point(o->path);
 		e = sys6(NR_mount, (long)"tmpfs", (long)o->path, (long)"tmpfs", (long)(o->set & 15), (long)data, 0);
 		break;
 	}
@@ -705,6 +730,35 @@ static void apply_mount(const struct mount_op *o)
 		}
 		e = move_mount_(fd, o->path);
 		sys3(NR_close, fd, 0, 0);
+		break;
+	case M_PROC:
+		if (o->bits & B_CREATE)
+			make_point(o->path);
+		e = sys6(NR_mount, (long)"proc", (long)o->path, (long)"proc", (long)(o->set & 15), 0, 0);
+		break;
+	case M_PIVOT:
+		/* Into the new root (the plan's tmpfs at path); the old root,
+		 * stacked on it by pivot_root(".", "."), is detached. */
+		check(sys3(NR_chdir, o->path, 0, 0), "chdir (the new root)", o->path);
+		check(sys3(NR_pivot_root, ".", ".", 0), step, o->path);
+		check(sys3(NR_umount2, ".", MNT_DETACH, 0), "umount2 (the old root)", o->path);
+		e = sys3(NR_chdir, "/", 0, 0);
+		step = "chdir /";
+		break;
+	case M_SYMLINK:
+		/* The link's missing parents first (in the own root's tmpfs). */
+		for (k = slen(o->path); k > 0 && o->path[k] != '/';)
+			k--;
+		if (k > 0) {
+			if (k >= sizeof dir)
+				fail("mkdir (the link's directory in the plan's tmpfs)", 36, o->path);
+			memcpy(dir, o->path, k);
+			dir[k] = 0;
+			e = mount_point(dir, 0);
+			if (e < 0)
+				fail("mkdir (the link's directory in the plan's tmpfs)", -e, o->path);
+		}
+		e = sys3(NR_symlinkat, o->target, AT_FDCWD, o->path);
 		break;
 	default: /* M_MASKFILE */
 		/* /dev/null, nodev and read-only: with nodev, opening the
@@ -943,7 +997,7 @@ static void ns_step(struct rd *r)
 	ns_check(r, &net, &nsdev, &nsino);
 	if (r->bad)
 		fail("trampoline", 0, "invalid invocation (truncated payload or trailing bytes)");
-	nops = count(&ops, 36);
+	nops = count(&ops, 40);
 
 	fd = check(sys3(NR_openat, AT_FDCWD, "/proc/self/ns/mnt", O_PATH | O_CLOEXEC), "stat", "/proc/self/ns/mnt");
 	check(sys3(NR_fstat, fd, st, 0), "stat", "/proc/self/ns/mnt");
