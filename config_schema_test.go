@@ -75,7 +75,7 @@ func fullConfig(dir string) Config {
 		AllowedReadPaths: []string{dir}, AllowedWritePaths: []string{dir}, AllowedTCPConnect: []string{"*:443", "localhost:8080", "[::1]:22", ":80", "127.0.0.1:5432", "api.example.com:443"},
 		AllowedTCPBind: []uint16{0, 8080}, AllowProcessSpawn: true, AllowedExecPaths: []string{dir}, AllowUnixSockets: true, AllowUDP: true, AllowChown: true, AllowSysVIPC: true, AllowExecWritePaths: true, AllowSharedMemory: true,
 		DenyWritePaths: []string{filepath.Join(dir, ".git")}, DenyReadPaths: []string{filepath.Join(dir, ".env")},
-		Mounts: []Mount{{Path: dir, At: filepath.Join(dir, "at"), Write: true}}, AllowCamera: true, AllowMicrophone: true, NoTLSTrustService: true, NoGitProtection: true, Strict: true, Env: map[string]string{"PATH": "/usr/bin:/bin", "EMPTY": ""},
+		Mounts: []Mount{{Path: dir, At: filepath.Join(dir, "at"), Write: true}}, AllowCamera: true, AllowMicrophone: true, NoTLSTrustService: true, NoGitProtection: true, Strict: true, StrictAcceptLoader: true, Env: map[string]string{"PATH": "/usr/bin:/bin", "EMPTY": ""},
 		Limits: Limits{Processes: 64, MemoryBytes: 1 << 30, CPUTime: 90 * time.Second, FileSizeBytes: 1 << 20, OpenFiles: 256},
 	}
 }

@@ -25,6 +25,7 @@ type configFlags struct {
 	denyWrite, denyRead, mounts []string
 	noGitProtection             bool
 	allowSpawn, strict          bool
+	strictAcceptLoader          bool
 	allowCamera, allowMic       bool
 	limits                      sandbox.Limits // set by the --max-* flags; zero fields leave --config's
 	allowUDP, allowUnix         bool
@@ -60,6 +61,7 @@ func (c *configFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.allowSysVIPC, "allow-sysv-ipc", false, "let the program use System V shared memory, message queues and semaphores, e.g. PostgreSQL; a private IPC namespace under run (allow_sysv_ipc)")
 	fs.BoolVar(&c.noTLSTrust, "no-tls-trust-service", false, "macOS: leave the system's certificate trust service out of the profile (no_tls_trust_service)")
 	fs.BoolVar(&c.strict, "strict", false, "refuse to run if any part of the Config cannot be enforced here")
+	fs.BoolVar(&c.strictAcceptLoader, "strict-accept-loader", false, "--strict, accepting only the dynamic loader of a granted dynamically linked program (exec_loader), which no flag can close; every other part not enforced is still refused (strict_accept_loader)")
 	fs.Func("max-procs", "limit the tasks (processes and threads) to `N`", intFlag(&c.limits.Processes))
 	fs.Func("max-memory", "limit memory to `SIZE` (bytes, or with a K, M or G suffix: 1024-based)", sizeFlag(&c.limits.MemoryBytes))
 	fs.Func("max-cpu", "limit CPU time to `DURATION` (e.g. 30s, 5m)", durationFlag(&c.limits.CPUTime, true))
@@ -262,7 +264,8 @@ func (c *configFlags) config() (sandbox.Config, error) {
 	cfg.AllowProcessSpawn = cfg.AllowProcessSpawn || c.allowSpawn
 	cfg.AllowCamera = cfg.AllowCamera || c.allowCamera
 	cfg.AllowMicrophone = cfg.AllowMicrophone || c.allowMic
-	cfg.Strict = cfg.Strict || c.strict
+	cfg.Strict = cfg.Strict || c.strict || c.strictAcceptLoader
+	cfg.StrictAcceptLoader = cfg.StrictAcceptLoader || c.strictAcceptLoader
 	if err := cfg.Validate(); err != nil {
 		return cfg, configFlagError(err, c.given)
 	}
