@@ -92,12 +92,14 @@ type progFlags struct {
 	env     []string
 	keepEnv bool
 	cwd     string
+	goCache string
 }
 
 func (p *progFlags) register(fs *flag.FlagSet) {
 	multi(fs, &p.env, "env", "set `K=V` in the program's environment (repeatable); its PATH finds CMD, as env(1) does")
 	fs.BoolVar(&p.keepEnv, "keep-env", false, "pass this environment to the program (default: PATH only)")
 	fs.StringVar(&p.cwd, "cwd", "", "run the program in `DIR` (default: this working directory; relative paths of other flags stay relative to this one)")
+	fs.StringVar(&p.goCache, "go-cache", "", "keep Go's build cache in `DIR` between runs: created if absent, granted read-write, GOCACHE=DIR (the program writes it: never your own cache, which go outside the sandbox trusts; e.g. ~/.cache/sandbox-go-build)")
 }
 
 // check refuses a malformed --env and a --cwd that is not a directory,

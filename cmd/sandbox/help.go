@@ -24,7 +24,7 @@ var configGroups = []flagGroup{
 	{"Processes and devices", []string{"allow-spawn", "allow-chown", "allow-sysv-ipc", "allow-shm", "allow-camera", "allow-microphone"}},
 	{"Limits", []string{"max-procs", "max-memory", "max-cpu", "max-file-size", "max-open-files"}},
 	{"The Config as a whole", []string{"config", "strict", "strict-accept-loader"}},
-	{"The program (run uses them; plan and verify check them)", []string{"env", "keep-env", "cwd"}},
+	{"The program (run uses them; plan and verify check them)", []string{"env", "keep-env", "cwd", "go-cache"}},
 }
 
 // commandGroups are each command's own flags.
