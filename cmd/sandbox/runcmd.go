@@ -127,7 +127,7 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			for _, d := range res.DeniedRequests {
 				fmt.Fprintln(stderr, deniedLine(d))
 			}
-			for _, h := range explain(res, err, hintContext{cfg: cfg, home: home, cwd: cwd}) {
+			for _, h := range explain(res, err, hintContext{cfg: cfg, home: home, cwd: cwd, env: progEnv}) {
 				fmt.Fprintln(stderr, "sandbox: hint: "+h)
 			}
 		}()
