@@ -57,6 +57,9 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "run", "%v", err)
 	}
+	if code, ok := preflight(cfg, stderr); !ok {
+		return code
+	}
 	// CMD is found in the program's PATH, as env(1) finds it: Run looks
 	// name up in this process's PATH (its documented lookup), so this
 	// process takes the program's. Nothing else here looks a name up.
