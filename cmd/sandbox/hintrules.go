@@ -122,6 +122,10 @@ func inWritePath(given, p string, hc hintContext) (string, bool) {
 // noexec); elsewhere the exec allowlist decides (pathHint).
 func execBelowHint(m []string, hc hintContext) string {
 	p := absIn(m[1], hc)
+	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 == 0 {
+		// Not a program: the denial was reading it (make: Makefile: ...).
+		return pathHint(m[1], "read", hc)
+	}
 	where, ok := inWritePath(m[1], p, hc)
 	if !ok {
 		return pathHint(m[1], "exec", hc)

@@ -90,6 +90,9 @@ func TestExplainRules(t *testing.T) {
 		{name: "chown by path with --allow-chown given", cfg: withChown,
 			res:  sandbox.RunResult{ExitCode: 1, Stderr: []byte("chown: changing ownership of 'f': Operation not permitted\n")},
 			want: "CAP_CHOWN", refuse: []string{"--allow-chown grants"}},
+		{name: "make reading a makefile outside is a read, not an exec", cfg: base,
+			res:  sandbox.RunResult{ExitCode: 2, Stderr: []byte("make: " + other + "/data.txt: Permission denied\n")},
+			want: "--ro " + other + "/data.txt", refuse: []string{"--exec", "--allow-exec-rw"}},
 		{name: "no denial, no hint", cfg: base,
 			res: sandbox.RunResult{ExitCode: 1, Stderr: []byte("error: no such file\n")}},
 	}
