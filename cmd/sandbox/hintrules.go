@@ -45,6 +45,9 @@ var hintRules = []hintRule{
 	{"protected git path", []func() *regexp.Regexp{
 		lazyRE(`(\S*\.git(?:/\S*?)?)['’"]?: (?:Device or resource busy|Read-only file system)`),
 	}, gitProtectedHint},
+	{"read-only as the Config asked", []func() *regexp.Regexp{
+		lazyRE(`['‘]?([^\s'’]+)['’]?: Read-only file system`),
+	}, readOnlyHint},
 	{"restoring another owner", []func() *regexp.Regexp{
 		lazyRE(`Cannot change ownership to uid (\d+), gid (\d+)`),                     // GNU tar
 		lazyRE(`changing (?:ownership|group) of ['‘].*['’]: Operation not permitted`), // chown, chgrp, cp -a
@@ -187,4 +190,22 @@ func ownOwner(uid, gid string) bool {
 	}
 	groups, _ := os.Getgroups()
 	return g == os.Getegid() || slices.Contains(groups, g)
+}
+
+// readOnlyHint: a write refused by a read-only mount the Config made: a
+// --deny-write path (as asked: said, nothing suggested) or a --mount
+// without :rw. Other read-only mounts (the system's) get no hint.
+func readOnlyHint(m []string, hc hintContext) string {
+	p := absIn(m[1], hc)
+	for _, d := range hc.cfg.DenyWritePaths {
+		if under(p, d) {
+			return fmt.Sprintf("%s is kept read-only by --deny-write %s, as asked", m[1], d)
+		}
+	}
+	for _, mt := range hc.cfg.Mounts {
+		if !mt.Write && under(p, mt.At) {
+			return fmt.Sprintf("%s is under --mount %s:%s, which is read-only: --mount %s:%s:rw lets the program write there", m[1], mt.Path, mt.At, mt.Path, mt.At)
+		}
+	}
+	return ""
 }

@@ -128,6 +128,22 @@ func hintCases() []hintCase {
 			argv:  sh("echo 'echo hi' > .git/hooks/pre-commit"),
 			msg:   "Read-only file system", want: "hooks and config",
 			refuse: []string{"--rw", "--no-git-protection"}},
+		{rule: "read-only as the Config asked", name: "a --deny-write path", needs: []string{"/usr/bin/touch"},
+			setup: func(t *testing.T, ws string) { os.Mkdir(filepath.Join(ws, "ro"), 0o755) },
+			cfg:   func(c *sandbox.Config) { c.DenyWritePaths = []string{filepath.Join(c.AllowedWritePaths[0], "ro")} },
+			argv:  func(string) []string { return []string{"/usr/bin/touch", "ro/f"} },
+			msg:   "Read-only file system", want: "--deny-write", refuse: []string{"--rw", ":rw"}},
+		{rule: "read-only as the Config asked", name: "a --mount without :rw", needs: []string{"/usr/bin/touch"},
+			setup: func(t *testing.T, ws string) {
+				os.Mkdir(filepath.Join(ws, "m"), 0o755)
+				os.Mkdir(filepath.Join(filepath.Dir(ws), "mount-src"), 0o755) // in the test's own temporary directory
+			},
+			cfg: func(c *sandbox.Config) {
+				ws := c.AllowedWritePaths[0]
+				c.Mounts = []sandbox.Mount{{Path: filepath.Join(filepath.Dir(ws), "mount-src"), At: filepath.Join(ws, "m")}}
+			},
+			argv: func(string) []string { return []string{"/usr/bin/touch", "m/f"} },
+			msg:  "Read-only file system", want: ":rw lets", fix: func(c *sandbox.Config) { c.Mounts[0].Write = true }},
 		{rule: "restoring another owner", name: "tar as root restoring another user", needs: []string{"/usr/bin/tar"}, root: true,
 			setup: func(t *testing.T, ws string) { tarOf(t, ws, 1234) },
 			argv:  func(string) []string { return []string{"/usr/bin/tar", "--same-owner", "-xzf", "a.tgz"} },
