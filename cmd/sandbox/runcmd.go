@@ -27,6 +27,11 @@ const maxRunOutput = 64 << 20
 // runCmd runs CMD confined and exits with its exit code. The environment
 // is PATH alone plus --env entries, unless --keep-env passes the caller's;
 // Run adds the run's private TMPDIR and, without a HOME, one inside it.
+// --go-cache DIR adds a write grant and GOCACHE (gocache.go).
+//
+// Before the program starts, what was asked for and is not in force is
+// said on stderr, one line each, and a mount that cannot be made is
+// refused (warnings.go); --strict leaves the refusal to Run.
 //
 // Output streams as the program writes it, stdout and stderr each to its
 // own. With --tty (the default when stdin and stdout are both terminals)

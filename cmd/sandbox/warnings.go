@@ -85,6 +85,11 @@ func notInForce(cfg sandbox.Config) ([]sandbox.Enforcement, error) {
 	if err != nil {
 		return nil, err
 	}
+	return askedNotEnforced(p, cfg), nil
+}
+
+// askedNotEnforced is notInForce's choice among p's entries.
+func askedNotEnforced(p sandbox.Plan, cfg sandbox.Config) []sandbox.Enforcement {
 	var out []sandbox.Enforcement
 	for _, f := range p.NotEnforced() {
 		if f.Scope != "" && f.Scope != sandbox.ScopeCommand {
@@ -95,7 +100,7 @@ func notInForce(cfg sandbox.Config) ([]sandbox.Enforcement, error) {
 			out = append(out, f)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // preflight prints the warnings and reports whether the run may go on: a
