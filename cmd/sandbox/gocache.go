@@ -13,7 +13,9 @@ package main
 // confined program wrote. The caller's own build cache ($GOCACHE, or the
 // default os.UserCacheDir()/go-build) is therefore refused, as is a
 // directory holding it or inside it; the help and the README say to give
-// sandboxed runs a directory of their own.
+// sandboxed runs a directory of their own. Runs sharing one DIR link
+// what earlier runs wrote there: the README says to share it only between
+// runs trusted alike.
 
 import (
 	"fmt"
