@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/openparallax/sandbox"
 )
 
 // TestRunWarnings: before the program runs, `sandbox run` prints one line
@@ -79,5 +81,27 @@ func TestRunWarnings(t *testing.T) {
 	_, errOut, code = runCLI(t, append(append(base, "--mount", src+":/nonexistent-sandbox-target:rw"), touch...)...)
 	if code != exitRunFailed || ran() || !strings.Contains(errOut, "refused: mounts (") || !strings.Contains(errOut, "/nonexistent-sandbox-target") {
 		t.Errorf("--mount to a target that does not exist: exit %d, stderr:\n%s", code, errOut)
+	}
+}
+
+// TestRunStrictAcceptLoader: --strict refuses a dynamically linked
+// program granted by --exec, naming its loader; --strict-accept-loader
+// runs it, where the loader is the only gap here.
+func TestRunStrictAcceptLoader(t *testing.T) {
+	linuxSandbox(t)
+	args := []string{"--exec", "/bin", "--exec", "/usr/bin", "--", "/bin/true"}
+	_, errOut, code := runCLI(t, append([]string{"run", "--strict"}, args...)...)
+	if code == 0 {
+		t.Skipf("--strict runs /bin/true here (statically linked, no loader gap): %s", errOut)
+	}
+	if code != exitRunFailed || !strings.Contains(errOut, sandbox.FeatureExecLoader+" (") {
+		t.Fatalf("--strict: exit %d, %s; want a refusal naming %s", code, errOut, sandbox.FeatureExecLoader)
+	}
+	if strings.Contains(errOut, "; ") { // the refusal's entries are joined by "; "
+		t.Skipf("other gaps than the loader on this kernel: %s", errOut)
+	}
+	_, errOut, code = runCLI(t, append([]string{"run", "--strict-accept-loader"}, args...)...)
+	if code != 0 {
+		t.Errorf("--strict-accept-loader: exit %d, %s", code, errOut)
 	}
 }
