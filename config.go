@@ -268,6 +268,19 @@ type Config struct {
 	// seek them. Without Strict such files are passed as they are.
 	Strict bool `json:"strict,omitempty"`
 
+	// StrictAcceptLoader makes Strict accept one gap and no other: the
+	// dynamic loader of a granted, dynamically linked program
+	// (FeatureExecLoader). Landlock checks execute on the file execve
+	// names and on the ELF interpreter the kernel maps for it, and cannot
+	// tell the loader so started from the loader run directly, which then
+	// maps as code any ELF file the program can read; no Config can close
+	// that while it grants such a program. With it, Strict still refuses
+	// every other part not enforced, and [PlanFor] still reports the
+	// loader; under WrapCommand and Run on Linux the mount layer keeps the
+	// write paths noexec, so nothing the program writes runs that way. It
+	// needs Strict (without it the Config is refused: ErrInvalidConfig).
+	StrictAcceptLoader bool `json:"strict_accept_loader,omitempty"`
+
 	// Env, when not nil, is the whole environment of the program that
 	// WrapCommand or Run starts, seed 004's env: nothing of the caller's
 	// is inherited, and an empty, non-nil map means no variable at all.
@@ -413,6 +426,7 @@ func (cfg Config) spec() spec.Config {
 		NoTLSTrustService:   cfg.NoTLSTrustService,
 		Limits:              spec.Limits(cfg.Limits),
 		Strict:              cfg.Strict,
+		StrictAcceptLoader:  cfg.StrictAcceptLoader,
 		Env:                 cfg.Env,
 	}
 }

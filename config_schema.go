@@ -136,6 +136,9 @@ var configFieldDocs = map[string]fieldDoc{
 	"strict": {
 		description: "Refuse to apply anything if any part of the Config cannot be enforced on this machine; without it the rest is applied and the gaps are reported.",
 	},
+	"strict_accept_loader": {
+		description: "With strict: accept the one gap that comes with granting a dynamically linked program, the dynamic loader (exec_loader: run directly it maps any file the program can read as code), and still refuse every other part not enforced. Refused without strict.",
+	},
 }
 
 // limitInt is the schema of an integer limit.

@@ -76,7 +76,7 @@ func fullConfig(dir string) Config {
 		AllowedTCPBind: []uint16{0, 8080}, AllowProcessSpawn: true, AllowedExecPaths: []string{dir}, AllowUnixSockets: true, AllowUDP: true, AllowChown: true, AllowSysVIPC: true, AllowExecWritePaths: true, AllowSharedMemory: true,
 		PrivateRoot:    true,
 		DenyWritePaths: []string{filepath.Join(dir, ".git")}, DenyReadPaths: []string{filepath.Join(dir, ".env")},
-		Mounts: []Mount{{Path: dir, At: filepath.Join(dir, "at"), Write: true}}, AllowCamera: true, AllowMicrophone: true, NoTLSTrustService: true, NoGitProtection: true, Strict: true, Env: map[string]string{"PATH": "/usr/bin:/bin", "EMPTY": ""},
+		Mounts: []Mount{{Path: dir, At: filepath.Join(dir, "at"), Write: true}}, AllowCamera: true, AllowMicrophone: true, NoTLSTrustService: true, NoGitProtection: true, Strict: true, StrictAcceptLoader: true, Env: map[string]string{"PATH": "/usr/bin:/bin", "EMPTY": ""},
 		Limits: Limits{Processes: 64, MemoryBytes: 1 << 30, CPUTime: 90 * time.Second, FileSizeBytes: 1 << 20, OpenFiles: 256},
 	}
 }

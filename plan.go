@@ -158,5 +158,5 @@ func PlanFor(cfg Config) (Plan, error) {
 // mechanism must be there, and under Strict nothing of the entries without
 // a Scope or with ScopeCommand may be left unenforced.
 func checkApplicable(p Plan, cfg Config) error {
-	return spec.CheckApplicable(spec.Plan(p), cfg.Strict, ScopeCommand)
+	return spec.CheckApplicable(spec.Plan(p), cfg.Strict, ScopeCommand, cfg.spec().StrictAccepts()...)
 }

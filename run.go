@@ -49,7 +49,11 @@ const drainTimeout = 2 * time.Second
 // is gone. TMPDIR, TMP, TEMP and GOTMPDIR name a directory inside it
 // (replacing any in RunOptions.Env: those name directories the sandbox
 // does not grant); HOME names another one inside it unless RunOptions.Env
-// sets HOME. Nothing of a run's temporary files is shared with the host or
+// sets HOME. That home holds Go's telemetry mode, off
+// (.config/go/telemetry/mode; on macOS under Library/Application
+// Support): every go command would otherwise try to start its telemetry
+// child in a new session, which the sandbox refuses, and say so on
+// stderr. A HOME the caller passes is left as it is. Nothing of a run's temporary files is shared with the host or
 // with other runs. With Config.AllowExecWritePaths it is executable too
 // (`go run` and `go test` build and run there). POSIX shared memory
 // (/dev/shm) is not part of it: see Config.AllowSharedMemory. (On macOS

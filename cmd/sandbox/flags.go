@@ -26,6 +26,7 @@ type configFlags struct {
 	noGitProtection             bool
 	privateRoot                 bool
 	allowSpawn, strict          bool
+	strictAcceptLoader          bool
 	allowCamera, allowMic       bool
 	limits                      sandbox.Limits // set by the --max-* flags; zero fields leave --config's
 	allowUDP, allowUnix         bool
@@ -62,6 +63,7 @@ func (c *configFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.allowSysVIPC, "allow-sysv-ipc", false, "let the program use System V shared memory, message queues and semaphores, e.g. PostgreSQL; a private IPC namespace under run (allow_sysv_ipc)")
 	fs.BoolVar(&c.noTLSTrust, "no-tls-trust-service", false, "macOS: leave the system's certificate trust service out of the profile (no_tls_trust_service)")
 	fs.BoolVar(&c.strict, "strict", false, "refuse to run if any part of the Config cannot be enforced here")
+	fs.BoolVar(&c.strictAcceptLoader, "strict-accept-loader", false, "--strict, accepting only the dynamic loader of a granted dynamically linked program (exec_loader), which no flag can close; every other part not enforced is still refused (strict_accept_loader)")
 	fs.Func("max-procs", "limit the tasks (processes and threads) to `N`", intFlag(&c.limits.Processes))
 	fs.Func("max-memory", "limit memory to `SIZE` (bytes, or with a K, M or G suffix: 1024-based)", sizeFlag(&c.limits.MemoryBytes))
 	fs.Func("max-cpu", "limit CPU time to `DURATION` (e.g. 30s, 5m)", durationFlag(&c.limits.CPUTime, true))
@@ -92,12 +94,14 @@ type progFlags struct {
 	env     []string
 	keepEnv bool
 	cwd     string
+	goCache string
 }
 
 func (p *progFlags) register(fs *flag.FlagSet) {
 	multi(fs, &p.env, "env", "set `K=V` in the program's environment (repeatable); its PATH finds CMD, as env(1) does")
 	fs.BoolVar(&p.keepEnv, "keep-env", false, "pass this environment to the program (default: PATH only)")
 	fs.StringVar(&p.cwd, "cwd", "", "run the program in `DIR` (default: this working directory; relative paths of other flags stay relative to this one)")
+	fs.StringVar(&p.goCache, "go-cache", "", "keep Go's build cache in `DIR` between runs: created if absent, granted read-write, GOCACHE=DIR (the program writes it: never your own cache, which go outside the sandbox trusts; e.g. ~/.cache/sandbox-go-build)")
 }
 
 // check refuses a malformed --env and a --cwd that is not a directory,
@@ -265,7 +269,8 @@ func (c *configFlags) config() (sandbox.Config, error) {
 	cfg.AllowProcessSpawn = cfg.AllowProcessSpawn || c.allowSpawn
 	cfg.AllowCamera = cfg.AllowCamera || c.allowCamera
 	cfg.AllowMicrophone = cfg.AllowMicrophone || c.allowMic
-	cfg.Strict = cfg.Strict || c.strict
+	cfg.Strict = cfg.Strict || c.strict || c.strictAcceptLoader
+	cfg.StrictAcceptLoader = cfg.StrictAcceptLoader || c.strictAcceptLoader
 	if err := cfg.Validate(); err != nil {
 		return cfg, configFlagError(err, c.given)
 	}

@@ -94,6 +94,7 @@ func TestConfigFlagsCoverConfig(t *testing.T) {
 		{[]string{"--max-file-size", "1M"}, "limits.file_size_bytes"},
 		{[]string{"--max-open-files", "256"}, "limits.open_files"},
 		{[]string{"--strict"}, "strict"},
+		{[]string{"--strict-accept-loader"}, "strict_accept_loader"},
 	}
 	fields := func(cfg sandbox.Config) map[string]string {
 		b, err := json.Marshal(cfg)

@@ -23,8 +23,8 @@ var configGroups = []flagGroup{
 	{"Network", []string{"connect", "bind", "allow-udp", "allow-unix", "no-tls-trust-service"}},
 	{"Processes and devices", []string{"allow-spawn", "allow-chown", "allow-sysv-ipc", "allow-shm", "allow-camera", "allow-microphone"}},
 	{"Limits", []string{"max-procs", "max-memory", "max-cpu", "max-file-size", "max-open-files"}},
-	{"The Config as a whole", []string{"config", "strict"}},
-	{"The program (run uses them; plan and verify check them)", []string{"env", "keep-env", "cwd"}},
+	{"The Config as a whole", []string{"config", "strict", "strict-accept-loader"}},
+	{"The program (run uses them; plan and verify check them)", []string{"env", "keep-env", "cwd", "go-cache"}},
 }
 
 // commandGroups are each command's own flags.

@@ -3,7 +3,12 @@ package main
 // --explain: hints built on what the program reported, never guesses that
 // widen the sandbox. The rules (README "Hints" repeats them):
 //
-//  1. Only lines that report a denial count: "Permission denied",
+//  0. A line matching a row of the table of named denials (hintrules.go:
+//     an exec below the program run, a native extension in a write path,
+//     a protected git path, restoring owners, pip refusing the system's
+//     Python) gets that row's hint, or none when the row says no flag
+//     would help; whoever printed it, whatever the exit code.
+//  1. Otherwise only lines that report a denial count: "Permission denied",
 //     "Operation not permitted", EACCES, EPERM, "cannot exec", on stdout or
 //     stderr, whatever the exit code (programs that exit 0 after a denial
 //     get a hint too); and a death by SIGSYS.
@@ -51,6 +56,7 @@ type hintContext struct {
 	cfg  sandbox.Config // as run (paths absolute)
 	home string         // the caller's $HOME, "" if unknown
 	cwd  string         // where relative paths in messages start
+	env  []string       // the program's environment (VIRTUAL_ENV)
 }
 
 // The patterns of the hints, compiled on first use: only a run that
@@ -121,10 +127,13 @@ func explain(res sandbox.RunResult, runErr error, hc hintContext) []string {
 		text += "\n" + runErr.Error()
 	}
 	for l := range strings.SplitSeq(text, "\n") {
-		if !denialLine(l) {
+		if h, ok := ruleHint(l, hc); ok {
+			if h != "" {
+				add(h)
+			}
+		} else if !denialLine(l) {
 			continue
-		}
-		if h := hintFor(l, denialKind(l, res.ExitCode), hc); h != "" {
+		} else if h := hintFor(l, denialKind(l, res.ExitCode), hc); h != "" {
 			add(h)
 		}
 		if len(out) >= 5 {

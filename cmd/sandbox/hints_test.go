@@ -26,6 +26,8 @@ func TestExplainRules(t *testing.T) {
 	other, _ = filepath.EvalSymlinks(other)
 
 	base := sandbox.Config{AllowedWritePaths: []string{ws}, AllowedExecPaths: []string{"/usr/bin", "/bin"}, AllowProcessSpawn: true}
+	withExecRW, noGit, withChown := base, base, base
+	withExecRW.AllowExecWritePaths, noGit.NoGitProtection, withChown.AllowChown = true, true, true
 	cases := []struct {
 		name   string
 		cfg    sandbox.Config
@@ -76,6 +78,21 @@ func TestExplainRules(t *testing.T) {
 		{name: "/dev/shm", cfg: base,
 			res:  sandbox.RunResult{ExitCode: 1, Stderr: []byte("PermissionError: [Errno 13] Permission denied: '/dev/shm/sem.xyz'\n")},
 			want: "--allow-shm"},
+		{name: "exec below the program with --allow-exec-rw given", cfg: withExecRW,
+			res:    sandbox.RunResult{ExitCode: 2, Stderr: []byte("make: ./a.out: Permission denied\n")},
+			refuse: []string{"--allow-exec-rw"}},
+		{name: "a native extension with --allow-exec-rw given", cfg: withExecRW,
+			res:    sandbox.RunResult{ExitCode: 1, Stderr: []byte("OSError: ./e.so: failed to map segment from shared object\n")},
+			refuse: []string{"--allow-exec-rw"}},
+		{name: "git without protection: not a protected path", cfg: noGit,
+			res:    sandbox.RunResult{ExitCode: 255, Stderr: []byte("error: could not write config file .git/config: Device or resource busy\n")},
+			refuse: []string{"protected"}},
+		{name: "chown by path with --allow-chown given", cfg: withChown,
+			res:  sandbox.RunResult{ExitCode: 1, Stderr: []byte("chown: changing ownership of 'f': Operation not permitted\n")},
+			want: "CAP_CHOWN", refuse: []string{"--allow-chown grants"}},
+		{name: "make reading a makefile outside is a read, not an exec", cfg: base,
+			res:  sandbox.RunResult{ExitCode: 2, Stderr: []byte("make: " + other + "/data.txt: Permission denied\n")},
+			want: "--ro " + other + "/data.txt", refuse: []string{"--exec", "--allow-exec-rw"}},
 		{name: "no denial, no hint", cfg: base,
 			res: sandbox.RunResult{ExitCode: 1, Stderr: []byte("error: no such file\n")}},
 	}

@@ -27,6 +27,11 @@ const maxRunOutput = 64 << 20
 // runCmd runs CMD confined and exits with its exit code. The environment
 // is PATH alone plus --env entries, unless --keep-env passes the caller's;
 // Run adds the run's private TMPDIR and, without a HOME, one inside it.
+// --go-cache DIR adds a write grant and GOCACHE (gocache.go).
+//
+// Before the program starts, what was asked for and is not in force is
+// said on stderr, one line each, and a mount that cannot be made is
+// refused (warnings.go); --strict leaves the refusal to Run.
 //
 // Output streams as the program writes it, stdout and stderr each to its
 // own. With --tty (the default when stdin and stdout are both terminals)
@@ -53,7 +58,13 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "run", "%v", err)
 	}
-	progEnv := a.pf.environ()
+	progEnv, err := a.pf.applyGoCache(&cfg, a.pf.environ())
+	if err != nil {
+		return usageError(stderr, "run", "%v", err)
+	}
+	if code, ok := preflight(cfg, stderr); !ok {
+		return code
+	}
 	// CMD is found in the program's PATH, as env(1) finds it: Run looks
 	// name up in this process's PATH (its documented lookup), so this
 	// process takes the program's. Nothing else here looks a name up.
@@ -124,7 +135,7 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			for _, d := range res.DeniedRequests {
 				fmt.Fprintln(stderr, deniedLine(d))
 			}
-			for _, h := range explain(res, err, hintContext{cfg: cfg, home: home, cwd: cwd}) {
+			for _, h := range explain(res, err, hintContext{cfg: cfg, home: home, cwd: cwd, env: progEnv}) {
 				fmt.Fprintln(stderr, "sandbox: hint: "+h)
 			}
 		}()

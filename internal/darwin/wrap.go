@@ -44,7 +44,7 @@ func command(cmd *exec.Cmd, rc *spec.Resolved) error {
 		return fmt.Errorf("sandbox: WrapCommand: %w", cmd.Err)
 	}
 	if rc.Config.Strict {
-		if err := Plan(rc, true).StrictError(spec.ScopeCommand); err != nil {
+		if err := Plan(rc, true).StrictError(spec.ScopeCommand, rc.Config.StrictAccepts()...); err != nil {
 			return err
 		}
 	}

@@ -169,7 +169,7 @@ func ApplySelf(rc *spec.Resolved) error {
 		return err
 	}
 	pol := buildLinuxPolicy(rc, k.abi, procSelf, nil).forSelf()
-	if err := spec.CheckApplicable(linuxPlan(rc, pol, k.seccomp, k.abiReason), rc.Config.Strict, spec.ScopeApplySelf); err != nil {
+	if err := spec.CheckApplicable(linuxPlan(rc, pol, k.seccomp, k.abiReason), rc.Config.Strict, spec.ScopeApplySelf, rc.Config.StrictAccepts()...); err != nil {
 		return err
 	}
 	if err := applyLinux(pol); err != nil {

@@ -196,7 +196,7 @@ func PlanSpawn(rc *spec.Resolved, target Target, host Host) (Spawn, error) {
 	pol := spawnPolicy(rc, host)
 	s.Plan = linuxPlanCreds(rc, pol, host.Seccomp, host.ABIReason, host.Creds)
 	host.Egress.plan.addTo(&s.Plan)
-	if err := spec.CheckApplicable(s.Plan, rc.Config.Strict, spec.ScopeCommand); err != nil {
+	if err := spec.CheckApplicable(s.Plan, rc.Config.Strict, spec.ScopeCommand, rc.Config.StrictAccepts()...); err != nil {
 		return Spawn{}, err
 	}
 	if err := refuseViews(rc, pol.Layer); err != nil {

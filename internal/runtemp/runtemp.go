@@ -22,7 +22,8 @@ type Dir struct {
 
 // New creates a fresh directory (mode 0700) in the caller's temporary
 // directory (named by linux.Pattern), with a tmp directory inside
-// it and a home beside that when env sets no HOME. First it removes those
+// it and a home beside that when env sets no HOME (with Go's telemetry
+// mode off in it: writeGoTelemetryOff). First it removes those
 // a killed caller left there (linux.Sweep: Linux). The path is
 // resolved (macOS: /private/var/folders), since rules are made on
 // resolved paths. On error nothing is left behind.
@@ -40,6 +41,10 @@ func New(env []string) (*Dir, error) {
 	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "HOME=") }) {
 		t.home = filepath.Join(dir, "home")
 		if err := os.Mkdir(t.home, 0o700); err != nil {
+			t.Remove()
+			return nil, err
+		}
+		if err := writeGoTelemetryOff(t.home); err != nil {
 			t.Remove()
 			return nil, err
 		}
@@ -91,9 +96,5 @@ func (t *Dir) Remove() error {
 	// a full removal opens and lists every directory first (a fifth of a
 	// short Run's own time, profiled). rmdir removes only what is empty,
 	// so anything the program left falls through to the full removal.
-	quick := []string{"tmp"}
-	if t.home != "" {
-		quick = []string{"home", "tmp"}
-	}
-	return removeTempTree(t.dir, quick)
+	return removeTempTree(t.dir, t.quickRemoval())
 }

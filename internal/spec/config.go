@@ -33,6 +33,7 @@ type Config struct {
 	NoTLSTrustService   bool     `json:"no_tls_trust_service,omitempty"`
 	Limits              Limits   `json:"limits"`
 	Strict              bool     `json:"strict,omitempty"`
+	StrictAcceptLoader  bool     `json:"strict_accept_loader,omitempty"`
 	// Env, when not nil, is the whole environment of the program
 	// WrapCommand or Run starts (sandbox.Config.Env has the contract).
 	Env map[string]string `json:"env,omitempty"`

@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -219,11 +220,12 @@ func (p Plan) NotEnforced() []Enforcement {
 
 // StrictError returns an error wrapping ErrNotEnforced that names every
 // unenforced feature of the entry point scope (entries without a Scope or
-// with that Scope), or nil.
-func (p Plan) StrictError(scope string) error {
+// with that Scope), or nil. The features in accept are not counted: a
+// caller passes [Config.StrictAccepts], and nothing else.
+func (p Plan) StrictError(scope string, accept ...string) error {
 	var ne []Enforcement
 	for _, f := range p.NotEnforced() {
-		if f.Scope == "" || f.Scope == scope {
+		if (f.Scope == "" || f.Scope == scope) && !slices.Contains(accept, f.Feature) {
 			ne = append(ne, f)
 		}
 	}
@@ -237,15 +239,32 @@ func (p Plan) StrictError(scope string) error {
 	return fmt.Errorf("%w: %s", ErrNotEnforced, strings.Join(parts, "; "))
 }
 
+// StrictAcceptable lists the features [Config.StrictAcceptLoader] lets
+// Strict accept unenforced: the gaps no Config can close because they come
+// with the programs granted, not from a field the caller set. Today that is
+// the dynamic loader of a granted, dynamically linked program
+// (FeatureExecLoader); nothing the Config asks for is ever on this list.
+var StrictAcceptable = []string{FeatureExecLoader}
+
+// StrictAccepts returns the unenforced features Strict accepts for c:
+// [StrictAcceptable] with StrictAcceptLoader, else none.
+func (c Config) StrictAccepts() []string {
+	if c.StrictAcceptLoader {
+		return slices.Clone(StrictAcceptable)
+	}
+	return nil
+}
+
 // CheckApplicable is the common gate of ApplySelf and WrapCommand: the
 // mechanism must be there, and under Strict nothing of the entry point
-// scope may be left unenforced.
-func CheckApplicable(p Plan, strict bool, scope string) error {
+// scope may be left unenforced but the features in accept (a caller passes
+// [Config.StrictAccepts]).
+func CheckApplicable(p Plan, strict bool, scope string, accept ...string) error {
 	if !p.Available {
 		return fmt.Errorf("%w: %s", ErrUnavailable, p.Reason)
 	}
 	if strict {
-		return p.StrictError(scope)
+		return p.StrictError(scope, accept...)
 	}
 	return nil
 }

@@ -45,6 +45,10 @@ func ResolveIn(fsys FS, cfg Config) (*Resolved, error) {
 	if err := ValidateEnv(cfg.Env); err != nil {
 		return nil, err
 	}
+	if cfg.StrictAcceptLoader && !cfg.Strict {
+		// Fail closed: whoever set it wants Strict's refusals.
+		return nil, &ConfigError{Field: "strict_accept_loader", Value: "true", Reason: "changes only what strict refuses: set strict too"}
+	}
 	var err error
 	if rc.Read, err = resolvePaths(fsys, "allowed_read_paths", cfg.AllowedReadPaths); err != nil {
 		return nil, err
