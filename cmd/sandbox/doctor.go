@@ -163,46 +163,7 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 		printJSON(stdout, rep)
 		return code
 	}
-	on := colour(stdout)
-	mech := st.Mode
-	if st.Version > 0 {
-		mech = fmt.Sprintf("%s ABI %d", st.Mode, st.Version)
-	}
-	state := paint(on, "32", "active")
-	if !st.Active {
-		state = paint(on, "31;1", "UNAVAILABLE")
-	}
-	fmt.Fprintf(stdout, "Platform:   %s\n", rep.Platform)
-	fmt.Fprintf(stdout, "Sandbox:    %s (%s)\n", mech, state)
-	fmt.Fprintf(stdout, "Filesystem: %s\n", yesNo(st.Filesystem))
-	fmt.Fprintf(stdout, "Network:    %s\n", yesNo(st.Network))
-	if st.Reason != "" {
-		fmt.Fprintf(stdout, "Reason:     %s\n", wrap(st.Reason, 68, "            "))
-	}
-	if m := rep.MountLayer; m != nil {
-		line := paint(on, "32", "available") + " to WrapCommand, Run and sandbox run (deny paths, mounts, git protection, private /tmp)"
-		if !m.Enforced {
-			line = paint(on, "31;1", "UNAVAILABLE") + ": " + strings.TrimPrefix(m.Detail, "WrapCommand/Run: not enforced: ")
-			if m.Hint != "" {
-				line += " (remedy: " + m.Hint + ")"
-			}
-		}
-		fmt.Fprintf(stdout, "Mounts:     %s\n", wrap(line, 68, "            "))
-	}
-	printCapabilities(stdout, on, plan.Features, scopes, workspace)
-	if slices.Contains(scopes, sandbox.ScopeCommand) {
-		printEgress(stdout, rep.Egress)
-	}
-	fmt.Fprintln(stdout)
-	switch {
-	case rep.Canary != nil:
-		fmt.Fprintln(stdout, "Canary (in a child sandbox.Run starts, temporary workspace):")
-		printProbes(stdout, on, stableCanary(*rep.Canary, workspace, port))
-	case rep.CanaryError != "":
-		fmt.Fprintf(stdout, "Canary: could not run: %s\n", rep.CanaryError)
-	default:
-		fmt.Fprintln(stdout, "Canary: not run: no sandbox mechanism here")
-	}
+	printDoctor(stdout, rep, scopes, workspace, port)
 	return code
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -103,4 +104,50 @@ func stableCanary(r sandbox.CanaryResult, workspace string, port int) sandbox.Ca
 	}
 	r.Probes = probes
 	return r
+}
+
+// printDoctor is doctor's text: the machine, the capabilities of the
+// entry points in scopes, egress (WrapCommand's), and the canary, with the
+// temporary workspace and the canary's port as <workspace> and <port>.
+func printDoctor(w io.Writer, rep doctorReport, scopes []string, workspace string, port int) {
+	on := colour(w)
+	mech := rep.Status.Mode
+	if rep.Status.Version > 0 {
+		mech = fmt.Sprintf("%s ABI %d", rep.Status.Mode, rep.Status.Version)
+	}
+	state := paint(on, "32", "active")
+	if !rep.Status.Active {
+		state = paint(on, "31;1", "UNAVAILABLE")
+	}
+	fmt.Fprintf(w, "Platform:   %s\n", rep.Platform)
+	fmt.Fprintf(w, "Sandbox:    %s (%s)\n", mech, state)
+	fmt.Fprintf(w, "Filesystem: %s\n", yesNo(rep.Status.Filesystem))
+	fmt.Fprintf(w, "Network:    %s\n", yesNo(rep.Status.Network))
+	if rep.Status.Reason != "" {
+		fmt.Fprintf(w, "Reason:     %s\n", wrap(rep.Status.Reason, 68, "            "))
+	}
+	if m := rep.MountLayer; m != nil {
+		line := paint(on, "32", "available") + " to WrapCommand, Run and sandbox run (deny paths, mounts, git protection, private /tmp)"
+		if !m.Enforced {
+			line = paint(on, "31;1", "UNAVAILABLE") + ": " + strings.TrimPrefix(m.Detail, "WrapCommand/Run: not enforced: ")
+			if m.Hint != "" {
+				line += " (remedy: " + m.Hint + ")"
+			}
+		}
+		fmt.Fprintf(w, "Mounts:     %s\n", wrap(line, 68, "            "))
+	}
+	printCapabilities(w, on, rep.Features, scopes, workspace)
+	if slices.Contains(scopes, sandbox.ScopeCommand) {
+		printEgress(w, rep.Egress)
+	}
+	fmt.Fprintln(w)
+	switch {
+	case rep.Canary != nil:
+		fmt.Fprintln(w, "Canary (in a child sandbox.Run starts, temporary workspace):")
+		printProbes(w, on, stableCanary(*rep.Canary, workspace, port))
+	case rep.CanaryError != "":
+		fmt.Fprintf(w, "Canary: could not run: %s\n", rep.CanaryError)
+	default:
+		fmt.Fprintln(w, "Canary: not run: no sandbox mechanism here")
+	}
 }
