@@ -1,13 +1,18 @@
 package sandbox_test
 
-// Examples for the seeds' three callers, compiled on every OS. Their
-// results depend on the machine (what it enforces, its files), so none
-// states an Output; the Agent's confines the process that runs it, so it
-// is compile-only by design (a test binary must not confine itself).
+// Examples for the seeds' three callers, compiled on every OS. Those
+// whose result is the same on every machine state an Output and run as
+// tests (ReadCanaryResult, a refused Config); those whose result depends
+// on the machine (what it enforces, its files) are compile-only, each
+// saying why. The Agent's confines the process that runs it, so it is
+// compile-only by design: a test binary must not confine itself, and
+// re-executing it as a child would show the mechanism, not the Agent.
+// The Engine's and Run's runnable examples confine /bin/sh, which holds
+// only on Linux: they are in example_linux_test.go.
 
 import (
-	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,7 +22,8 @@ import (
 )
 
 // The Agent confines itself before it reads any input, proves it, and
-// leaves the proof where its Engine reads it.
+// leaves the proof where its Engine reads it. Compile-only: it would
+// confine the test binary that runs it.
 func ExampleSandbox_ApplySelf() {
 	workspace := "/srv/agent/workspace"
 	cfg := sandbox.Config{
@@ -40,6 +46,8 @@ func ExampleSandbox_ApplySelf() {
 // The Engine starts its Agent confined from the first instruction, hands
 // it its Config and a nonce, and trusts it only with a fresh, verified
 // canary result; after the Agent exits it finishes the command.
+// Compile-only: it needs an Agent program (examples/agent). A runnable
+// one, with /bin/sh as the program, is ExampleSandbox_WrapCommand (Linux).
 func ExampleFinishCommand() {
 	workspace := "/srv/agent/workspace"
 	cfg := sandbox.Config{AllowedWritePaths: []string{workspace}, AllowedTCPConnect: []string{"127.0.0.1:50051"}}
@@ -73,6 +81,7 @@ func ExampleFinishCommand() {
 }
 
 // doctor says what this machine can enforce, before anything is applied.
+// Compile-only: what is enforced is this machine's answer.
 func ExamplePlanFor() {
 	fmt.Printf("%+v\n", sandbox.Probe())
 	plan, err := sandbox.PlanFor(sandbox.Config{AllowedWritePaths: []string{os.TempDir()}, AllowedTCPConnect: []string{"api.example.com:443"}})
@@ -86,25 +95,29 @@ func ExamplePlanFor() {
 	fmt.Print(plan.Describe()) // what the program can and cannot do, for an agent to read
 }
 
-// Run a build tool with bounded resources: the whole tree's tasks, memory
-// and CPU time where a cgroup can be used (PlanFor says which limit is
-// enforced how), and RunResult.LimitExceeded names the one that ended it.
-func ExampleRun_limits() {
-	workspace := os.TempDir()
-	cfg := sandbox.Config{
-		AllowedWritePaths: []string{workspace},
-		AllowedExecPaths:  []string{"/usr/bin", "/bin"},
-		AllowProcessSpawn: true,
-		Limits:            sandbox.Limits{Processes: 64, MemoryBytes: 512 << 20, CPUTime: 30 * time.Second, FileSizeBytes: 64 << 20},
+// A Config that cannot be applied anywhere is refused before anything is
+// planned or applied, with the field and the value: a relative path would
+// be relative to whatever directory the program later runs in.
+func ExamplePlanFor_refused() {
+	_, err := sandbox.PlanFor(sandbox.Config{AllowedReadPaths: []string{"data/input"}})
+	var ce *sandbox.ConfigError
+	if errors.As(err, &ce) {
+		fmt.Println(ce.Field, ce.Value, errors.Is(err, sandbox.ErrInvalidConfig))
 	}
-	res, err := sandbox.Run(context.Background(), cfg, "/usr/bin/make", []string{"-C", workspace},
-		sandbox.RunOptions{Dir: workspace, Timeout: time.Minute})
-	switch {
-	case err != nil:
-		fmt.Println("not run, or ended by the timeout:", err)
-	case res.LimitExceeded != "":
-		fmt.Println("ended by a limit:", res.LimitExceeded)
-	default:
-		fmt.Printf("exit %d\n%s", res.ExitCode, res.Stdout)
+	// Output: allowed_read_paths data/input true
+}
+
+// The Engine reads the Agent's canary result from the workspace; a
+// workspace where no Agent wrote one reads as "unknown", never as
+// verified.
+func ExampleReadCanaryResult() {
+	workspace, err := os.MkdirTemp("", "example-workspace-")
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
+	defer os.RemoveAll(workspace)
+	r := sandbox.ReadCanaryResult(workspace)
+	fmt.Println(r.Status, r.Verified)
+	// Output: unknown false
 }

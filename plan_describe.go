@@ -42,6 +42,12 @@ func grantsOf(rc *resolvedConfig) Grants {
 // calls (for example a help() the agent can read) and the agent learns the
 // limits it will meet instead of probing them. A sentence that the plan does
 // not back with an enforced feature says so where it stands.
+//
+// A plan from PlanFor holds the entries of every entry point (on Linux,
+// ApplySelf's and WrapCommand/Run's where they differ); describe
+// p.For(ScopeCommand) for a program Run starts, or p.For(ScopeApplySelf)
+// for one that confines itself, so that the text names only the gaps that
+// program meets (see [Plan.For]).
 func (p Plan) Describe() string {
 	d := &describer{p: p}
 	mech := p.Mechanism

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,12 +68,22 @@ func doctorConfig(workspace string, connectPort int) sandbox.Config {
 
 func doctor(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("doctor", stderr)
-	asJSON := fs.Bool("json", false, "print the report as JSON")
+	var a doctorArgs
+	a.register(fs)
+	asJSON := &a.json
 	if code, ok := parse(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return usageError(stderr, "doctor", "unexpected argument %q", fs.Arg(0))
+	}
+	scopes := []string{sandbox.ScopeCommand, sandbox.ScopeApplySelf}
+	if a.entry != "" {
+		scope, err := entryScope(a.entry)
+		if err != nil {
+			return usageError(stderr, "doctor", "%v", err)
+		}
+		scopes = []string{scope}
 	}
 
 	workspace, err := os.MkdirTemp("", "sandbox-doctor-")
@@ -100,16 +111,23 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 			c.Close()
 		}
 	}()
-	cfg := doctorConfig(workspace, ln.Addr().(*net.TCPAddr).Port)
+	port := ln.Addr().(*net.TCPAddr).Port
+	cfg := doctorConfig(workspace, port)
 
 	st := sandbox.Probe()
-	plan, err := sandbox.PlanFor(cfg)
+	// The plan is of the same Config with a fixed port (the canary's is
+	// the listener's, which changes from run to run), so that doctor says
+	// the same thing twice on the same machine.
+	plan, err := sandbox.PlanFor(doctorConfig(workspace, doctorPlanPort))
 	if err != nil {
 		fmt.Fprintln(stderr, "sandbox doctor:", err)
 		return exitUnavailable
 	}
+	if len(scopes) == 1 {
+		plan = plan.For(scopes[0])
+	}
 	rep := doctorReport{Platform: runtime.GOOS + "/" + runtime.GOARCH, Status: st, Features: plan.Features}
-	if runtime.GOOS == "linux" {
+	if runtime.GOOS == "linux" && slices.Contains(scopes, sandbox.ScopeCommand) {
 		// A deny-read path makes the plan evaluate the layer (and probe
 		// the namespaces once).
 		lp, err := sandbox.PlanFor(sandbox.Config{AllowedWritePaths: []string{workspace}, DenyReadPaths: []string{workspace}})
@@ -121,7 +139,7 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	if hp, err := sandbox.PlanFor(sandbox.Config{AllowedTCPConnect: []string{"example.com:443"}}); err == nil {
+	if hp, err := sandbox.PlanFor(sandbox.Config{AllowedTCPConnect: []string{"example.com:443"}}); err == nil && slices.Contains(scopes, sandbox.ScopeCommand) {
 		rep.Egress = hp.Egress
 	}
 	if st.Active {
@@ -145,58 +163,7 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 		printJSON(stdout, rep)
 		return code
 	}
-	on := colour(stdout)
-	mech := st.Mode
-	if st.Version > 0 {
-		mech = fmt.Sprintf("%s ABI %d", st.Mode, st.Version)
-	}
-	state := paint(on, "32", "active")
-	if !st.Active {
-		state = paint(on, "31;1", "UNAVAILABLE")
-	}
-	fmt.Fprintf(stdout, "Platform:   %s\n", rep.Platform)
-	fmt.Fprintf(stdout, "Sandbox:    %s (%s)\n", mech, state)
-	fmt.Fprintf(stdout, "Filesystem: %s\n", yesNo(st.Filesystem))
-	fmt.Fprintf(stdout, "Network:    %s\n", yesNo(st.Network))
-	if st.Reason != "" {
-		fmt.Fprintf(stdout, "Reason:     %s\n", wrap(st.Reason, 68, "            "))
-	}
-	if m := rep.MountLayer; m != nil {
-		line := paint(on, "32", "available") + " to WrapCommand, Run and sandbox run (deny paths, mounts, git protection, private /tmp)"
-		if !m.Enforced {
-			line = paint(on, "31;1", "UNAVAILABLE") + ": " + strings.TrimPrefix(m.Detail, "WrapCommand/Run: not enforced: ")
-			if m.Hint != "" {
-				line += " (remedy: " + m.Hint + ")"
-			}
-		}
-		fmt.Fprintf(stdout, "Mounts:     %s\n", wrap(line, 68, "            "))
-	}
-	fmt.Fprintln(stdout)
-	fmt.Fprintln(stdout, "Capabilities (for a workspace, one TCP port to connect to, bind 8080):")
-	for _, f := range plan.Features {
-		featureLine(stdout, on, f.Feature, f.Enforced, f.Detail, f.Hint)
-	}
-	egress := "not enforced by WrapCommand and Run on " + runtime.GOOS + " (see tcp_connect_host in the plan of a Config naming hosts)"
-	switch e := rep.Egress; {
-	case e == nil:
-	case e.Mode == sandbox.EgressTransparent:
-		egress = e.Mode + ": a network namespace with only loopback, every address local; the caller relays direct connections to allowed hosts, answers DNS for them, and serves the proxy at " + e.Proxy + ". Clients: " + e.Clients
-	case e.Mode == sandbox.EgressProxy:
-		egress = e.Mode + ": a network namespace with only loopback, and the proxy at " + e.Proxy + " in it, served by the caller. Clients: " + e.Clients
-	default:
-		egress = e.Mode + ": " + e.Reason
-	}
-	fmt.Fprintln(stdout, "\nEgress by host name (WrapCommand, Run):\n  "+wrap(egress, 74, "  "))
-	fmt.Fprintln(stdout)
-	switch {
-	case rep.Canary != nil:
-		fmt.Fprintln(stdout, "Canary (in a sandboxed child, temporary workspace):")
-		printProbes(stdout, on, *rep.Canary)
-	case rep.CanaryError != "":
-		fmt.Fprintf(stdout, "Canary: could not run: %s\n", rep.CanaryError)
-	default:
-		fmt.Fprintln(stdout, "Canary: not run: no sandbox mechanism here")
-	}
+	printDoctor(stdout, rep, scopes, workspace, port)
 	return code
 }
 

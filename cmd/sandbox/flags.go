@@ -7,9 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -130,14 +132,48 @@ func (p *progFlags) check() error {
 	return nil
 }
 
-// environ is the program's environment: PATH alone, or the caller's with
-// --keep-env, then the --env entries.
-func (p *progFlags) environ() []string {
-	env := []string{"PATH=" + os.Getenv("PATH")}
-	if p.keepEnv {
-		env = os.Environ()
+// configEnv sets cfg.Env, the program's whole environment (the Config's
+// one owner of it): the env of --config when it has one, else PATH alone
+// (this process's), or this process's whole environment with --keep-env;
+// then each --env entry, replacing the variable of its name. --keep-env
+// and an env in --config exclude each other (which would win is a guess).
+func (p *progFlags) configEnv(cfg *sandbox.Config) error {
+	env := map[string]string{}
+	switch {
+	case cfg.Env != nil && p.keepEnv:
+		return errors.New("--keep-env: the --config file sets env, the program's whole environment; use one of them")
+	case cfg.Env != nil:
+		maps.Copy(env, cfg.Env)
+	case p.keepEnv:
+		for _, kv := range os.Environ() {
+			// Windows' per-drive directories ("=C:=C:\\x") have no name.
+			if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+				setEnv(env, k, v)
+			}
+		}
+	default:
+		env["PATH"] = os.Getenv("PATH")
 	}
-	return append(env, p.env...)
+	for _, kv := range p.env {
+		k, v, _ := strings.Cut(kv, "=")
+		setEnv(env, k, v)
+	}
+	cfg.Env = env
+	return nil
+}
+
+// setEnv sets env[k] = v, first removing a variable of the same name in
+// another case on Windows, where names are case-insensitive (Path is
+// PATH), so that the program sees one of them.
+func setEnv(env map[string]string, k, v string) {
+	if runtime.GOOS == "windows" {
+		for old := range env {
+			if strings.EqualFold(old, k) {
+				delete(env, old)
+			}
+		}
+	}
+	env[k] = v
 }
 
 func intFlag(dst *int64) func(string) error {

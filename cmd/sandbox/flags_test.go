@@ -95,6 +95,7 @@ func TestConfigFlagsCoverConfig(t *testing.T) {
 		{[]string{"--max-open-files", "256"}, "limits.open_files"},
 		{[]string{"--strict"}, "strict"},
 		{[]string{"--strict-accept-loader"}, "strict_accept_loader"},
+		{[]string{"--env", "K=V"}, "env"},
 	}
 	fields := func(cfg sandbox.Config) map[string]string {
 		b, err := json.Marshal(cfg)
@@ -135,6 +136,9 @@ func TestConfigFlagsCoverConfig(t *testing.T) {
 			t.Fatalf("%q: %v", c.args, err)
 		}
 		cfg, err := a.cf.config()
+		if err == nil {
+			err = a.pf.configEnv(&cfg)
+		}
 		if err != nil {
 			t.Fatalf("%q: %v", c.args, err)
 		}

@@ -19,36 +19,42 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 
 	"github.com/openparallax/sandbox"
 )
 
-// applyGoCache adds --go-cache's grant to cfg and its GOCACHE to env (the
-// last entry wins: an --env GOCACHE is replaced). With no DIR it changes
-// nothing.
-func (p *progFlags) applyGoCache(cfg *sandbox.Config, env []string) ([]string, error) {
+// applyGoCache adds --go-cache's grant to cfg and GOCACHE to its Env (an
+// --env GOCACHE is replaced). With no DIR it changes nothing.
+func (p *progFlags) applyGoCache(cfg *sandbox.Config) error {
 	if p.goCache == "" {
-		return env, nil
+		return nil
 	}
 	dir, err := expandPath(p.goCache)
 	if err != nil {
-		return nil, fmt.Errorf("--go-cache %q: %v", p.goCache, err)
+		return fmt.Errorf("--go-cache %q: %v", p.goCache, err)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("--go-cache %q: %v", p.goCache, err)
+		return fmt.Errorf("--go-cache %q: %v", p.goCache, err)
 	}
 	if r, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = r
 	}
 	for _, own := range callerGoCaches() {
 		if under(dir, own) || under(own, dir) {
-			return nil, fmt.Errorf("--go-cache %q: this is (or holds) your own Go build cache %s, which go commands outside the sandbox trust; give sandboxed runs a directory of their own, e.g. ~/.cache/sandbox-go-build", p.goCache, own)
+			return fmt.Errorf("--go-cache %q: this is (or holds) your own Go build cache %s, which go commands outside the sandbox trust; give sandboxed runs a directory of their own, e.g. ~/.cache/sandbox-go-build", p.goCache, own)
 		}
 	}
 	cfg.AllowedWritePaths = append(cfg.AllowedWritePaths, dir)
-	return append(env, "GOCACHE="+dir), nil
+	env := maps.Clone(cfg.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	env["GOCACHE"] = dir
+	cfg.Env = env
+	return nil
 }
 
 // callerGoCaches are the build caches go commands outside the sandbox use:

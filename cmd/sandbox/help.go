@@ -29,11 +29,11 @@ var configGroups = []flagGroup{
 
 // commandGroups are each command's own flags.
 var commandGroups = map[string]flagGroup{
-	"run":    {"run", []string{"timeout", "tty", "explain"}},
-	"plan":   {"plan", []string{"json", "describe", "timeout"}},
+	"run":    {"run", []string{"timeout", "tty", "explain", "request"}},
+	"plan":   {"plan", []string{"json", "describe", "timeout", "platform", "entry"}},
 	"verify": {"verify", []string{"workspace", "json"}},
-	"doctor": {"doctor", []string{"json"}},
-	"schema": {"schema", nil},
+	"doctor": {"doctor", []string{"json", "entry"}},
+	"schema": {"schema", []string{"request"}},
 }
 
 // commandFlags returns the FlagSet of a command with every flag it takes
@@ -48,7 +48,9 @@ func commandFlags(name string) *flag.FlagSet {
 	case "verify":
 		new(verifyArgs).register(fs)
 	case "doctor":
-		fs.Bool("json", false, "print the report as JSON")
+		new(doctorArgs).register(fs)
+	case "schema":
+		new(schemaArgs).register(fs)
 	}
 	return fs
 }
@@ -111,7 +113,7 @@ func help(w io.Writer) {
 		}
 		fmt.Fprintf(w, "\n%s:\n%s", g.title, strings.Join(lines, ""))
 	}
-	for _, name := range []string{"run", "plan", "verify", "doctor"} {
+	for _, name := range []string{"run", "plan", "verify", "doctor", "schema"} {
 		fs := commandFlags(name)
 		g := commandGroups[name]
 		fmt.Fprintf(w, "\nsandbox %s's own flags:\n", name)

@@ -11,8 +11,10 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -63,4 +65,24 @@ func findVenv(hc hintContext) string {
 func isVenv(d string) bool {
 	fi, err := os.Stat(filepath.Join(d, "pyvenv.cfg"))
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// lookupEnv finds key in env ("K=V" entries; the last one wins, as in
+// exec.Cmd).
+func lookupEnv(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// envEntries is a Config's Env as "K=V" entries, sorted by name.
+func envEntries(env map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
 }

@@ -2,19 +2,36 @@
 // what this machine's sandbox can enforce, runs programs confined, verifies a
 // Config with the canary, and shows what a Config becomes.
 //
-//	sandbox doctor [--json]
+//	sandbox doctor [--json] [--entry wrap|applyself]
 //	sandbox run [config flags] [--env K=V]... [--keep-env] [--cwd DIR] [--tty] [--timeout D] [--explain] -- CMD [ARGS...]
+//	sandbox run --request FILE|- [--tty] [--explain]
 //	sandbox verify [config flags] [--workspace DIR] [--json]
-//	sandbox plan [config flags] [--json | --describe [--timeout D]]
+//	sandbox plan [config flags] [--platform OS] [--entry wrap|applyself] [--json | --describe [--timeout D]]
 //	sandbox run --endowments FILE|- [--cwd DIR] [--timeout D] -- CMD [ARGS...]
 //	sandbox plan --endowments FILE|- [--json]
-//	sandbox schema
+//	sandbox schema [--request]
 //	sandbox --version
 //
 // run, verify and plan take the same config flags, each setting a field
 // of the Config (sandbox --help lists them, grouped), and the program's
-// --env, --keep-env and --cwd (plan and verify check them only). run looks
-// CMD up in the program's PATH, as env(1) does. Durations are Go's: 5s,
+// --env, --keep-env and --cwd (plan and verify check them only). --env and
+// --keep-env make the Config's Env, the program's whole environment (PATH
+// alone unless --keep-env, then the --env entries). run looks CMD up in
+// the program's PATH, as env(1) does.
+//
+// run --request takes the whole request as one JSON document (a
+// sandbox.RunRequest: the Config with its env, the command, dir, timeout,
+// max_output; sandbox schema --request prints its JSON Schema), from a
+// file or stdin. Every flag that would change it is refused with it; only
+// --tty and --explain go with it. A request without an env runs with PATH
+// alone, as run without --env does.
+//
+// plan and plan --describe speak of one entry point, --entry wrap
+// (WrapCommand, Run and sandbox run: the default) or applyself; doctor
+// shows both, each feature once per entry point, unless --entry is given.
+// plan shows this machine's platform; --platform darwin or windows
+// computes that platform's plan here, as data (darwin adds the Seatbelt
+// profile). Durations are Go's: 5s,
 // 2m, 1h30m. --version prints the module version the binary was built
 // from, "(devel)" for a build from a source checkout.
 //
@@ -44,8 +61,11 @@
 //
 // --json output is stable: doctor prints {platform, status, features,
 // canary}, verify prints the canary result as written to sandbox.status,
-// plan prints {plan, seatbelt: {profile, params, error}}; schema prints the
-// JSON Schema of a Config. Field names follow
+// plan prints {plan, entry, seatbelt: {profile, params, error}} (seatbelt
+// with --platform darwin only); schema prints the JSON Schema of a Config
+// (of a run request with --request). doctor's text is stable too: the
+// temporary workspace, the canary's port, pids and random names are
+// printed as <workspace>, <port>, <pid>, <random>. Field names follow
 // the library's JSON tags.
 package main
 
@@ -67,14 +87,16 @@ const (
 )
 
 const usage = `usage:
-  sandbox doctor [--json]
+  sandbox doctor [--json] [--entry wrap|applyself]
   sandbox run [config flags] [--env K=V]... [--keep-env] [--cwd DIR] [--tty] [--timeout D]
               [--explain] -- CMD [ARGS...]
+  sandbox run --request FILE|- [--tty] [--explain]
   sandbox verify [config flags] [--workspace DIR] [--json]
-  sandbox plan [config flags] [--json | --describe [--timeout D]]
+  sandbox plan [config flags] [--platform OS] [--entry wrap|applyself]
+               [--json | --describe [--timeout D]]
   sandbox run --endowments FILE|- [--cwd DIR] [--timeout D] -- CMD [ARGS...]
   sandbox plan --endowments FILE|- [--json]
-  sandbox schema
+  sandbox schema [--request]
   sandbox --version`
 
 func main() {

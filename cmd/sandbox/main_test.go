@@ -269,14 +269,12 @@ func TestPlan(t *testing.T) {
 	if rep.Plan.Platform != runtime.GOOS || len(rep.Plan.Features) == 0 {
 		t.Errorf("plan: %+v", rep.Plan)
 	}
-	// The Seatbelt profile renders on every OS, unless the path is one a
-	// Mac would name differently (then the reason is given).
-	if rep.Seatbelt.Error == "" && (!strings.Contains(rep.Seatbelt.Profile, "(deny default)") || len(rep.Seatbelt.Params) == 0) {
-		t.Errorf("seatbelt profile: %+v", rep.Seatbelt)
+	if rep.Seatbelt != nil || rep.Entry != entryWrap {
+		t.Errorf("plan --json on %s: entry %q, seatbelt %+v; want wrap and no macOS profile", runtime.GOOS, rep.Entry, rep.Seatbelt)
 	}
 	text, _, code := runCLI(t, "plan", "--config", cfgFile)
-	if code != 0 || !strings.Contains(text, "macOS Seatbelt profile") {
-		t.Errorf("plan text (exit %d):\n%s", code, text)
+	if code != 0 || strings.Contains(text, "macOS Seatbelt profile") != (runtime.GOOS == "darwin") {
+		t.Errorf("plan text (exit %d) has the macOS profile only on macOS:\n%s", code, text)
 	}
 	if runtime.GOOS == "linux" && sandbox.Probe().Active && (!strings.Contains(text, "Filesystem rules:") || !strings.Contains(text, "Syscall filter:")) {
 		t.Errorf("plan on Linux lacks the Landlock rules or the seccomp summary:\n%s", text)
@@ -334,15 +332,54 @@ func TestPlanInProcess(t *testing.T) {
 	if rep.Plan.Platform != runtime.GOOS || len(rep.Plan.Features) == 0 {
 		t.Errorf("plan for %s: %+v", runtime.GOOS, rep.Plan)
 	}
-	if rep.Seatbelt.Error == "" && !strings.Contains(rep.Seatbelt.Profile, "(deny default)") {
-		t.Errorf("seatbelt profile: %+v", rep.Seatbelt)
-	}
-	if rep.Seatbelt.Error != "" {
-		t.Logf("macOS profile not rendered for %s here: %s", dir, rep.Seatbelt.Error)
+	if rep.Seatbelt != nil {
+		t.Errorf("plan on %s printed a macOS profile: %+v", runtime.GOOS, rep.Seatbelt)
 	}
 	stdout.Reset()
-	if code := run([]string{"plan", "--rw", dir}, nil, &stdout, &stderr); code != exitOK || !strings.Contains(stdout.String(), "macOS Seatbelt profile") {
-		t.Errorf("plan text (exit %d):\n%s", code, stdout.String())
+	if code := run([]string{"plan", "--rw", dir}, nil, &stdout, &stderr); code != exitOK || strings.Contains(stdout.String(), "macOS Seatbelt profile") {
+		t.Errorf("plan text (exit %d) names macOS:\n%s", code, stdout.String())
+	}
+}
+
+// plan --platform darwin is the macOS plan and profile computed here (the
+// profile renders on every OS, unless a path is one a Mac would name
+// differently: then the reason is given); --platform windows is the
+// Windows plan. Neither needs the other machine.
+func TestPlanPlatform(t *testing.T) {
+	dir := t.TempDir()
+	for _, goos := range []string{"darwin", "windows"} {
+		var stdout, stderr strings.Builder
+		if code := run([]string{"plan", "--rw", dir, "--connect", "*:443", "--platform", goos, "--json"}, nil, &stdout, &stderr); code != exitOK {
+			t.Fatalf("plan --platform %s: exit %d: %s", goos, code, stderr.String())
+		}
+		var rep planReport
+		if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Plan.Platform != goos || len(rep.Plan.Features) == 0 || (rep.Seatbelt != nil) != (goos == "darwin") {
+			t.Errorf("plan --platform %s: %+v, seatbelt %+v", goos, rep.Plan, rep.Seatbelt)
+		}
+		if s := rep.Seatbelt; s != nil && s.Error == "" && !strings.Contains(s.Profile, "(deny default)") {
+			t.Errorf("seatbelt profile: %+v", s)
+		}
+		stdout.Reset()
+		run([]string{"plan", "--rw", dir, "--platform", goos}, nil, &stdout, &stderr)
+		if !strings.HasPrefix(stdout.String(), "Plan on "+goos+": ") || strings.Contains(stdout.String(), "macOS Seatbelt profile") != (goos == "darwin") {
+			t.Errorf("plan --platform %s text:\n%s", goos, stdout.String())
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan", "--platform", "plan9"}, `no plan for platform "plan9"`},
+		{[]string{"plan", "--platform", "darwin", "--entry", "applyself"}, "ApplySelf is not available on macOS"},
+		{[]string{"plan", "--entry", "self"}, `--entry "self": want wrap`},
+	} {
+		_, stderr, code := runInProcess(c.args...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", c.args, code, stderr, exitUsage, c.want)
+		}
 	}
 }
 
@@ -359,6 +396,7 @@ func TestPlanDescribe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p = p.For(sandbox.ScopeCommand)
 	p.TimeLimit = 45 * time.Second
 	if stdout.String() != p.Describe() || !strings.Contains(stdout.String(), "45s") {
 		t.Errorf("plan --describe printed:\n%s\nwant:\n%s", stdout.String(), p.Describe())
@@ -366,7 +404,8 @@ func TestPlanDescribe(t *testing.T) {
 }
 
 // On Linux, plan, plan --describe and doctor name what WrapCommand and Run
-// do of file metadata, in a line of its own before ApplySelf's: where the
+// do of file metadata (plan: by default; ApplySelf's with --entry
+// applyself): where the
 // mount layer is available (used by default) chmod and utimes by path of
 // the user's own files outside the grants fail with EROFS, and elsewhere
 // they are not enforced (plan --describe lists the gap); --strict says the
@@ -413,8 +452,11 @@ func TestPlanMetadataPerEntryPoint(t *testing.T) {
 		want = "file_metadata NOT enforced WrapCommand/Run: chmod and utimes by path of files the user owns outside the grants are NOT restricted (Landlock has no hook for them, and the mount-namespace layer is unavailable here"
 	}
 	got := lines()
-	if len(got) != 2 || !strings.HasPrefix(got[0], want) || !strings.HasPrefix(got[1], "file_metadata enforced ApplySelf: ") {
-		t.Errorf("plan's file_metadata lines %q; want the first to start %q (mount layer available: %v), then ApplySelf's enforced", got, want, layer)
+	if len(got) != 1 || !strings.HasPrefix(got[0], want) {
+		t.Errorf("plan's file_metadata lines %q; want one, starting %q (mount layer available: %v)", got, want, layer)
+	}
+	if self := lines("--entry", "applyself"); len(self) != 1 || !strings.HasPrefix(self[0], "file_metadata enforced ApplySelf: ") {
+		t.Errorf("plan --entry applyself's file_metadata lines %q; want ApplySelf's, enforced", self)
 	}
 	var stdout, stderr strings.Builder
 	run([]string{"plan", "--rw", dir, "--describe"}, nil, &stdout, &stderr)
@@ -423,7 +465,7 @@ func TestPlanMetadataPerEntryPoint(t *testing.T) {
 		t.Errorf("plan --describe (mount layer available: %v) lists the WrapCommand/Run gap %v:\n%s", layer, !layer, stdout.String())
 	}
 	strict := lines("--strict")
-	if len(strict) != 2 || !strings.HasPrefix(strict[0], want) {
+	if len(strict) != 1 || !strings.HasPrefix(strict[0], want) {
 		t.Errorf("plan --strict's file_metadata lines %q; want the first to start %q (mount layer available: %v)", strict, want, layer)
 	}
 }
@@ -445,37 +487,53 @@ func TestSchema(t *testing.T) {
 	if code := run([]string{"schema", "extra"}, nil, &stdout, &stderr); code != exitUsage {
 		t.Errorf("schema extra: exit %d, want %d", code, exitUsage)
 	}
-}
-
-// The --max-* flags become Config.Limits, and the plan lists each limit per
-// entry point.
-func TestPlanLimitFlags(t *testing.T) {
-	var stdout, stderr strings.Builder
-	code := run([]string{"plan", "--max-procs", "64", "--max-memory", "512M", "--max-cpu", "30s", "--max-file-size", "1G", "--max-open-files", "256", "--json"}, nil, &stdout, &stderr)
-	if code != exitOK {
-		t.Fatalf("plan exit %d: %s", code, stderr.String())
-	}
-	var rep planReport
-	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+	// --request: the schema of a whole run request.
+	stdout.Reset()
+	want, err = sandbox.RunRequestSchema()
+	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	var details strings.Builder
-	for _, f := range rep.Plan.Features {
-		if strings.HasPrefix(f.Feature, "limit_") {
-			n++
-			details.WriteString(f.Detail + "\n")
+	if code := run([]string{"schema", "--request"}, nil, &stdout, &stderr); code != exitOK || strings.TrimSpace(stdout.String()) != string(want) {
+		t.Errorf("schema --request: exit %d:\n%s", code, stdout.String())
+	}
+}
+
+// The --max-* flags become Config.Limits, and the plan lists each limit
+// once for the entry point asked (--entry).
+func TestPlanLimitFlags(t *testing.T) {
+	details := func(entry string) (string, int) {
+		var stdout, stderr strings.Builder
+		code := run([]string{"plan", "--entry", entry, "--max-procs", "64", "--max-memory", "512M", "--max-cpu", "30s", "--max-file-size", "1G", "--max-open-files", "256", "--json"}, nil, &stdout, &stderr)
+		if code != exitOK {
+			t.Fatalf("plan exit %d: %s", code, stderr.String())
 		}
+		var rep planReport
+		if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		var b strings.Builder
+		for _, f := range rep.Plan.Features {
+			if strings.HasPrefix(f.Feature, "limit_") {
+				n++
+				b.WriteString(f.Detail + "\n")
+			}
+		}
+		return b.String(), n
+	}
+	self, n := details(entryApplySelf)
+	if n != 5 {
+		t.Errorf("%d limit entries in ApplySelf's plan, want 5:\n%s", n, self)
 	}
 	if runtime.GOOS == "linux" && sandbox.Probe().Active {
 		for _, v := range []string{"RLIMIT_NPROC 64", "RLIMIT_DATA 536870912", "30 s of CPU time", "RLIMIT_FSIZE 1073741824", "RLIMIT_NOFILE 256"} {
-			if !strings.Contains(details.String(), v) {
-				t.Errorf("the plan does not show %s:\n%s", v, details.String())
+			if !strings.Contains(self, v) {
+				t.Errorf("ApplySelf's plan does not show %s:\n%s", v, self)
 			}
 		}
 	}
-	if n != 5 && n != 10 { // once per entry point where they differ
-		t.Errorf("%d limit entries in the plan: %+v", n, rep.Plan.Features)
+	if wrap, n := details(entryWrap); n != 5 || strings.Contains(wrap, "ApplySelf") {
+		t.Errorf("%d limit entries in WrapCommand's plan, want 5, none ApplySelf's:\n%s", n, wrap)
 	}
 }
 

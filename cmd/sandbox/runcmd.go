@@ -24,10 +24,11 @@ import (
 // maxRunOutput is how much of each output stream `sandbox run` keeps.
 const maxRunOutput = 64 << 20
 
-// runCmd runs CMD confined and exits with its exit code. The environment
-// is PATH alone plus --env entries, unless --keep-env passes the caller's;
-// Run adds the run's private TMPDIR and, without a HOME, one inside it.
-// --go-cache DIR adds a write grant and GOCACHE (gocache.go).
+// runCmd runs CMD confined, or the request of --request, and exits with
+// its exit code. The environment is the Config's Env: PATH alone plus
+// --env entries, unless --keep-env passes the caller's (or the request's
+// env); Run adds the run's private TMPDIR and, without a HOME, one inside
+// it. --go-cache DIR adds a write grant and GOCACHE (gocache.go).
 //
 // Before the program starts, what was asked for and is not in force is
 // said on stderr, one line each, and a mount that cannot be made is
@@ -44,35 +45,33 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var a runArgs
 	inTerm, outTerm := isTerminal(stdin), isTerminal(stdout)
 	a.register(fs, runtime.GOOS == "linux" && inTerm && outTerm)
-	timeout, explainFlag, tty := &a.timeout, &a.explain, &a.tty
+	explainFlag, tty := &a.explain, &a.tty
 	if code, ok := parse(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if fs.NArg() == 0 {
-		return usageError(stderr, "run", "missing CMD (write it after --)")
-	}
-	if err := a.pf.check(); err != nil {
-		return usageError(stderr, "run", "%v", err)
-	}
-	cfg, err := a.cf.config()
+	req, err := a.runRequest(fs, stdin)
 	if err != nil {
 		return usageError(stderr, "run", "%v", err)
 	}
-	progEnv, err := a.pf.applyGoCache(&cfg, a.pf.environ())
-	if err != nil {
+	cfg, name := req.Config, req.Command[0]
+	if err := a.pf.applyGoCache(&cfg); err != nil {
 		return usageError(stderr, "run", "%v", err)
 	}
 	if code, ok := preflight(cfg, stderr); !ok {
 		return code
 	}
-	// CMD is found in the program's PATH, as env(1) finds it: Run looks
-	// name up in this process's PATH (its documented lookup), so this
-	// process takes the program's. Nothing else here looks a name up.
-	progPATH, hasPATH := lookupEnv(progEnv, "PATH")
+	// CMD is found in the program's PATH (Config.Env's), as env(1) finds
+	// it: Run looks name up in this process's PATH (its documented
+	// lookup), so this process takes the program's. Nothing else here
+	// looks a name up.
+	progPATH, hasPATH := envPATH(cfg.Env)
 	if hasPATH {
 		os.Setenv("PATH", progPATH)
 	}
-	name := fs.Arg(0)
+	maxOutput := maxRunOutput
+	if req.MaxOutput > 0 {
+		maxOutput = req.MaxOutput
+	}
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -88,7 +87,7 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}()
 
 	opts := sandbox.RunOptions{
-		Env: progEnv, Dir: a.pf.cwd, Stdin: stdin, Timeout: *timeout, MaxOutput: maxRunOutput,
+		Dir: req.Dir, Stdin: stdin, Timeout: req.Timeout, MaxOutput: maxOutput,
 		Stdout: stdout, Stderr: stderr, TTY: *tty,
 	}
 	if *tty {
@@ -102,32 +101,32 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			opts.Resize = resize
 		}
 	}
-	res, err := sandbox.Run(ctx, cfg, name, fs.Args()[1:], opts)
+	res, err := sandbox.Run(ctx, cfg, name, req.Command[1:], opts)
 	switch {
 	case res.LimitExceeded == "":
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		// The timeout or a signal ended it (said below); the limit was
 		// reached before, and is likely why it had not finished.
-		fmt.Fprintf(stderr, "sandbox run: %s reached a resource limit before it was stopped: %s\n", fs.Arg(0), res.LimitExceeded)
+		fmt.Fprintf(stderr, "sandbox run: %s reached a resource limit before it was stopped: %s\n", name, res.LimitExceeded)
 	default:
-		fmt.Fprintf(stderr, "sandbox run: %s ended by a resource limit: %s\n", fs.Arg(0), res.LimitExceeded)
+		fmt.Fprintf(stderr, "sandbox run: %s ended by a resource limit: %s\n", name, res.LimitExceeded)
 	}
 	for _, g := range res.GitCreated {
 		fmt.Fprintf(stderr, "sandbox run: %s created %s: its hooks and config are what the program wrote, and git runs them outside the sandbox the next time anyone works in %s (a shell prompt showing git status is enough): look at them (for a .git file, in the directory it names) before running git there\n",
-			fs.Arg(0), g, strings.TrimSuffix(g, "/.git"))
+			name, g, strings.TrimSuffix(g, "/.git"))
 	}
 	for _, f := range res.Findings {
 		fmt.Fprintf(stderr, "sandbox run: %s: %s: %s\n", f.Kind, f.Path, f.Detail)
 	}
 	for _, r := range res.Removed {
-		fmt.Fprintf(stderr, "sandbox run: removed %s, which %s created: a later git run in that repository would have taken hooks and config from where it pointed\n", r, fs.Arg(0))
+		fmt.Fprintf(stderr, "sandbox run: removed %s, which %s created: a later git run in that repository would have taken hooks and config from where it pointed\n", r, name)
 	}
 	if res.StdoutTruncated || res.StderrTruncated {
-		fmt.Fprintf(stderr, "sandbox run: only the first %d bytes per stream were kept for --explain\n", maxRunOutput)
+		fmt.Fprintf(stderr, "sandbox run: only the first %d bytes per stream were kept for --explain\n", maxOutput)
 	}
 	if *explainFlag {
 		home, _ := os.UserHomeDir()
-		cwd := a.pf.cwd
+		cwd := req.Dir
 		if cwd == "" {
 			cwd, _ = os.Getwd()
 		}
@@ -135,19 +134,19 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			for _, d := range res.DeniedRequests {
 				fmt.Fprintln(stderr, deniedLine(d))
 			}
-			for _, h := range explain(res, err, hintContext{cfg: cfg, home: home, cwd: cwd, env: progEnv}) {
+			for _, h := range explain(res, err, hintContext{cfg: cfg, home: home, cwd: cwd, env: envEntries(cfg.Env)}) {
 				fmt.Fprintln(stderr, "sandbox: hint: "+h)
 			}
 		}()
 	}
 	if s, ok := got.Load().(os.Signal); ok && errors.Is(err, context.Canceled) {
 		n := int(s.(syscall.Signal))
-		fmt.Fprintf(stderr, "sandbox run: %s: stopped %s and every process it started\n", s, fs.Arg(0))
+		fmt.Fprintf(stderr, "sandbox run: %s: stopped %s and every process it started\n", s, name)
 		return 128 + n
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		fmt.Fprintf(stderr, "sandbox run: %s killed after --timeout %v\n", fs.Arg(0), *timeout)
+		fmt.Fprintf(stderr, "sandbox run: %s killed after --timeout %v\n", name, req.Timeout)
 		return exitCode(res)
 	case errors.Is(err, sandbox.ErrNotEnforced):
 		fmt.Fprintf(stderr, "sandbox run: --strict: %v\n", err)
@@ -174,6 +173,7 @@ type runArgs struct {
 	pf           progFlags
 	timeout      time.Duration
 	explain, tty bool
+	request      string
 }
 
 func (a *runArgs) register(fs *flag.FlagSet, ttyDefault bool) {
@@ -181,20 +181,8 @@ func (a *runArgs) register(fs *flag.FlagSet, ttyDefault bool) {
 	a.pf.register(fs)
 	fs.Func("timeout", "kill the program and its processes after `D` (e.g. 30s, 5m, 1h30m)", durationFlag(&a.timeout, false))
 	fs.BoolVar(&a.explain, "explain", false, "on a denial, print hints naming the narrowest flag that would allow it")
+	fs.StringVar(&a.request, "request", "", "run the request in `FILE` (- for stdin, which the program then finds empty): a JSON RunRequest (sandbox schema --request) with the Config, its env, the command, dir and timeout; it is the whole request, so only --tty and --explain go with it")
 	fs.BoolVar(&a.tty, "tty", ttyDefault, "give the program a pseudo-terminal (Linux: the default when stdin and stdout are terminals; macOS: only when asked); stdout and stderr are then one stream")
-}
-
-// lookupEnv is the value of key in env as the program sees it: the last
-// entry for it wins (as os/exec keeps the last of duplicates).
-func lookupEnv(env []string, key string) (string, bool) {
-	v, ok := "", false
-	for _, kv := range env {
-		// Windows' names are case-insensitive (Path is PATH).
-		if k, val, found := strings.Cut(kv, "="); found && (k == key || runtime.GOOS == "windows" && strings.EqualFold(k, key)) {
-			v, ok = val, true
-		}
-	}
-	return v, ok
 }
 
 // isTerminal reports whether r is a terminal.
