@@ -10,7 +10,7 @@ import (
 	"github.com/openparallax/sandbox"
 )
 
-// TestExplainRules: the hint rules, as data (README's "Hints").
+// TestExplainRules: the hint rules, as data (docs/cli.md's "Hints").
 func TestExplainRules(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the rules name Unix paths")
