@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // declared is one path the descriptor grants, for the link rule.
@@ -121,45 +123,13 @@ func within(p string, bases ...string) bool {
 	return false
 }
 
-// userLinkOn walks path as the kernel resolves it and returns the first
-// symbolic link on the way that is not the machine's own (or lies in
-// one of writable), or "".
+// userLinkOn walks path as the kernel resolves it (spec.WalkLinks) and
+// returns the first symbolic link on the way that is not the machine's
+// own (or lies in one of writable), or one it cannot follow (unreadable,
+// or past the loop bound: refused too); "" when there is none.
 func userLinkOn(path string, writable []string, lfs linkFS) string {
-	todo := strings.Split(path, "/")
-	cur := "/"
-	for links := 0; len(todo) > 0; {
-		part := todo[0]
-		todo = todo[1:]
-		switch part {
-		case "", ".":
-			continue
-		case "..":
-			cur = filepath.Dir(cur)
-			continue
-		}
-		next := filepath.Join(cur, part)
-		fi, err := lfs.Lstat(next)
-		if err != nil {
-			return "" // the path was seen to exist; EvalSymlinks has the last word
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			cur = next
-			continue
-		}
-		if !lfs.System(next, fi) || within(next, writable...) {
-			return next
-		}
-		if links++; links > 40 {
-			return next
-		}
-		target, err := lfs.Readlink(next)
-		if err != nil {
-			return next
-		}
-		if strings.HasPrefix(target, "/") {
-			cur = "/"
-		}
-		todo = append(strings.Split(target, "/"), todo...)
-	}
-	return ""
+	link, _ := spec.WalkLinks(lfs, path, func(l string, fi fs.FileInfo, _ string) bool {
+		return lfs.System(l, fi) && !within(l, writable...)
+	})
+	return link
 }

@@ -9,11 +9,12 @@ package linux
 // /etc/resolv.conf) lead where they lead on the host.
 
 import (
+	"io/fs"
 	"os"
-	"path"
 	"strings"
 
 	"github.com/openparallax/sandbox/internal/mountns"
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // rootHost is what newMountLayer is told of the spawn for the own root.
@@ -62,38 +63,17 @@ func (h rootHost) spec(cwd string) *mountns.Root {
 	return r
 }
 
-// linksOn appends to out the symbolic links met resolving p on the host,
-// each once (seen), as it resolves: a link's target is followed, at most
-// 40 of them, as the kernel does.
+// linksOn appends to out the symbolic links met resolving p on the host
+// (spec.WalkLinks: a link's target is followed, at most 40 of them, as
+// the kernel does), each once (seen).
 func linksOn(p string, seen map[string]bool, out []mountns.Link) []mountns.Link {
-	rest := strings.Split(p, "/")
-	cur := "/"
-	for hops := 0; len(rest) > 0 && hops < 40; {
-		c := rest[0]
-		rest = rest[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			cur = path.Dir(cur)
-			continue
+	spec.WalkLinks(spec.OS, p, func(l string, _ fs.FileInfo, target string) bool {
+		if !seen[l] {
+			seen[l] = true
+			out = append(out, mountns.Link{Path: l, Target: target})
 		}
-		next := path.Join(cur, c)
-		t, err := os.Readlink(next)
-		if err != nil {
-			cur = next // not a link, or not there: nothing more to learn
-			continue
-		}
-		hops++
-		if !seen[next] {
-			seen[next] = true
-			out = append(out, mountns.Link{Path: next, Target: t})
-		}
-		if path.IsAbs(t) {
-			cur = "/"
-		}
-		rest = append(strings.Split(t, "/"), rest...)
-	}
+		return true
+	})
 	return out
 }
 

@@ -223,49 +223,23 @@ func (rc *Resolved) checkPlantedSymlinks(fsys FS) error {
 	return nil
 }
 
-// symlinkWithin walks path as the kernel resolves it and returns the first
-// symlink it passes through that lies inside one of dirs (resolved
-// directories), and that directory. The walk keeps the resolved directory
-// reached so far, so ".." after a symlink goes where the kernel goes, not
-// where lexical cleaning would.
+// symlinkWithin walks path as the kernel resolves it (WalkLinks) and
+// returns the first symlink it passes through that lies inside one of
+// dirs (resolved directories), and that directory. A link inside one that
+// cannot be followed (unreadable, or past the loop bound) is returned too:
+// it is still a planted link.
 func symlinkWithin(fsys FS, path string, dirs []string) (link, dir string) {
-	todo := strings.Split(path, "/")
-	cur := "/"
-	for links := 0; len(todo) > 0; {
-		part := todo[0]
-		todo = todo[1:]
-		switch part {
-		case "", ".":
-			continue
-		case "..":
-			cur = filepath.Dir(cur)
-			continue
-		}
-		next := filepath.Join(cur, part) // cur has no symlink, part is one name
-		fi, err := fsys.Lstat(next)
-		if err != nil {
-			return "", "" // resolvePath has seen it exist; nothing to follow
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			cur = next
-			continue
-		}
+	inside := func(l string) string {
 		for _, d := range dirs {
-			if strings.HasPrefix(next, d+"/") || d == "/" {
-				return next, d
+			if strings.HasPrefix(l, d+"/") || d == "/" {
+				return d
 			}
 		}
-		if links++; links > 40 {
-			return "", "" // ELOOP: resolvePath refused it already
-		}
-		target, err := fsys.Readlink(next)
-		if err != nil {
-			return "", ""
-		}
-		if strings.HasPrefix(target, "/") {
-			cur = "/"
-		}
-		todo = append(strings.Split(target, "/"), todo...)
+		return ""
+	}
+	l, _ := WalkLinks(fsys, path, func(l string, _ fs.FileInfo, _ string) bool { return inside(l) == "" })
+	if d := inside(l); l != "" && d != "" {
+		return l, d
 	}
 	return "", ""
 }
