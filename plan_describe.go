@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,16 +50,20 @@ func grantsOf(rc *resolvedConfig) Grants {
 // for one that confines itself, so that the text names only the gaps that
 // program meets (see [Plan.For]).
 func (p Plan) Describe() string {
-	d := &describer{p: p}
+	d := &describer{p: p, where: "on this machine"}
+	if p.Platform != runtime.GOOS {
+		// PlanForPlatform: another OS's plan, computed here as data.
+		d.where = "on a " + p.Platform + " machine (a plan computed elsewhere: the host facts it assumed are in PlanForPlatform's doc)"
+	}
 	mech := p.Mechanism
 	if p.Version > 0 {
 		mech += " ABI " + strconv.Itoa(p.Version)
 	}
 	if !p.Available {
-		d.para(fmt.Sprintf("No sandbox is in force on this machine (%s on %s is unavailable: %s).", mech, p.Platform, p.Reason),
+		d.para(fmt.Sprintf("No sandbox is in force %s (%s on %s is unavailable: %s).", d.where, mech, p.Platform, p.Reason),
 			"A program started here can do whatever the user running it can: read and write every file the user can, reach any host, run and start any program.")
 	} else {
-		d.para(fmt.Sprintf("This program runs in a sandbox (%s on %s). What it can and cannot do on this machine:", mech, p.Platform))
+		d.para(fmt.Sprintf("This program runs in a sandbox (%s on %s). What it can and cannot do %s:", mech, p.Platform, d.where))
 		d.files()
 		d.programs()
 		d.network()
@@ -78,8 +83,17 @@ func (p Plan) Describe() string {
 
 // describer writes Describe's paragraphs for one plan.
 type describer struct {
-	p Plan
-	b strings.Builder
+	p     Plan
+	b     strings.Builder
+	where string // "on this machine", or the other platform's
+}
+
+// shortWhere is where, without the note on a plan computed elsewhere.
+func (d *describer) shortWhere() string {
+	if d.p.Platform != runtime.GOOS {
+		return "on a " + d.p.Platform + " machine"
+	}
+	return "on this machine"
 }
 
 // para writes the non-empty sentences as one paragraph.
@@ -108,7 +122,7 @@ func (d *describer) feature(name string) (Enforcement, bool) {
 // feature is not enforced here.
 func (d *describer) claim(name, sentence string) string {
 	if f, ok := d.feature(name); ok && !f.Enforced {
-		return strings.TrimSuffix(sentence, ".") + " (NOT enforced on this machine: see below)."
+		return strings.TrimSuffix(sentence, ".") + " (NOT enforced " + d.shortWhere() + ": see below)."
 	}
 	return sentence
 }
@@ -236,10 +250,10 @@ func (d *describer) devices() {
 func (d *describer) notEnforced() {
 	ne := d.p.NotEnforced()
 	if len(ne) == 0 {
-		d.para("Everything above is enforced on this machine.")
+		d.para("Everything above is enforced " + d.shortWhere() + ".")
 		return
 	}
-	d.b.WriteString("Not enforced on this machine (the program CAN do these, whatever the Config says), or granted only in part (the entry says what the program cannot do):\n")
+	d.b.WriteString("Not enforced " + d.shortWhere() + " (the program CAN do these, whatever the Config says), or granted only in part (the entry says what the program cannot do):\n")
 	for _, f := range ne {
 		line := "- " + f.Feature + ": " + f.Detail
 		if f.Hint != "" {

@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +126,22 @@ func TestDescribeUnavailableAndTimeLimit(t *testing.T) {
 	p.TimeLimit = 90 * time.Second
 	if d := p.Describe(); !strings.Contains(d, "stopped after 1m30s") {
 		t.Errorf("time limit not stated:\n%s", d)
+	}
+}
+
+// TestDescribeOtherPlatform: the plan of another OS, computed here, does
+// not say "on this machine" (sandbox plan --describe --platform).
+func TestDescribeOtherPlatform(t *testing.T) {
+	other := "darwin"
+	if runtime.GOOS == "darwin" {
+		other = "windows"
+	}
+	p, err := sandbox.PlanForPlatform(sandbox.Config{}, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.Describe()
+	if strings.Contains(d, "this machine") || !strings.Contains(d, "on a "+other+" machine") {
+		t.Errorf("the %s plan's description:\n%s", other, d)
 	}
 }
