@@ -76,7 +76,11 @@ func (p Plan) Describe() string {
 	}
 	d.notEnforced()
 	if p.Available {
-		d.para("An operation the sandbox denies fails with a permission error (EACCES or EPERM): it does not mean the file, host or program is missing, and retrying will not help.")
+		if d.ownRoot() {
+			d.para("An operation the sandbox denies fails with a permission error (EACCES or EPERM), and a path outside the grants is not found (ENOENT): neither means the file, host or program is missing from the machine, and retrying will not help.")
+		} else {
+			d.para("An operation the sandbox denies fails with a permission error (EACCES or EPERM): it does not mean the file, host or program is missing, and retrying will not help.")
+		}
 	}
 	return strings.TrimRight(d.b.String(), "\n") + "\n"
 }
@@ -86,6 +90,13 @@ type describer struct {
 	p     Plan
 	b     strings.Builder
 	where string // "on this machine", or the other platform's
+}
+
+// ownRoot reports whether the program gets a root of its own that is in
+// force (Config.PrivateRoot, or a Mount at a path the host lacks).
+func (d *describer) ownRoot() bool {
+	f, ok := d.feature(FeaturePrivateRoot)
+	return ok && f.Enforced
 }
 
 // shortWhere is where, without the note on a plan computed elsewhere.
@@ -149,7 +160,11 @@ func (d *describer) files() {
 	if len(g.Write) == 0 {
 		files = append(files, "It cannot create or change any other file.")
 	}
-	files = append(files, d.claim(FeatureFilesystem, "Every other file and directory is off limits: reading, writing, creating or listing it fails with a permission error."))
+	if d.ownRoot() {
+		files = append(files, d.claim(FeatureFilesystem, "Every other file and directory does not exist for it: it has a root of its own (below), so opening, listing or creating one fails with \"no such file or directory\" (ENOENT), or with a permission error where a granted directory holds it."))
+	} else {
+		files = append(files, d.claim(FeatureFilesystem, "Every other file and directory is off limits: reading, writing, creating or listing it fails with a permission error."))
+	}
 	d.para(files...)
 }
 

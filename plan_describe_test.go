@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,5 +144,23 @@ func TestDescribeOtherPlatform(t *testing.T) {
 	d := p.Describe()
 	if strings.Contains(d, "this machine") || !strings.Contains(d, "on a "+other+" machine") {
 		t.Errorf("the %s plan's description:\n%s", other, d)
+	}
+}
+
+// TestDescribeOwnRoot: with a root of its own, a path outside the grants
+// is not found, and the description says so instead of promising a
+// permission error (an agent would otherwise read ENOENT as "missing").
+func TestDescribeOwnRoot(t *testing.T) {
+	p, err := sandbox.PlanFor(sandbox.Config{AllowedWritePaths: []string{t.TempDir()}, PrivateRoot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(p.Features, func(e sandbox.Enforcement) bool { return e.Feature == sandbox.FeaturePrivateRoot })
+	if i < 0 || !p.Features[i].Enforced {
+		t.Skip("no own root in force here (the mount layer needs user namespaces): nothing to describe")
+	}
+	d := p.For(sandbox.ScopeCommand).Describe()
+	if !strings.Contains(d, "does not exist for it") || !strings.Contains(d, "(ENOENT)") || strings.Contains(d, "is off limits: reading") {
+		t.Errorf("description with the own root:\n%s", d)
 	}
 }
