@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -176,6 +177,9 @@ func fakeHost(t *testing.T, env map[string]string, link string, dirs ...string) 
 }
 
 func TestDarwinDeveloperDir(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("a Seatbelt profile takes POSIX paths; Windows paths cannot appear in one")
+	}
 	const xcode = "/Applications/Xcode.app/Contents/Developer"
 	if _, err := os.Stat("/usr/bin/git"); err != nil {
 		t.Skipf("no /usr/bin/git to grant (%v): the shim is found by path, and its \"#!\" line is read", err)
@@ -256,6 +260,9 @@ func paramOf(name, value string) seatbelt.Param { return seatbelt.Param{Name: na
 // repository, join the git deny when the regular expressions miss them and
 // they lie in a write path.
 func TestDarwinGitDirsAt(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("a Seatbelt profile takes POSIX paths; Windows paths cannot appear in one")
+	}
 	files := map[string]string{
 		"/Users/dev/ws/.git":               "gitdir: .gitdata\n",
 		"/Users/dev/ws/.gitdata/commondir": "../common\n",
