@@ -220,8 +220,12 @@ type Config struct {
 	// enforced; [Run] removes one that appeared once the program's tree is
 	// gone (RunResult.Removed), and so does [FinishCommand] for a command
 	// WrapCommand prepared. A commondir that exists
-	// (a worktree's) is read-only. Needs the mount-namespace layer, like
-	// DenyWritePaths. On macOS the profile denies writing hooks, config
+	// (a worktree's) is read-only. So too a hooks directory or a config
+	// file a protected git directory lacks when the sandbox starts:
+	// nothing can be mounted read-only there, so [PlanFor] reports
+	// git_protection as not enforced for it (create it first), and Run
+	// and FinishCommand remove one the program created (Removed). Needs
+	// the mount-namespace layer, like DenyWritePaths. On macOS the profile denies writing hooks, config
 	// and commondir of every git directory named .git or NAME.git in the
 	// write paths, at any depth, existing or created, and creating or
 	// renaming a .git (so git init and git clone fail there); no

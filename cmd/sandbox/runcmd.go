@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/linux"
 	"github.com/openparallax/sandbox/internal/pty"
 )
 
@@ -119,7 +121,7 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandbox run: %s: %s: %s\n", f.Kind, f.Path, f.Detail)
 	}
 	for _, r := range res.Removed {
-		fmt.Fprintf(stderr, "sandbox run: removed %s, which %s created: a later git run in that repository would have taken hooks and config from where it pointed\n", r, name)
+		fmt.Fprintf(stderr, "sandbox run: removed %s, which %s created: %s\n", r, name, linux.CreatedGitEntryRisk(filepath.Base(r)))
 	}
 	if res.StdoutTruncated || res.StderrTruncated {
 		fmt.Fprintf(stderr, "sandbox run: only the first %d bytes per stream were kept for --explain\n", maxOutput)

@@ -19,9 +19,9 @@ import (
 // layer cannot keep the program from creating, because there is nothing
 // yet to mount over.
 type gitEnd struct {
-	// commonDirs are the commondir paths of the protected git directories
-	// that had none at the start (missingCommonDirs; see
-	// FeatureGitCommonDir).
+	// commonDirs are the commondir, hooks and config paths of the
+	// protected git directories that had none at the start
+	// (missingGitEntries; see FeatureGitCommonDir).
 	commonDirs []string
 	// spots are where git would find a repository for a write path's top
 	// or the working directory, had they a .git, and had none at the
@@ -53,7 +53,10 @@ type gitEnd struct {
 // directory it names the next time the user runs git in the repository,
 // outside the sandbox. git itself never makes one in a repository's own
 // git directory (only in a worktree's administrative directory, which is
-// not one of these). It is removed by unlinkat beneath the git directory
+// not one of these). So too a hooks directory or a config file that
+// appeared where the git directory had none (nothing could be mounted
+// read-only there): git would run those hooks, or what that config names,
+// at the next command. Each is removed by unlinkat beneath the git directory
 // as it was when the program started, whatever the entry is (file,
 // directory, symbolic link: the link, not its target), and never in a
 // directory a .git link points at after the run.
@@ -82,14 +85,15 @@ func (e gitEnd) check() (r GitReport, err error) {
 	}
 	var errs []error
 	for _, c := range p.commonDirs {
-		if _, err := c.dir.Lstat("commondir"); err != nil {
+		name := filepath.Base(c.path)
+		if _, err := c.dir.Lstat(name); err != nil {
 			continue
 		}
-		path := filepath.Join(c.dir.Path(), "commondir")
-		if err := c.dir.RemoveAll("commondir"); err != nil {
+		path := filepath.Join(c.dir.Path(), name)
+		if err := c.dir.RemoveAll(name); err != nil {
 			// Left in place: the caller must know before anyone runs git
 			// there. The other checks still run.
-			errs = append(errs, fmt.Errorf("removing %s, which the program created (a later git run would take hooks and config from where it points): %w", path, err))
+			errs = append(errs, fmt.Errorf("removing %s, which the program created (%s): %w", path, CreatedGitEntryRisk(name), err))
 			continue
 		}
 		r.Removed = append(r.Removed, path)

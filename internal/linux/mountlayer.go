@@ -124,6 +124,10 @@ func mountLayerFeatures(rc *spec.Resolved, l *mountLayer, available bool) []spec
 			if g := gaps(field, git); len(g) > 0 {
 				e.Detail = "WrapCommand/Run: not enforced for " + strings.Join(g, "; ")
 				e.Hint = "create each path before the sandbox starts (a mount needs a mount point, which is never made on the host)"
+				if git {
+					e.Detail += "; a hooks directory or config file the program creates there is removed by Run and FinishCommand once its tree is gone (RunResult.Removed), but until then git run by anyone in that repository would use it"
+					e.Hint = "create each before the sandbox starts (mkdir the hooks directory; git init in the repository adds both and changes nothing else)"
+				}
 				if field == "mounts" {
 					e.Hint = "create the mount target before the sandbox starts, of the same kind (file or directory) as the source"
 				}

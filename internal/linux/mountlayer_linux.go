@@ -295,17 +295,22 @@ func gitLook(writes []string, cwd string) (repos, spots []string) {
 	return repos, spots
 }
 
-// missingCommonDirs returns the commondir of each protected git directory
-// that has none now: the file the program could create there, which no
-// mount can keep out (see FeatureGitCommonDir), and which Run removes if
-// it appeared once the program's tree is gone. A git directory that has
-// one keeps it read-only (mountns.GitProtected).
-func (l *mountLayer) missingCommonDirs() []string {
+// missingGitEntries returns, for each protected git directory, its
+// commondir, hooks and config where they do not exist now: what the
+// program could create there, which no mount can keep out (there is
+// nothing to mount over), and which Run and FinishCommand remove if it
+// appeared, once the program's tree is gone (gitEnd.check). A commondir
+// would point git at another directory's hooks and config; hooks and a
+// config run the program's code outside the sandbox at the user's next
+// git command. One that exists stays read-only (mountns.GitProtected).
+func (l *mountLayer) missingGitEntries() []string {
 	var out []string
 	for _, d := range l.gitDirs {
-		c := filepath.Join(d, "commondir")
-		if _, err := os.Lstat(c); errors.Is(err, fs.ErrNotExist) {
-			out = append(out, c)
+		for _, name := range []string{"commondir", "hooks", "config"} {
+			c := filepath.Join(d, name)
+			if _, err := os.Lstat(c); errors.Is(err, fs.ErrNotExist) {
+				out = append(out, c)
+			}
 		}
 	}
 	return out

@@ -258,7 +258,7 @@ func (t *treeGroup) procs() []*os.File {
 // gitEnd fills what the git checks after the command need (see gitEnd).
 func (w *wrapHost) gitEnd(git *gitEnd, layer *mountLayer) {
 	if layer.used() {
-		git.commonDirs = layer.missingCommonDirs()
+		git.commonDirs = layer.missingGitEntries()
 		git.repos = layer.git
 		git.protected = layer.gitDirs
 	}
