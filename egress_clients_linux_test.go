@@ -45,7 +45,12 @@ func init() {
 		}
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(10 * time.Second))
-		fmt.Fprintf(c, "GET /go HTTP/1.0\r\nHost: %s\r\n\r\n", args[0])
+		// A reset that arrives before the write is reported by the
+		// write; a read after it would see a plain end (EOF).
+		if _, err := fmt.Fprintf(c, "GET /go HTTP/1.0\r\nHost: %s\r\n\r\n", args[0]); err != nil {
+			fmt.Fprintln(os.Stderr, "write:", err)
+			return 1
+		}
 		b, err := io.ReadAll(c)
 		if err != nil || len(b) == 0 {
 			fmt.Fprintln(os.Stderr, "read:", err)
