@@ -156,6 +156,14 @@ func readInterpreter(f *os.File) interpreter {
 		}
 		return interpreter{path: fields[0], script: true}
 	}
+	if off, size, ok, err := elfInterpPlace(buf); err == nil {
+		if !ok {
+			return interpreter{}
+		}
+		return readPTInterp(f, buf, off, size)
+	}
+	// A program header table beyond the first page, or a header this
+	// reading does not take: parsed by debug/elf, as before.
 	ef, err := elf.NewFile(headReaderAt{head: buf, f: f})
 	if err != nil {
 		return interpreter{}
@@ -163,22 +171,28 @@ func readInterpreter(f *os.File) interpreter {
 	defer ef.Close()
 	for _, prog := range ef.Progs {
 		if prog.Type == elf.PT_INTERP {
-			// The size is the file's own word: a file the program wrote
-			// can claim a terabyte, and allocating that ends the caller
-			// (the runtime's out-of-memory is fatal, not a panic). The
-			// kernel refuses to exec an ELF whose PT_INTERP is longer
-			// than PATH_MAX or shorter than 2 bytes (binfmt_elf), so
-			// such a file names no interpreter to grant.
-			if prog.Filesz < 2 || prog.Filesz > maxInterpLen {
-				return interpreter{}
-			}
-			buf := make([]byte, prog.Filesz)
-			if _, err := prog.ReadAt(buf, 0); err == nil {
-				return interpreter{path: strings.TrimRight(string(buf), "\x00")}
-			}
+			return readPTInterp(f, buf, prog.Off, prog.Filesz)
 		}
 	}
 	return interpreter{}
+}
+
+// readPTInterp reads the PT_INTERP string of size bytes at off in f, whose
+// first bytes are head (served from memory when it lies within them).
+// The size is the file's own word: a file the program wrote can claim a
+// terabyte, and allocating that ends the caller (the runtime's
+// out-of-memory is fatal, not a panic). The kernel refuses to exec an ELF
+// whose PT_INTERP is longer than PATH_MAX or shorter than 2 bytes
+// (binfmt_elf), so such a file names no interpreter to grant.
+func readPTInterp(f io.ReaderAt, head []byte, off, size uint64) interpreter {
+	if size < 2 || size > maxInterpLen || off > 1<<62 {
+		return interpreter{}
+	}
+	buf := make([]byte, size)
+	if _, err := (headReaderAt{head: head, f: f}).ReadAt(buf, int64(off)); err != nil {
+		return interpreter{}
+	}
+	return interpreter{path: strings.TrimRight(string(buf), "\x00")}
 }
 
 // headReaderAt reads f, serving what lies within head (f's first bytes,

@@ -25,3 +25,20 @@ func BenchmarkExtrasWarm(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkExtrasFirst is the same expansion as the first in a process
+// makes it, as every `sandbox run --exec /usr/bin` does: no cached scan
+// and no cached interpreter (every target's head read and parsed).
+func BenchmarkExtrasFirst(b *testing.B) {
+	granted := []Grant{{Path: "/usr/bin", IsDir: true}}
+	b.ReportAllocs()
+	for b.Loop() {
+		execExtrasCache.Lock()
+		clear(execExtrasCache.m)
+		execExtrasCache.Unlock()
+		interpreters.Lock()
+		clear(interpreters.m)
+		interpreters.Unlock()
+		Extras(granted)
+	}
+}

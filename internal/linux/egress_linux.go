@@ -197,7 +197,8 @@ func probeNetStep(transparent []uint16) nsState {
 		Flags: trampoline.FlagNamespaces | trampoline.FlagProbe,
 		Net:   trampoline.NetStep{FD: 4, Port: egressPortBase, Transparent: transparent}}
 	var lerr error
-	pr, err := runProbe("network-namespace-probe", p, true, []*os.File{childEnd}, func() {
+	helper, _ := childHalf()
+	pr, err := runProbe("network-namespace-probe", helper, p, true, []*os.File{childEnd}, func() {
 		var h *egress.Handoff
 		if h, lerr = egress.ReceiveSockets(parentEnd, 30*time.Second, transparent, 0); lerr == nil {
 			h.Close()

@@ -112,12 +112,6 @@ func namespaces() nsState {
 }
 
 func probeNamespaces() nsState {
-	if helper, _ := childHalf(); helper == nil {
-		if _, err := os.Stat(selfExe); err != nil {
-			return nsState{reason: "the helper cannot run here, so the namespace step would run in the Go trampoline, a re-exec of " + selfExe + ", which is missing: " + err.Error(),
-				hint: "mount /proc"}
-		}
-	}
 	ops := []mountns.Op{
 		{Kind: mountns.OpPrivate, Path: "/"},
 		{Kind: mountns.OpSetAttr, Path: "/", Set: mountns.AttrRdonly | mountns.AttrNosuid, Recursive: true},
@@ -129,7 +123,56 @@ func probeNamespaces() nsState {
 	p := &trampoline.Payload{Path: "/", FirstFD: 3, ErrFD: 3,
 		Flags:  trampoline.FlagNamespaces | trampoline.FlagProbe,
 		Mounts: mountns.Plan{Ops: ops}.MountOps(), Net: trampoline.NetStep{FD: -1}}
-	pr, err := runProbe("namespace-probe", p, false, nil, nil)
+	if s, ok := probeNamespacesProvingHelper(p); ok {
+		return s
+	}
+	helper, _ := childHalf()
+	if helper == nil {
+		if _, err := os.Stat(selfExe); err != nil {
+			return nsState{reason: "the helper cannot run here, so the namespace step would run in the Go trampoline, a re-exec of " + selfExe + ", which is missing: " + err.Error(),
+				hint: "mount /proc"}
+		}
+	}
+	pr, err := runProbe("namespace-probe", helper, p, false, nil, nil)
+	return namespaceAnswer(pr, err)
+}
+
+// probeNamespacesProvingHelper runs the namespace probe with the helper
+// before the helper's own probe has run, so that one process start
+// answers both questions (every `sandbox run` is a new process and asked
+// both): a child that reports its namespace step, success or failure, is
+// the helper executing from its memfd, which is all its own probe asks
+// (spawnhelper.Proven). ok is false, and nothing is decided, when the
+// child could not be started or exited without a report (the helper's
+// execution may be what was refused): probeNamespaces then asks the two
+// questions one after the other, as before, and the answer is the same as
+// theirs.
+func probeNamespacesProvingHelper(p *trampoline.Payload) (nsState, bool) {
+	if forceGoTrampoline || spawnhelper.Decided() {
+		return nsState{}, false
+	}
+	helper, _ := spawnhelper.Unproven()
+	if helper == nil {
+		return nsState{}, false
+	}
+	pr, err := runProbe("namespace-probe", helper, p, false, nil, nil)
+	if !provesHelper(pr, err) {
+		return nsState{}, false
+	}
+	spawnhelper.Proven(helper)
+	return namespaceAnswer(pr, nil), true
+}
+
+// provesHelper reports whether a namespace probe's run with the helper
+// shows the helper executed: it exited 0 after its namespace step, or
+// sent its report of a failed step. A start refused may be the helper's
+// execution refused, and an exit without a report may be anything.
+func provesHelper(pr probeRun, err error) bool {
+	return err == nil && pr.startErr == nil && (pr.waitErr == nil || pr.failure != nil)
+}
+
+// namespaceAnswer is what a namespace probe's run says.
+func namespaceAnswer(pr probeRun, err error) nsState {
 	switch {
 	case err != nil:
 		return nsState{reason: "probe: " + err.Error()}
@@ -151,15 +194,15 @@ type probeRun struct {
 	failure           *trampoline.Failure
 }
 
-// runProbe starts the child half WrapCommand uses (the static helper, or
-// the Go trampoline where that cannot run: childHalf) with payload p (ErrFD
+// runProbe starts a child half, the helper's memfd, or the Go trampoline
+// when helper is nil (WrapCommand's: childHalf), with payload p (ErrFD
 // 3: the failure pipe) in new mount and IPC namespaces, and a network
 // namespace when net (nsAttr, as for a spawn), with extra as descriptors 4
 // and up; calls during, if set, while the child runs; and waits for it. The
 // child half exits 0 after its namespace step (trampoline.FlagProbe),
 // confining nothing and running nothing. err is a failure here, before the
 // child.
-func runProbe(name string, p *trampoline.Payload, net bool, extra []*os.File, during func()) (pr probeRun, err error) {
+func runProbe(name string, helper *os.File, p *trampoline.Payload, net bool, extra []*os.File, during func()) (pr probeRun, err error) {
 	defer func() {
 		for _, f := range extra {
 			f.Close()
@@ -180,7 +223,7 @@ func runProbe(name string, p *trampoline.Payload, net bool, extra []*os.File, du
 	cmd.Dir = "/" // the working directory is looked up again after the mounts
 	cmd.Env = p.Environ()
 	cmd.ExtraFiles = append([]*os.File{w}, extra...)
-	if helper, _ := childHalf(); helper != nil {
+	if helper != nil {
 		// As WrapCommand does: the last descriptor, executed through
 		// /proc/self/fd (the helper marks it close-on-exec).
 		cmd.ExtraFiles = append(cmd.ExtraFiles, helper)

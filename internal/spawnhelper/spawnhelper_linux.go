@@ -20,18 +20,90 @@ import (
 )
 
 var (
-	once   sync.Once
-	sealed *os.File
-	reason string
+	made    sync.Once
+	memfd   *os.File
+	madeWhy string
+
+	// The decision, under mu: decided once the helper's probe ran or
+	// Proven was called.
+	mu      sync.Mutex
+	decided bool
+	sealed  *os.File
+	reason  string
+	// probeRuns counts the helper's own probes (ProbeRuns).
+	probeRuns int
 )
 
 // Executable returns the sealed memfd that holds the helper, made once per
 // process, or nil and why the helper cannot be used here (the caller then
 // uses the Go trampoline). The file is close-on-exec and never closed; pass
 // it to a child only through exec.Cmd.ExtraFiles.
+//
+// The helper is usable once it has been executed from the memfd and has
+// answered: by its own probe (probe), run here unless a caller has
+// already seen it answer for another purpose (Proven).
 func Executable() (*os.File, string) {
-	once.Do(func() { sealed, reason = create() })
+	mu.Lock()
+	defer mu.Unlock()
+	if !decided {
+		f, why := Unproven()
+		if f != nil {
+			probeRuns++
+			if why = probe(f); why != "" {
+				// Not closed: a caller of Unproven may hold it.
+				f = nil
+			}
+		}
+		sealed, reason, decided = f, why, true
+	}
 	return sealed, reason
+}
+
+// Unproven returns the sealed memfd, checked to hold the helper, before
+// anything has executed it, or nil and why it could not be made. Only a
+// caller that then executes it and reads an answer that only the helper
+// gives may use it, and says so with Proven; any other use goes through
+// Executable.
+func Unproven() (*os.File, string) {
+	made.Do(func() { memfd, madeWhy = create() })
+	return memfd, madeWhy
+}
+
+// Proven records that f, as Unproven returned it, was executed from its
+// memfd and answered as only the helper does (the namespace probe's child
+// reported its namespace step): the question the helper's own probe asks,
+// whether this process can execute it, is answered yes, and Executable
+// returns f without asking it again. Nothing changes if Executable has
+// already decided. An answer seen once stays true for the process: the
+// memfd is sealed, and a noexec policy, a seccomp filter or an LSM that
+// would refuse its execution is one this process runs under from then on
+// (each only ever tightens, and then the spawn fails to start: closed).
+func Proven(f *os.File) {
+	if f == nil {
+		return
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !decided {
+		sealed, reason, decided = f, "", true
+	}
+}
+
+// ProbeRuns is how many times this process executed the helper's own
+// probe: at most once, none when Proven answered first (the tests check
+// that a namespace probe saves it).
+func ProbeRuns() int {
+	mu.Lock()
+	defer mu.Unlock()
+	return probeRuns
+}
+
+// Decided reports whether Executable's answer is known (its probe ran, or
+// Proven was called).
+func Decided() bool {
+	mu.Lock()
+	defer mu.Unlock()
+	return decided
 }
 
 // Image is the helper's executable for this architecture, nil where there
@@ -92,9 +164,6 @@ func create() (*os.File, string) {
 	n, err := unix.Pread(fd, back, 0)
 	if err != nil || n != len(image) || !bytes.Equal(back[:n], image) {
 		return fail("the helper's memfd does not hold the helper")
-	}
-	if why := probe(f); why != "" {
-		return fail(why)
 	}
 	return f, ""
 }
