@@ -75,13 +75,16 @@ func printEgress(w io.Writer, e *sandbox.EgressPlan) {
 
 // canaryNames are the parts of a canary's text that change from run to
 // run though nothing about the sandbox did: its temporary files' names
-// (pid and a random number) and its parent's pid.
+// (pid and a random number), its parent's pid, and how many threads the
+// Go runtime had started when the threads probe counted them (the probe's
+// verdict, every thread filtered, is what it reports).
 var canaryNames = []struct {
 	re   *regexp.Regexp
 	with string
 }{
 	{regexp.MustCompile(`\.sandbox-canary-[0-9]+-[0-9]+`), ".sandbox-canary-<pid>-<random>"},
 	{regexp.MustCompile(`ppid [0-9]+`), "ppid <ppid>"},
+	{regexp.MustCompile(`^[0-9]+ threads, each`), "<n> threads, each"},
 }
 
 // stableCanary is r as doctor prints it: the temporary workspace as
