@@ -85,7 +85,11 @@ type Config struct {
 	// program, a home directory handed to another user). fchown and
 	// fsetxattr on a descriptor stay allowed either way: they need a file
 	// Landlock let the process open. Tools that restore owners (tar and
-	// cp -a as root, package managers) need it.
+	// cp -a, package managers) need it, and it lets them set only owners
+	// the kernel allows without a capability: on Linux a sandboxed
+	// program keeps none (ApplySelf empties the caller's sets, WrapCommand
+	// and Run the child's: CAP_CHOWN is gone, root's too), so a file can
+	// get the program's own user and groups, never another user's.
 	AllowChown bool `json:"allow_chown,omitempty"`
 
 	// AllowSysVIPC permits System V shared memory, message queues and

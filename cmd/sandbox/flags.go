@@ -61,7 +61,7 @@ func (c *configFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.allowUnix, "allow-unix", false, "let the program create unix sockets (allow_unix_sockets)")
 	fs.BoolVar(&c.execRW, "allow-exec-rw", false, "let the program run what it builds: the --rw paths become executable (allow_exec_write_paths)")
 	fs.BoolVar(&c.allowShm, "allow-shm", false, "grant /dev/shm for POSIX shared memory and semaphores, e.g. Python multiprocessing; shared with the host (allow_shared_memory)")
-	fs.BoolVar(&c.allowChown, "allow-chown", false, "let the program change file owners and extended attributes by path, e.g. tar or cp -a as root restoring owners (allow_chown)")
+	fs.BoolVar(&c.allowChown, "allow-chown", false, "let the program change file owners (to your own user and groups only: it keeps no capability) and extended attributes by path, e.g. tar or cp -a restoring owners (allow_chown)")
 	fs.BoolVar(&c.allowSysVIPC, "allow-sysv-ipc", false, "let the program use System V shared memory, message queues and semaphores, e.g. PostgreSQL; a private IPC namespace under run (allow_sysv_ipc)")
 	fs.BoolVar(&c.noTLSTrust, "no-tls-trust-service", false, "macOS: leave the system's certificate trust service out of the profile (no_tls_trust_service)")
 	fs.BoolVar(&c.strict, "strict", false, "refuse to run if any part of the Config cannot be enforced here")
