@@ -93,3 +93,47 @@ func TestRunRemovesCreatedHooksAndConfig(t *testing.T) {
 		})
 	}
 }
+
+// The hooks the program creates may be a symbolic link to a directory
+// outside every grant: the removal takes the link, never what it points
+// at (it goes through the git directory pinned at the start, following
+// no link).
+func TestRunRemovesCreatedHooksLink(t *testing.T) {
+	requireNamespaces(t)
+	git := need(t, "/usr/bin/git", "git")
+	sh := need(t, "/bin/sh", "dash")
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := filepath.Join(victim, "pre-commit")
+	if err := os.WriteFile(keep, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(git, "init", "-q", ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	hooks := filepath.Join(ws, ".git", "hooks")
+	if err := os.RemoveAll(hooks); err != nil {
+		t.Fatal(err)
+	}
+	cfg := sandbox.Config{AllowedWritePaths: []string{ws}, AllowProcessSpawn: true, AllowedExecPaths: []string{"/usr/bin", "/bin"}}
+	res, err := sandbox.Run(context.Background(), cfg, sh, []string{"-c", "ln -s " + victim + " .git/hooks"},
+		sandbox.RunOptions{Dir: ws, Env: []string{"PATH=/usr/bin:/bin"}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("the program could not plant the link: %v %+v %s", err, res, res.Stderr)
+	}
+	if !slices.Equal(res.Removed, []string{hooks}) {
+		t.Errorf("RunResult.Removed = %v, want [%s]", res.Removed, hooks)
+	}
+	if _, err := os.Lstat(hooks); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the link %s is still there: %v", hooks, err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("the removal followed the link and took %s: %v", keep, err)
+	}
+}
