@@ -3,7 +3,6 @@ package sandbox_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -30,16 +29,7 @@ func TestRunRemovesCreatedHooksAndConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gitOut := func(args ...string) error {
-				cmd := exec.Command(git, args...)
-				cmd.Dir = ws
-				cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + ws, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
-					"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"}
-				if out, err := cmd.CombinedOutput(); err != nil {
-					return fmt.Errorf("git %v: %v %s", args, err, out)
-				}
-				return nil
-			}
+			gitOut := gitIn(git, ws)
 			if err := gitOut("init", "-q"); err != nil {
 				t.Fatal(err)
 			}
@@ -114,8 +104,8 @@ func TestRunRemovesCreatedHooksLink(t *testing.T) {
 	if err := os.WriteFile(keep, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(git, "init", "-q", ws).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v %s", err, out)
+	if err := gitIn(git, ws)("init", "-q"); err != nil {
+		t.Fatal(err)
 	}
 	hooks := filepath.Join(ws, ".git", "hooks")
 	if err := os.RemoveAll(hooks); err != nil {

@@ -988,16 +988,7 @@ func TestRunRemovesCreatedCommonDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gitOut := func(args ...string) error {
-		cmd := exec.Command(git, args...)
-		cmd.Dir = ws
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + ws, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %v: %v %s", args, err, out)
-		}
-		return nil
-	}
+	gitOut := gitIn(git, ws)
 	if err := gitOut("init", "-q"); err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,20 @@ import (
 var gitEnv = []string{"PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=/nonexistent",
 	"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"}
 
+// gitIn returns a runner of the real git in dir with gitEnv, outside
+// any sandbox (the user's next git command), whose error carries git's
+// output.
+func gitIn(git, dir string) func(args ...string) error {
+	return func(args ...string) error {
+		cmd := exec.Command(git, args...)
+		cmd.Dir, cmd.Env = dir, gitEnv
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %v %s", args, err, out)
+		}
+		return nil
+	}
+}
+
 // gitRepo makes a repository with one commit (so that it has an index) in
 // a fresh directory, and returns the directory, resolved.
 func gitRepo(t *testing.T) string {
