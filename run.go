@@ -54,7 +54,11 @@ const drainTimeout = 2 * time.Second
 // Support): every go command would otherwise try to start its telemetry
 // child in a new session, which the sandbox refuses, and say so on
 // stderr. A HOME the caller passes is left as it is. Nothing of a run's temporary files is shared with the host or
-// with other runs. With Config.AllowExecWritePaths it is executable too
+// with other runs. On Linux the directory is named for the caller
+// (PID namespace, PID, start time), so that one a killed caller left is
+// removed by the first Run of a later process, or by a Run within a
+// minute in a process that keeps running. With Config.AllowExecWritePaths
+// it is executable too
 // (`go run` and `go test` build and run there). POSIX shared memory
 // (/dev/shm) is not part of it: see Config.AllowSharedMemory. (On macOS
 // GIT_CONFIG_GLOBAL also names a file inside it, and GIT_CONFIG_NOSYSTEM
