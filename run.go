@@ -54,7 +54,11 @@ const drainTimeout = 2 * time.Second
 // Support): every go command would otherwise try to start its telemetry
 // child in a new session, which the sandbox refuses, and say so on
 // stderr. A HOME the caller passes is left as it is. Nothing of a run's temporary files is shared with the host or
-// with other runs. With Config.AllowExecWritePaths it is executable too
+// with other runs. On Linux the directory is named for the caller
+// (PID namespace, PID, start time), so that one a killed caller left is
+// removed by the first Run of a later process, or by a Run within a
+// minute in a process that keeps running. With Config.AllowExecWritePaths
+// it is executable too
 // (`go run` and `go test` build and run there). POSIX shared memory
 // (/dev/shm) is not part of it: see Config.AllowSharedMemory. (On macOS
 // GIT_CONFIG_GLOBAL also names a file inside it, and GIT_CONFIG_NOSYSTEM
@@ -364,19 +368,36 @@ type capture struct {
 	truncated bool
 }
 
+// read reads into data itself while it is under the limit (growing it as
+// append does, from 512 bytes): a program with little output costs a
+// small allocation per stream, not a 32 KiB buffer. Past the limit it
+// reads into a 32 KiB buffer made then, and marks the capture truncated
+// once a byte past the limit arrives.
 func (c *capture) read(r io.Reader, limit int, w io.Writer) {
-	buf := make([]byte, 32<<10)
+	var discard []byte
 	for {
-		n, err := r.Read(buf)
+		var p []byte
+		if room := limit - len(c.data); room > 0 {
+			if len(c.data) == cap(c.data) {
+				c.data = slices.Grow(c.data, min(max(512, len(c.data)), room))
+			}
+			p = c.data[len(c.data):min(cap(c.data), limit)]
+		} else {
+			if discard == nil {
+				discard = make([]byte, 32<<10)
+			}
+			p = discard
+		}
+		n, err := r.Read(p)
 		if n > 0 && w != nil {
-			if _, werr := w.Write(buf[:n]); werr != nil {
+			if _, werr := w.Write(p[:n]); werr != nil {
 				w = nil
 			}
 		}
 		if n > 0 {
-			keep := min(n, limit-len(c.data))
-			c.data = append(c.data, buf[:keep]...)
-			if keep < n {
+			if len(c.data) < limit {
+				c.data = c.data[:len(c.data)+n]
+			} else {
 				c.truncated = true
 			}
 		}

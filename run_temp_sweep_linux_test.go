@@ -24,16 +24,26 @@ import (
 // a directory the program writes its TMPDIR to.
 const envTempCaller = "SANDBOX_TEMP_CALLER_OUT"
 
+// envSweepRun marks the other helper run of TestRunSweepsKilledCallersTemp:
+// a process started after the caller was killed, whose first Run sweeps.
+const envSweepRun = "SANDBOX_TEMP_SWEEP_RUN"
+
 // TestRunSweepsKilledCallersTemp: a caller killed mid-Run leaves its
 // temporary directory (the program made part of it unlistable and put a
-// link to a victim directory in it); the next Run, in another process,
-// removes it, without following the link. Kept: the directory of a live
-// caller (this process), one of a dead caller owned by another user, and
+// link to a victim directory in it); the first Run of a process started
+// after (a re-executed child of this test) removes it, without following
+// the link. Kept: the directory of a live caller (this process, and
+// another live process), one of a dead caller owned by another user, and
 // a link bearing a dead caller's name. Before, the killed caller's
-// directory stayed for good.
+// directory stayed for good. (That a process sweeps at its first Run and
+// then at most once per interval: TestSweepDue in internal/runtemp.)
 func TestRunSweepsKilledCallersTemp(t *testing.T) {
 	if out := os.Getenv(envTempCaller); out != "" {
 		tempCaller(t, out)
+		return
+	}
+	if os.Getenv(envSweepRun) != "" {
+		sweepingRun(t)
 		return
 	}
 	requireSandbox(t)
@@ -58,6 +68,16 @@ func tempCaller(t *testing.T, out string) {
 	t.Fatal("the helper's Run returned: it should have been killed first")
 }
 
+// sweepingRun is the helper of a process started after the caller was
+// killed: its first Run, which sweeps.
+func sweepingRun(t *testing.T) {
+	res, err := sandbox.Run(context.Background(), sandbox.Config{}, "/bin/sh", []string{"-c", "true"}, sandbox.RunOptions{})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("the first Run: %v, exit %d, %s", err, res.ExitCode, res.Stderr)
+	}
+	t.Log("first Run done")
+}
+
 func checkSweep(t *testing.T) {
 	for _, p := range []string{"/bin/sh", "/bin/sleep", "/bin/mkdir", "/bin/chmod", "/bin/ln", "/bin/mv"} {
 		need(t, p, "coreutils")
@@ -78,12 +98,17 @@ func checkSweep(t *testing.T) {
 
 	keep := plantKept(t, left, victim)
 
-	res, err := sandbox.Run(context.Background(), sandbox.Config{}, "/bin/sh", []string{"-c", "true"}, sandbox.RunOptions{})
-	if err != nil || res.ExitCode != 0 {
-		t.Fatalf("the next Run: %v, exit %d, %s", err, res.ExitCode, res.Stderr)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := exec.Command(self, "-test.run=^TestRunSweepsKilledCallersTemp$", "-test.count=1", "-test.v")
+	next.Env = append(os.Environ(), envSweepRun+"=1")
+	if out, err := next.CombinedOutput(); err != nil || !bytes.Contains(out, []byte("first Run done")) {
+		t.Fatalf("the next process's first Run: %v\n%s", err, out)
 	}
 	if _, err := os.Lstat(left); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("the killed caller's %s is still there after the next Run: %v", left, err)
+		t.Errorf("the killed caller's %s is still there after the next process's first Run: %v", left, err)
 	}
 	if b, err := os.ReadFile(victimFile); err != nil || string(b) != "keep" {
 		t.Errorf("the victim the link pointed at changed: %q, %v", b, err)

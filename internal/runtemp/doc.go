@@ -14,7 +14,10 @@
 //
 // A caller killed mid-run cannot remove its directory. On Linux each
 // directory is named for its caller ([Pattern]: PID namespace, PID and
-// start time), and [New] first sweeps the temporary directory for those
-// whose caller is dead ([Sweep]); the Linux egress layer names its
+// start time), and [New] sweeps the temporary directory for those whose
+// caller is dead: at a process's first New in that temporary directory,
+// then at most once a minute (sweepLazily), so that a killed caller's
+// directory is removed by the first Run of the next process, or within a
+// minute by one that keeps running; the Linux egress layer names its
 // generated resolv.conf's directory the same way, so the sweep covers it.
 package runtemp

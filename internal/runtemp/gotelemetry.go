@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 // goTelemetryMode is where the go command reads its telemetry mode under
@@ -32,11 +33,17 @@ func writeGoTelemetryOff(home string) error {
 	if rel == "" {
 		return nil
 	}
-	p := filepath.Join(home, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return err
+	// Each directory of the path is made, outermost first: home is
+	// fresh and empty, so none exists yet (MkdirAll would first stat
+	// every level).
+	p := home
+	for _, c := range strings.Split(filepath.Dir(rel), string(filepath.Separator)) {
+		p = filepath.Join(p, c)
+		if err := os.Mkdir(p, 0o700); err != nil {
+			return err
+		}
 	}
-	return os.WriteFile(p, []byte("off\n"), 0o600)
+	return os.WriteFile(filepath.Join(home, rel), []byte("off\n"), 0o600)
 }
 
 // quickRemoval lists what New made inside the directory, deepest first,

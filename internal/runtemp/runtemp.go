@@ -21,21 +21,26 @@ type Dir struct {
 }
 
 // New creates a fresh directory (mode 0700) in the caller's temporary
-// directory (named by linux.Pattern), with a tmp directory inside
-// it and a home beside that when env sets no HOME (with Go's telemetry
-// mode off in it: writeGoTelemetryOff). First it removes those
-// a killed caller left there (linux.Sweep: Linux). The path is
+// directory (named by Pattern), with a tmp directory inside it and a home
+// beside that when env sets no HOME (with Go's telemetry mode off in it:
+// writeGoTelemetryOff). First, at this process's first New in that
+// temporary directory and then at most once per sweepEvery, it removes
+// those a killed caller left there (sweepLazily: Linux). The path is
 // resolved (macOS: /private/var/folders), since rules are made on
 // resolved paths. On error nothing is left behind.
 func New(env []string) (*Dir, error) {
-	Sweep()
-	dir, err := os.MkdirTemp("", Pattern())
+	// Rules are made on resolved paths (macOS: /private/var/folders).
+	// The temporary directory is resolved before the directory is made
+	// in it: what is made there is a directory, not a link, so the whole
+	// path is then resolved.
+	parent := os.TempDir()
+	if r, err := filepath.EvalSymlinks(parent); err == nil {
+		parent = r
+	}
+	sweepLazily(parent)
+	dir, err := os.MkdirTemp(parent, Pattern())
 	if err != nil {
 		return nil, err
-	}
-	// Rules are made on resolved paths (macOS: /private/var/folders).
-	if r, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = r
 	}
 	t := &Dir{dir: dir}
 	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "HOME=") }) {
@@ -49,7 +54,7 @@ func New(env []string) (*Dir, error) {
 			return nil, err
 		}
 	}
-	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o700); err != nil {
+	if err := os.Mkdir(t.tmp(), 0o700); err != nil {
 		t.Remove()
 		return nil, err
 	}

@@ -3,10 +3,10 @@ package runtemp
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/openparallax/sandbox/internal/cgroup"
 	"github.com/openparallax/sandbox/internal/safefs"
@@ -17,8 +17,14 @@ import (
 // directory is named for its caller, "sandbox-run-<pidns>-<pid>-<start>-
 // <random>" (the PID namespace, PID and start time that identify a
 // process across PID reuse: cgroup.Owner, as the trees' cgroups are
-// named), and every Run first sweeps the caller's temporary directory
-// for those whose caller is dead.
+// named), and Run sweeps the caller's temporary directory for those whose
+// caller is dead: at a process's first Run in that temporary directory,
+// and after that on a Run at least sweepEvery after the last sweep there
+// (sweepDue). A directory a caller killed leaves is therefore removed by
+// the first Run of any process started after, or within sweepEvery by a
+// process that keeps running: the sweep is garbage collection of private
+// directories (mode 0700, their user's), which nothing else reads, so
+// only when it happens moves, not what it removes.
 //
 // What the sweep removes: an entry of the temporary directory whose name
 // has that form, whose caller lived in this PID namespace and is known
@@ -34,10 +40,10 @@ import (
 // (safefs.RemoveAll beneath the pinned temporary directory). It lists at
 // most maxSweepEntries names: a temporary directory with more is not
 // swept. Its errors are not reported (a directory it cannot remove now is
-// tried again by the next Run).
+// tried again by the next sweep).
 
 // maxSweepEntries bounds the listing of the caller's temporary directory
-// on each Run.
+// by a sweep.
 const maxSweepEntries = 1 << 16
 
 const runTempPrefix = "sandbox-run-"
@@ -72,16 +78,52 @@ func parseRunTemp(name string) (cgroup.Owner, bool) {
 	return cgroup.Owner{PIDNS: ns, PID: pid, Start: start}, true
 }
 
-// Sweep removes the temporary directories of dead callers (see
-// above).
-func Sweep() {
+// sweepEvery is how long after a sweep of a temporary directory the next
+// Run in this process sweeps it again. Listing the temporary directory
+// costs about a fifth of a millisecond with a few hundred entries, and
+// Run's whole own cost is about a millisecond: paid once a minute, not on
+// every Run.
+const sweepEvery = time.Minute
+
+// swept records, per temporary directory (resolved), when this process
+// may next sweep it.
+var swept struct {
+	sync.Mutex
+	next map[string]time.Time
+}
+
+// sweepDue reports whether a Run at now sweeps tmp, and if so records the
+// sweep: true at the first call for tmp in this process and then at most
+// once per sweepEvery (the monotonic clock: a change of the wall clock
+// neither hastens nor delays it). Concurrent Runs do not wait for one
+// another's sweep: one of them sweeps.
+func sweepDue(tmp string, now time.Time) bool {
+	swept.Lock()
+	defer swept.Unlock()
+	if next, ok := swept.next[tmp]; ok && now.Before(next) {
+		return false
+	}
+	if swept.next == nil {
+		swept.next = make(map[string]time.Time)
+	}
+	swept.next[tmp] = now.Add(sweepEvery)
+	return true
+}
+
+// sweepLazily sweeps tmp, the resolved temporary directory a Run's
+// directory is made in, when sweepDue says so.
+func sweepLazily(tmp string) {
+	if sweepDue(tmp, time.Now()) {
+		sweep(tmp)
+	}
+}
+
+// sweep removes the temporary directories of dead callers in tmp, the
+// caller's temporary directory, resolved (see above).
+func sweep(tmp string) {
 	self, err := runOwner()
 	if err != nil {
 		return
-	}
-	tmp := os.TempDir()
-	if r, err := filepath.EvalSymlinks(tmp); err == nil {
-		tmp = r
 	}
 	d, err := safefs.Pin(tmp)
 	if err != nil {

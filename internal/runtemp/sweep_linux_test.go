@@ -3,6 +3,7 @@ package runtemp
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseRunTemp(t *testing.T) {
@@ -22,5 +23,34 @@ func TestParseRunTemp(t *testing.T) {
 		t.Errorf("this process's own pattern %q does not parse back", Pattern())
 	} else if self, _ := runOwner(); o != self {
 		t.Errorf("this process's own pattern names %+v, not %+v", o, self)
+	}
+}
+
+// TestSweepDue: a process sweeps a temporary directory at its first Run
+// there, then not again until sweepEvery has passed since (a Run just
+// before is not due, one at it is); another temporary directory has its
+// own first sweep.
+func TestSweepDue(t *testing.T) {
+	now := time.Now()
+	a, b := t.TempDir(), t.TempDir()
+	steps := []struct {
+		tmp  string
+		at   time.Duration
+		want bool
+	}{
+		{a, 0, true},
+		{a, 0, false},
+		{a, time.Second, false},
+		{b, time.Second, true},
+		{a, sweepEvery - time.Nanosecond, false},
+		{a, sweepEvery, true},
+		{a, sweepEvery + time.Second, false},
+		{b, sweepEvery + time.Second, true},
+		{a, 2 * sweepEvery, true},
+	}
+	for i, s := range steps {
+		if got := sweepDue(s.tmp, now.Add(s.at)); got != s.want {
+			t.Errorf("step %d: sweepDue(%s, +%v) = %v, want %v", i, s.tmp, s.at, got, s.want)
+		}
 	}
 }

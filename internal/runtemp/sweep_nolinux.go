@@ -8,5 +8,5 @@ package runtemp
 // live one needs a process identity that survives PID reuse).
 func Pattern() string { return "sandbox-run-*" }
 
-// Sweep does nothing outside Linux (see Pattern).
-func Sweep() {}
+// sweepLazily does nothing outside Linux (see Pattern).
+func sweepLazily(string) {}
