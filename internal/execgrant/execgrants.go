@@ -30,6 +30,14 @@ type Extra struct {
 	Interps []string
 	// Loader is the one of Interps that is an ELF interpreter, or "".
 	Loader string
+	// Dev and Ino identify the file at Path that the scan judged (its
+	// type and execute bits decided the grant, its content the
+	// interpreters), by the walk's own last lstat of it, which a cached
+	// answer's validation (dirExtras) found unchanged in the same Extras
+	// call: so they are what Path named when the answer was last
+	// confirmed, not an older identity. Both 0 when not known (helper
+	// directories; systems where versions are not read).
+	Dev, Ino uint64
 }
 
 // toolHelpers names, for a program, the directories of helper programs it

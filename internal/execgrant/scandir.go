@@ -124,7 +124,8 @@ func (s *dirScan) linkExtra(path string, seen map[string]bool) (Extra, bool) {
 	}
 	seen[target] = true
 	interps, loader := s.chain(target, 0)
-	return Extra{Path: target, Reason: "target of " + path, Interps: interps, Loader: loader}, true
+	v := s.lstats[target].version // the walk's last lstat, noted in deps
+	return Extra{Path: target, Reason: "target of " + path, Interps: interps, Loader: loader, Dev: v.dev, Ino: v.ino}, true
 }
 
 func (s *dirScan) lstat(p string) (fs.FileMode, error) {

@@ -42,6 +42,13 @@ type linuxRule struct {
 	Path   string
 	Access landlock.AccessFSSet
 	Source string
+	// id, when judged, is the identity of the object at Path that this
+	// build judged before granting it (an exec directory's symlink
+	// target: execgrant.Extra's Dev and Ino), which ruleIDs records
+	// instead of looking again. Only while the rule has that one source:
+	// a rule another source adds to (add) is looked at by ruleIDs.
+	id     RuleID
+	judged bool
 }
 
 // systemRule is a default path (see [SystemPaths]) that is looked at only
@@ -187,6 +194,7 @@ func (p *linuxPolicy) add(path string, access landlock.AccessFSSet, source strin
 		if p.Paths[i].Path == path {
 			p.Paths[i].Access |= access
 			p.Paths[i].Source += ", " + source
+			p.Paths[i].judged = false // another source: ruleIDs looks
 			return
 		}
 	}
