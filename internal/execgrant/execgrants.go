@@ -167,20 +167,36 @@ type Grant struct {
 // caller must still check.
 func Extras(granted []Grant) []Extra {
 	var out []Extra
+	// What out covers, kept beside it: its paths, and its directories as
+	// prefixes (a handful of helper directories), so that a directory's
+	// hundred targets are not each compared with every one before them.
+	have := map[string]bool{}
+	var haveDirs []string
+	add := func(e Extra) {
+		out = append(out, e)
+		have[e.Path] = true
+		if e.IsDir {
+			haveDirs = append(haveDirs, e.Path+"/")
+		}
+	}
+	under := make([]string, len(granted)) // a granted directory's prefix, once
+	for i, g := range granted {
+		if g.IsDir {
+			under[i] = strings.TrimSuffix(g.Path, "/") + "/"
+		}
+	}
 	covered := func(p string) bool {
-		for _, g := range granted {
-			if p == g.Path || g.IsDir && strings.HasPrefix(p, strings.TrimSuffix(g.Path, "/")+"/") {
+		for i, g := range granted {
+			if p == g.Path || g.IsDir && strings.HasPrefix(p, under[i]) {
 				return true
 			}
 		}
-		return slices.ContainsFunc(out, func(e Extra) bool {
-			return p == e.Path || e.IsDir && strings.HasPrefix(p, e.Path+"/")
-		})
+		return have[p] || slices.ContainsFunc(haveDirs, func(d string) bool { return strings.HasPrefix(p, d) })
 	}
 	addHelpers := func(tool, why string) {
 		for _, d := range helperDirs(tool, why) {
 			if d, ok := helperDir(d); ok && !covered(d) {
-				out = append(out, Extra{Path: d, IsDir: true, Reason: "helper programs of " + why})
+				add(Extra{Path: d, IsDir: true, Reason: "helper programs of " + why})
 			}
 		}
 	}
@@ -193,7 +209,7 @@ func Extras(granted []Grant) []Extra {
 		}
 		for _, e := range dirExtras(g.Path) {
 			if !covered(e.Path) {
-				out = append(out, e)
+				add(e)
 			}
 		}
 	}

@@ -126,8 +126,11 @@ func buildLinuxPolicy(rc *spec.Resolved, abi int, procSelf string, exec []string
 	for i, w := range rc.Write {
 		writePaths[i] = w.Resolved
 	}
-	p.addExecPaths(execPaths, writePaths)
-	p.addExecExtras(rc, writePaths)
+	// Each interpreter is checked against writePaths once in this build
+	// (the exec directories' loaders, their targets' interpreters).
+	seen := grantableMemo{}
+	p.addExecPaths(execPaths, writePaths, seen)
+	p.addExecExtras(rc, writePaths, seen)
 	execWrites := cfg.AllowExecWritePaths && len(rc.Write) > 0
 	if execWrites {
 		for _, rp := range rc.Write {
@@ -233,14 +236,14 @@ func (p *linuxPolicy) addReadWrite(rc *spec.Resolved) {
 }
 
 // addExecPaths adds the rules of execPaths and of their interpreters (none
-// inside writePaths).
-func (p *linuxPolicy) addExecPaths(execPaths []spec.Path, writePaths []string) {
+// inside writePaths), the answers of execgrant.Grantable kept in seen.
+func (p *linuxPolicy) addExecPaths(execPaths []spec.Path, writePaths []string, seen grantableMemo) {
 	for _, rp := range execPaths {
 		p.add(rp.Resolved, pick(rp.IsDir, llExecDir, llExecFile), "allowed_exec_paths")
 		var interps []string
 		if rp.IsDir {
 			for _, in := range elfInterpreters {
-				if r, err := execgrant.Grantable(in, writePaths); err == nil {
+				if r, ok := seen.grantable(in, writePaths); ok {
 					interps = append(interps, r)
 					p.addLoader(r)
 				}

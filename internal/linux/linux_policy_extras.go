@@ -17,12 +17,12 @@ import (
 // execgrant.Extras), each rule with its reason. Interpreters follow the
 // rule of addExecPaths (execgrant.Grantable); a symlink target or helper
 // directory inside a write path is not granted: the program could rewrite
-// it and run what it wrote.
-func (p *linuxPolicy) addExecExtras(rc *spec.Resolved, writePaths []string) {
+// it and run what it wrote. seen holds the answers of execgrant.Grantable
+// for this build's writePaths.
+func (p *linuxPolicy) addExecExtras(rc *spec.Resolved, writePaths []string, seen grantableMemo) {
 	// A directory's hundreds of symlink targets name few interpreters
 	// (/bin/sh, python3, the dynamic loader): each is checked once per
 	// policy, against the same writePaths.
-	seen := grantableMemo{}
 	b := p.batch()
 	defer b.flush()
 	under := make([]string, len(writePaths)) // each write path's prefix, once
