@@ -167,3 +167,26 @@ func TestExtrasCacheRacy(t *testing.T) {
 	c.extras(3)
 	c.extras(3)
 }
+
+// TestExtrasCacheIgnoresTargetBeside: a link to a program beside it in the
+// granted directory is no extra whatever that program is, so a change of
+// that program alone (its mode here) keeps the cached answer, which is
+// still what a fresh walk finds; the same change to a target outside the
+// directory is seen (the fresh walk then finds one extra fewer).
+func TestExtrasCacheIgnoresTargetBeside(t *testing.T) {
+	c := newCacheTree(t)
+	own := filepath.Join(c.bin, "own")
+	c.must(os.WriteFile(own, []byte("#!/bin/sh\n"), 0o755))
+	c.must(os.Symlink("own", filepath.Join(c.bin, "alias")))
+	c.touched(c.bin)
+	c.extras(1)
+	c.must(os.Chmod(own, 0o644))
+	c.extras(1) // not scanned again, and the same as the walk
+	c.must(os.Chmod(filepath.Join(c.lib, "tool1"), 0o644))
+	if got := c.extras(2); hasExtra(got, filepath.Join(c.lib, "tool1")) {
+		t.Errorf("tool1 no longer executable, still an extra: %+v", got)
+	}
+	if extras, deps := scanExecDirNoting("/usr/bin"); len(extras) > 0 {
+		t.Logf("/usr/bin: %d extras, %d paths depended on (an lstat each per validation)", len(extras), len(deps.paths))
+	}
+}
