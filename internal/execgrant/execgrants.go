@@ -166,11 +166,19 @@ type Grant struct {
 // passed Grantable, but with no write path known): see Extra for what the
 // caller must still check.
 func Extras(granted []Grant) []Extra {
-	var out []Extra
+	// Each directory's extras first (cached), so that out is made once.
+	lists, n := make([][]Extra, len(granted)), 0
+	for i, g := range granted {
+		if g.IsDir {
+			lists[i] = dirExtras(g.Path)
+			n += len(lists[i])
+		}
+	}
+	out := make([]Extra, 0, n)
 	// What out covers, kept beside it: its paths, and its directories as
 	// prefixes (a handful of helper directories), so that a directory's
 	// hundred targets are not each compared with every one before them.
-	have := map[string]bool{}
+	have := make(map[string]bool, n)
 	var haveDirs []string
 	add := func(e Extra) {
 		out = append(out, e)
@@ -200,18 +208,21 @@ func Extras(granted []Grant) []Extra {
 			}
 		}
 	}
-	for _, g := range granted {
+	for i, g := range granted {
 		if !g.IsDir {
 			if tool := helperTool(filepath.Base(g.Path)); tool != "" {
 				addHelpers(tool, g.Path)
 			}
 			continue
 		}
-		for _, e := range dirExtras(g.Path) {
+		for _, e := range lists[i] {
 			if !covered(e.Path) {
 				add(e)
 			}
 		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

@@ -23,13 +23,15 @@ func (p *linuxPolicy) addExecExtras(rc *spec.Resolved, writePaths []string, seen
 	// A directory's hundreds of symlink targets name few interpreters
 	// (/bin/sh, python3, the dynamic loader): each is checked once per
 	// policy, against the same writePaths.
+	extras := execgrant.Extras(execGrants(rc.Exec))
+	p.Paths = slices.Grow(p.Paths, len(extras)) // once, not by doubling
 	b := p.batch()
 	defer b.flush()
 	under := make([]string, len(writePaths)) // each write path's prefix, once
 	for i, w := range writePaths {
 		under[i] = strings.TrimSuffix(w, "/") + "/"
 	}
-	for _, x := range execgrant.Extras(execGrants(rc.Exec)) {
+	for _, x := range extras {
 		if slices.Contains(writePaths, x.Path) || slices.ContainsFunc(under, func(u string) bool {
 			return strings.HasPrefix(x.Path, u)
 		}) {
@@ -84,7 +86,7 @@ type ruleBatch struct {
 
 // batch starts a ruleBatch on p.
 func (p *linuxPolicy) batch() *ruleBatch {
-	b := &ruleBatch{p: p, idx: make(map[string]int, len(p.Paths)), more: map[int][]string{}}
+	b := &ruleBatch{p: p, idx: make(map[string]int, cap(p.Paths)), more: map[int][]string{}}
 	for i, r := range p.Paths {
 		if _, ok := b.idx[r.Path]; !ok { // add finds the first
 			b.idx[r.Path] = i
