@@ -41,7 +41,8 @@ import (
 //     cost in the child.
 //
 // Metrics: each variant's median in ms and as a multiple of bare's
-// (X-x-bare), and rules-x-minimal: realistic ÷ realistic-less.
+// (X-x-bare), rules-x-minimal: realistic ÷ realistic-less, and
+// exec-rules: how many rules realistic-less leaves out.
 func BenchmarkSpawnFloor(b *testing.B) {
 	if k := kernel(); k.abi < 1 || !k.seccomp {
 		b.Skipf("sandbox unavailable here: %s", k.abiReason)
@@ -126,6 +127,22 @@ func BenchmarkSpawnFloor(b *testing.B) {
 		}
 		return time.Since(start)
 	}
+	execRules := 0 // how many rules realistic-less takes out
+	{
+		cmd := exec.Command("/bin/true")
+		c, err := WrapCommand(cmd, realistic)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Drop()
+		p, err := trampoline.FromEnviron(cmd.Env)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := len(p.Rules)
+		variants[6].edit(p, cmd)
+		execRules = n - len(p.Rules)
+	}
 	times := make([][]time.Duration, len(variants))
 	for i, v := range variants { // warm
 		spawn(b, v.cfg, variants[i].edit)
@@ -146,4 +163,5 @@ func BenchmarkSpawnFloor(b *testing.B) {
 		}
 	}
 	b.ReportMetric(med[5]/med[6], "rules-x-minimal")
+	b.ReportMetric(float64(execRules), "exec-rules")
 }
