@@ -37,8 +37,8 @@ import (
 //     its mounts added);
 //   - realistic: the realistic Config's whole payload;
 //   - realistic-less: the realistic payload less the rules the minimal
-//     one does not have (its exec grants' rules, ~140): what those rules
-//     cost in the child.
+//     one does not have (its exec grants' rules: 134 here): what those
+//     rules cost in the child.
 //
 // Metrics: each variant's median in ms and as a multiple of bare's
 // (X-x-bare), rules-x-minimal: realistic ÷ realistic-less, and

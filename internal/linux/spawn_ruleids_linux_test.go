@@ -55,9 +55,11 @@ func TestRuleIDsJudgedAgreeWithLstat(t *testing.T) {
 // symlink to another program swapped in (which the lstat's Symlink flag
 // refused before its identity was reused) nor another regular file moved
 // there (which the lstat recorded, and the child granted): the rule names
-// the object the scan judged, and the child finds another. The cached
-// scan is used (the files are older than its racy window when the
-// control run caches it), so the identity is the validation's.
+// the object the scan judged, and the child finds another. The files
+// are older than the scan's racy window when the control run caches its
+// answer, so the identity is normally the cached scan's validation's (a
+// fresh scan's when something else changed /var/tmp meanwhile: refused
+// either way).
 func TestWrapExtraSwappedBeforeRecord(t *testing.T) {
 	if k := kernel(); k.abi < 1 || !k.seccomp {
 		t.Skipf("sandbox unavailable here: %s", k.abiReason)
