@@ -131,3 +131,47 @@ func medianMS(ds []time.Duration) float64 {
 	slices.Sort(s)
 	return float64(s[len(s)/2].Nanoseconds()) / 1e6
 }
+
+// BenchmarkWrapParent is the parent's own part of BenchmarkWrapRealistic's
+// wrap, without starting anything: WrapCommand and FinishCommand of
+// /bin/true on the same tiny git repository, warm Engine, for the minimal
+// and the realistic Config (sub-benchmarks), so that -benchmem, a CPU
+// profile or strace -c count what the caller pays per spawn:
+//
+//	go test -run '^$' -bench WrapParent -benchmem .
+func BenchmarkWrapParent(b *testing.B) {
+	requireSandboxB(b)
+	ws := b.TempDir()
+	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+		b.Skipf("git init: %v %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "README"), []byte("hello\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	sb := sandbox.New()
+	for _, c := range []struct {
+		name string
+		cfg  sandbox.Config
+	}{
+		{"minimal", sandbox.Config{AllowedWritePaths: []string{ws}}},
+		{"realistic", sandbox.Config{AllowedWritePaths: []string{ws},
+			AllowedExecPaths: []string{"/usr/bin", "/bin"}, AllowProcessSpawn: true}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			wrap := func() {
+				cmd := exec.Command("/bin/true")
+				cmd.Dir = ws
+				if err := sb.WrapCommand(cmd, c.cfg); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := sandbox.FinishCommand(cmd); err != nil {
+					b.Fatal(err)
+				}
+			}
+			wrap() // warm the Engine and the caches
+			for b.Loop() {
+				wrap()
+			}
+		})
+	}
+}

@@ -30,6 +30,14 @@ type Extra struct {
 	Interps []string
 	// Loader is the one of Interps that is an ELF interpreter, or "".
 	Loader string
+	// Dev and Ino identify the file at Path that the scan judged (its
+	// type and execute bits decided the grant, its content the
+	// interpreters), by the walk's own last lstat of it, which a cached
+	// answer's validation (dirExtras) found unchanged in the same Extras
+	// call: so they are what Path named when the answer was last
+	// confirmed, not an older identity. Both 0 when not known (helper
+	// directories; systems where versions are not read).
+	Dev, Ino uint64
 }
 
 // toolHelpers names, for a program, the directories of helper programs it
@@ -158,36 +166,63 @@ type Grant struct {
 // passed Grantable, but with no write path known): see Extra for what the
 // caller must still check.
 func Extras(granted []Grant) []Extra {
-	var out []Extra
+	// Each directory's extras first (cached), so that out is made once.
+	lists, n := make([][]Extra, len(granted)), 0
+	for i, g := range granted {
+		if g.IsDir {
+			lists[i] = dirExtras(g.Path)
+			n += len(lists[i])
+		}
+	}
+	out := make([]Extra, 0, n)
+	// What out covers, kept beside it: its paths, and its directories as
+	// prefixes (a handful of helper directories), so that a directory's
+	// hundred targets are not each compared with every one before them.
+	have := make(map[string]bool, n)
+	var haveDirs []string
+	add := func(e Extra) {
+		out = append(out, e)
+		have[e.Path] = true
+		if e.IsDir {
+			haveDirs = append(haveDirs, e.Path+"/")
+		}
+	}
+	under := make([]string, len(granted)) // a granted directory's prefix, once
+	for i, g := range granted {
+		if g.IsDir {
+			under[i] = strings.TrimSuffix(g.Path, "/") + "/"
+		}
+	}
 	covered := func(p string) bool {
-		for _, g := range granted {
-			if p == g.Path || g.IsDir && strings.HasPrefix(p, strings.TrimSuffix(g.Path, "/")+"/") {
+		for i, g := range granted {
+			if p == g.Path || g.IsDir && strings.HasPrefix(p, under[i]) {
 				return true
 			}
 		}
-		return slices.ContainsFunc(out, func(e Extra) bool {
-			return p == e.Path || e.IsDir && strings.HasPrefix(p, e.Path+"/")
-		})
+		return have[p] || slices.ContainsFunc(haveDirs, func(d string) bool { return strings.HasPrefix(p, d) })
 	}
 	addHelpers := func(tool, why string) {
 		for _, d := range helperDirs(tool, why) {
 			if d, ok := helperDir(d); ok && !covered(d) {
-				out = append(out, Extra{Path: d, IsDir: true, Reason: "helper programs of " + why})
+				add(Extra{Path: d, IsDir: true, Reason: "helper programs of " + why})
 			}
 		}
 	}
-	for _, g := range granted {
+	for i, g := range granted {
 		if !g.IsDir {
 			if tool := helperTool(filepath.Base(g.Path)); tool != "" {
 				addHelpers(tool, g.Path)
 			}
 			continue
 		}
-		for _, e := range dirExtras(g.Path) {
+		for _, e := range lists[i] {
 			if !covered(e.Path) {
-				out = append(out, e)
+				add(e)
 			}
 		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

@@ -167,3 +167,33 @@ func TestExtrasCacheRacy(t *testing.T) {
 	c.extras(3)
 	c.extras(3)
 }
+
+// TestExtrasCacheIgnoresTargetBeside: a link to a program beside it in the
+// granted directory is no extra whatever that program is, so the cached
+// scan does not depend on that program's version (a change of it alone
+// keeps the cached answer), while it does on a target outside; and after
+// such a change the answer is still what a fresh walk finds. (The
+// dependencies are compared, not the scans counted: the tree's walk
+// reads /tmp, whose entries other tests change at any time.)
+func TestExtrasCacheIgnoresTargetBeside(t *testing.T) {
+	c := newCacheTree(t)
+	own := filepath.Join(c.bin, "own")
+	c.must(os.WriteFile(own, []byte("#!/bin/sh\n"), 0o755))
+	c.must(os.Symlink("own", filepath.Join(c.bin, "alias")))
+	_, deps := scanExecDirNoting(c.bin)
+	if _, ok := deps.paths[own]; ok {
+		t.Errorf("the scan depends on %s, which is beside its link (no extra whatever it is)", own)
+	}
+	if _, ok := deps.paths[filepath.Join(c.lib, "tool1")]; !ok {
+		t.Errorf("the scan does not depend on %s, a target outside", filepath.Join(c.lib, "tool1"))
+	}
+	grant := []Grant{{Path: c.bin, IsDir: true}}
+	Extras(grant)
+	c.must(os.Chmod(own, 0o644))
+	if got, want := Extras(grant), scanExecDirByWalk(c.bin); !reflect.DeepEqual(got, want) {
+		t.Errorf("after chmod of %s: Extras = %+v\nwant (a fresh walk) %+v", own, got, want)
+	}
+	if extras, deps := scanExecDirNoting("/usr/bin"); len(extras) > 0 {
+		t.Logf("/usr/bin: %d extras, %d paths depended on (an lstat each per validation)", len(extras), len(deps.paths))
+	}
+}

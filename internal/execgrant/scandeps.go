@@ -21,7 +21,10 @@ package execgrant
 //   - what a walk ends on (a link's target, an interpreter, a helper
 //     directory): its type and execute bits decide whether it is granted,
 //     and a file's content (its "#!" line, its PT_INTERP) names the
-//     interpreters. Its version from the walk's own last lstat is noted.
+//     interpreters. Its version from the walk's own last lstat is noted;
+//     not for a link whose walk ends inside the granted directory, which
+//     is no extra whatever it ends on (its directories' versions keep
+//     where it ends).
 //   - the identity of everything by path: validation looks each noted path
 //     up again (lstat), so a directory replaced or mounted over anywhere
 //     along the way is found by a different device and inode.

@@ -113,10 +113,17 @@ func (s *dirScan) scan() []Extra {
 // linkExtra is the Extra of the symlink at path, if its target is an
 // executable regular file outside the directory not yet seen.
 func (s *dirScan) linkExtra(path string, seen map[string]bool) (Extra, bool) {
-	target, mode, err := s.resolve(path)
+	target, mode, err := s.walk(path)
 	if err != nil || seen[target] || strings.HasPrefix(target, s.dir+"/") {
+		// No extra, whatever the target is: where the walk ends decides
+		// that, and the versions of the directories it read (noted by
+		// lstat) keep where it ends; the target's own version is not
+		// noted. (A link to a program beside it is the common case in
+		// /usr/bin: some hundred lstats fewer per validation.) A seen
+		// target was noted when first seen, if it counted.
 		return Extra{}, false
 	}
+	s.noteEnd(target)
 	// The walk's last step was not a symlink (or it would have gone on),
 	// so its lstat is the stat of the target.
 	if !mode.IsRegular() || mode.Perm()&0o111 == 0 {
@@ -124,7 +131,8 @@ func (s *dirScan) linkExtra(path string, seen map[string]bool) (Extra, bool) {
 	}
 	seen[target] = true
 	interps, loader := s.chain(target, 0)
-	return Extra{Path: target, Reason: "target of " + path, Interps: interps, Loader: loader}, true
+	v := s.lstats[target].version // the walk's last lstat, noted in deps
+	return Extra{Path: target, Reason: "target of " + path, Interps: interps, Loader: loader, Dev: v.dev, Ino: v.ino}, true
 }
 
 func (s *dirScan) lstat(p string) (fs.FileMode, error) {
@@ -153,10 +161,28 @@ func (s *dirScan) readlink(p string) (string, error) {
 	return a.target, a.err
 }
 
-// resolve is filepath.EvalSymlinks of an absolute path (its walk, step for
-// step, for a Unix path), with the lstat and readlink of each step asked
-// once per scan, and returns the mode of the resolved path too.
+// resolve is walk, noting what the walk ends on (noteEnd).
 func (s *dirScan) resolve(path string) (string, fs.FileMode, error) {
+	dest, mode, err := s.walk(path)
+	if err == nil {
+		s.noteEnd(dest)
+	}
+	return dest, mode, err
+}
+
+// noteEnd notes what a walk ended on, dest, with the version its lstat
+// saw: its type, mode and content count.
+func (s *dirScan) noteEnd(dest string) {
+	if s.deps != nil {
+		s.deps.note(dest, s.lstats[dest].version)
+	}
+}
+
+// walk is filepath.EvalSymlinks of an absolute path (its walk, step for
+// step, for a Unix path), with the lstat and readlink of each step asked
+// once per scan, and returns the mode of the resolved path too. It notes
+// the directories it reads (lstat), not what it ends on (resolve does).
+func (s *dirScan) walk(path string) (string, fs.FileMode, error) {
 	dest := "/"
 	links := 0
 	for start, end := 1, 1; start < len(path); start = end {
@@ -216,10 +242,6 @@ func (s *dirScan) resolve(path string) (string, fs.FileMode, error) {
 	}
 	dest = filepath.Clean(dest)
 	mode, err := s.lstat(dest)
-	if err == nil && s.deps != nil {
-		// What the walk ends on: its type, mode and content count.
-		s.deps.note(dest, s.lstats[dest].version)
-	}
 	return dest, mode, err
 }
 

@@ -49,7 +49,8 @@ func scanExecDirByWalk(dir string) []Extra {
 		}
 		seen[target] = true
 		interps, loader := interpreterChain(target, 0, nil)
-		out = append(out, Extra{Path: target, Reason: "target of " + path, Interps: interps, Loader: loader})
+		v, _ := statVersion(fi)
+		out = append(out, Extra{Path: target, Reason: "target of " + path, Interps: interps, Loader: loader, Dev: v.dev, Ino: v.ino})
 	}
 	return out
 }

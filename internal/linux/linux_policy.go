@@ -42,6 +42,13 @@ type linuxRule struct {
 	Path   string
 	Access landlock.AccessFSSet
 	Source string
+	// id, when judged, is the identity of the object at Path that this
+	// build judged before granting it (an exec directory's symlink
+	// target: execgrant.Extra's Dev and Ino), which ruleIDs records
+	// instead of looking again. Only while the rule has that one source:
+	// a rule another source adds to (add) is looked at by ruleIDs.
+	id     RuleID
+	judged bool
 }
 
 // systemRule is a default path (see [SystemPaths]) that is looked at only
@@ -119,8 +126,11 @@ func buildLinuxPolicy(rc *spec.Resolved, abi int, procSelf string, exec []string
 	for i, w := range rc.Write {
 		writePaths[i] = w.Resolved
 	}
-	p.addExecPaths(execPaths, writePaths)
-	p.addExecExtras(rc, writePaths)
+	// Each interpreter is checked against writePaths once in this build
+	// (the exec directories' loaders, their targets' interpreters).
+	seen := grantableMemo{}
+	p.addExecPaths(execPaths, writePaths, seen)
+	p.addExecExtras(rc, writePaths, seen)
 	execWrites := cfg.AllowExecWritePaths && len(rc.Write) > 0
 	if execWrites {
 		for _, rp := range rc.Write {
@@ -187,6 +197,7 @@ func (p *linuxPolicy) add(path string, access landlock.AccessFSSet, source strin
 		if p.Paths[i].Path == path {
 			p.Paths[i].Access |= access
 			p.Paths[i].Source += ", " + source
+			p.Paths[i].judged = false // another source: ruleIDs looks
 			return
 		}
 	}
@@ -225,14 +236,14 @@ func (p *linuxPolicy) addReadWrite(rc *spec.Resolved) {
 }
 
 // addExecPaths adds the rules of execPaths and of their interpreters (none
-// inside writePaths).
-func (p *linuxPolicy) addExecPaths(execPaths []spec.Path, writePaths []string) {
+// inside writePaths), the answers of execgrant.Grantable kept in seen.
+func (p *linuxPolicy) addExecPaths(execPaths []spec.Path, writePaths []string, seen grantableMemo) {
 	for _, rp := range execPaths {
 		p.add(rp.Resolved, pick(rp.IsDir, llExecDir, llExecFile), "allowed_exec_paths")
 		var interps []string
 		if rp.IsDir {
 			for _, in := range elfInterpreters {
-				if r, err := execgrant.Grantable(in, writePaths); err == nil {
+				if r, ok := seen.grantable(in, writePaths); ok {
 					interps = append(interps, r)
 					p.addLoader(r)
 				}

@@ -17,21 +17,33 @@ import (
 // execgrant.Extras), each rule with its reason. Interpreters follow the
 // rule of addExecPaths (execgrant.Grantable); a symlink target or helper
 // directory inside a write path is not granted: the program could rewrite
-// it and run what it wrote.
-func (p *linuxPolicy) addExecExtras(rc *spec.Resolved, writePaths []string) {
+// it and run what it wrote. seen holds the answers of execgrant.Grantable
+// for this build's writePaths.
+func (p *linuxPolicy) addExecExtras(rc *spec.Resolved, writePaths []string, seen grantableMemo) {
 	// A directory's hundreds of symlink targets name few interpreters
 	// (/bin/sh, python3, the dynamic loader): each is checked once per
 	// policy, against the same writePaths.
-	seen := grantableMemo{}
+	extras := execgrant.Extras(execGrants(rc.Exec))
+	p.Paths = slices.Grow(p.Paths, len(extras)) // once, not by doubling
 	b := p.batch()
 	defer b.flush()
-	for _, x := range execgrant.Extras(execGrants(rc.Exec)) {
-		if slices.ContainsFunc(writePaths, func(w string) bool {
-			return x.Path == w || strings.HasPrefix(x.Path, strings.TrimSuffix(w, "/")+"/")
+	under := make([]string, len(writePaths)) // each write path's prefix, once
+	for i, w := range writePaths {
+		under[i] = strings.TrimSuffix(w, "/") + "/"
+	}
+	for _, x := range extras {
+		if slices.Contains(writePaths, x.Path) || slices.ContainsFunc(under, func(u string) bool {
+			return strings.HasPrefix(x.Path, u)
 		}) {
 			continue
 		}
-		b.add(x.Path, pick(x.IsDir, llExecDir, llExecFile), "allowed_exec_paths: "+x.Reason)
+		source := "allowed_exec_paths: " + x.Reason
+		if !x.IsDir && (x.Dev != 0 || x.Ino != 0) {
+			// The target's identity as the scan judged it (see ruleIDs).
+			b.addJudged(x.Path, llExecFile, source, RuleID{Dev: x.Dev, Ino: x.Ino})
+		} else {
+			b.add(x.Path, pick(x.IsDir, llExecDir, llExecFile), source)
+		}
 		b.grantInterps(pick(x.IsDir, elfInterpreters, x.Interps), pick(x.IsDir, elfInterpreters, []string{x.Loader}), writePaths, x.Path, seen)
 	}
 }
@@ -74,7 +86,7 @@ type ruleBatch struct {
 
 // batch starts a ruleBatch on p.
 func (p *linuxPolicy) batch() *ruleBatch {
-	b := &ruleBatch{p: p, idx: make(map[string]int, len(p.Paths)), more: map[int][]string{}}
+	b := &ruleBatch{p: p, idx: make(map[string]int, cap(p.Paths)), more: map[int][]string{}}
 	for i, r := range p.Paths {
 		if _, ok := b.idx[r.Path]; !ok { // add finds the first
 			b.idx[r.Path] = i
@@ -85,17 +97,28 @@ func (p *linuxPolicy) batch() *ruleBatch {
 
 // add is linuxPolicy.add, the Source completed by flush.
 func (b *ruleBatch) add(path string, access landlock.AccessFSSet, source string) {
-	access &= b.p.HandledFS
-	if access == 0 {
+	b.addRule(linuxRule{Path: path, Access: access, Source: source})
+}
+
+// addJudged is add of a rule whose path this build judged as the object
+// id (linuxRule.id): kept only while nothing else adds to the rule.
+func (b *ruleBatch) addJudged(path string, access landlock.AccessFSSet, source string, id RuleID) {
+	b.addRule(linuxRule{Path: path, Access: access, Source: source, id: id, judged: true})
+}
+
+func (b *ruleBatch) addRule(r linuxRule) {
+	r.Access &= b.p.HandledFS
+	if r.Access == 0 {
 		return
 	}
-	if i, ok := b.idx[path]; ok {
-		b.p.Paths[i].Access |= access
-		b.more[i] = append(b.more[i], source)
+	if i, ok := b.idx[r.Path]; ok {
+		b.p.Paths[i].Access |= r.Access
+		b.p.Paths[i].judged = false // another source: ruleIDs looks
+		b.more[i] = append(b.more[i], r.Source)
 		return
 	}
-	b.idx[path] = len(b.p.Paths)
-	b.p.Paths = append(b.p.Paths, linuxRule{Path: path, Access: access, Source: source})
+	b.idx[r.Path] = len(b.p.Paths)
+	b.p.Paths = append(b.p.Paths, r)
 }
 
 // flush completes the Sources: each rule's, in the order they were added.

@@ -285,7 +285,7 @@ func (s *Spawn) planPayload(rc *spec.Resolved, target Target, host Host, pol lin
 		HandledFS:  uint64(pol.HandledFS),
 		HandledNet: uint64(pol.HandledNet),
 		Scoped:     uint64(pol.Scoped),
-		Rules:      pathRules(pol, host, s.Namespaces),
+		Rules:      pathRules(pol, host, s.Namespaces, len(rc.Mounts)),
 	}
 	if pol.HandledNet != 0 {
 		for _, port := range pol.Connect {

@@ -14,15 +14,18 @@ import (
 )
 
 // pathRules are the Landlock rules of pol: the default paths, then the
-// Config's, each with the identity the child checks.
-func pathRules(pol linuxPolicy, host Host, namespaces bool) []trampoline.PathRule {
-	rules := make([]trampoline.PathRule, 0, len(pol.System)+len(pol.Paths))
-	for _, r := range pol.System {
-		rules = append(rules, trampoline.PathRule{Path: r.Path, Dir: uint64(r.Dir), File: uint64(r.File)})
-	}
+// Config's, each with the identity the child checks. The slice has room
+// for the mount layer's rules too (withNamespaceStep: its private
+// directories and the targets of the Config's mounts), so that adding
+// them does not copy a few hundred rules again.
+func pathRules(pol linuxPolicy, host Host, namespaces bool, mounts int) []trampoline.PathRule {
 	var tmp []string
 	if pol.Layer != nil {
 		tmp = pol.Layer.plan.Tmp
+	}
+	rules := make([]trampoline.PathRule, 0, len(pol.System)+len(pol.Paths)+len(tmp)+mounts)
+	for _, r := range pol.System {
+		rules = append(rules, trampoline.PathRule{Path: r.Path, Dir: uint64(r.Dir), File: uint64(r.File)})
 	}
 	for _, r := range pol.Paths {
 		// The child checks that it opens the object resolved here: a

@@ -123,6 +123,36 @@ func (w *wrapHost) gatherProcess(cmd *exec.Cmd, h *Host) {
 // testHookBeforeRuleIDs. Every path was resolved (symlinks and all) when
 // the policy was built, so a symlink here now was swapped in since: lstat,
 // not stat, which would record the object the substitute names.
+//
+// A rule this build judged by its identity (linuxRule.judged: an exec
+// directory's symlink target, ~130 of /usr/bin's) is not looked at again:
+// it gets the identity it was judged by (execgrant.Extra's Dev and Ino),
+// taken in this WrapCommand call, by the scan's own walk or by the cached
+// scan's validation, which lstats the target and every directory the walk
+// to it reads and finds them all as the scan saw them. Why that is sound,
+// though taken earlier than the lstat here:
+//
+//   - what the identity is for: the child opens the path and makes the
+//     rule only if it opens the object recorded (trampoline.PathRule), so
+//     that the rule grants the object WrapCommand decided on, or nothing;
+//   - the decision on a target rests on that very object (its type and
+//     execute bits, its interpreters from its content), whose version
+//     the identity comes with: recorded from it, the rule grants exactly
+//     the object judged. An lstat here would record whatever the path
+//     names by now: the same object when nothing changed (the usual case:
+//     the same rules), but a newcomer nothing judged when the target was
+//     replaced in between, which the child would then grant;
+//   - a symlink swapped in after the judgement opens another object, so
+//     the child grants nothing (TestWrapExtraSwappedBeforeRecord), as the
+//     Symlink flag of an lstat here would have it;
+//   - nothing between the two points reads an identity: the rest of the
+//     policy, the mount layer and the plan read paths; the identities
+//     are read only for the child's check (pathRules), after this.
+//
+// So a rule is never wider than with the lstat here: the same when
+// nothing changed, none when the target changed in between. A rule that
+// another source adds to (the target of cmd, an interpreter, a read path)
+// is looked at here as before.
 func ruleIDs(pol linuxPolicy, rc *spec.Resolved) map[string]RuleID {
 	if testHookBeforeRuleIDs != nil {
 		testHookBeforeRuleIDs()
@@ -135,6 +165,10 @@ func ruleIDs(pol linuxPolicy, rc *spec.Resolved) map[string]RuleID {
 		}
 	}
 	for _, r := range pol.Paths {
+		if r.judged {
+			ids[r.Path] = r.id
+			continue
+		}
 		look(r.Path)
 	}
 	for _, m := range rc.Mounts {
