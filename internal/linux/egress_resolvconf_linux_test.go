@@ -13,7 +13,7 @@ import (
 // TestResolvConfDirSwept: the transparent path's generated resolv.conf
 // lives in a directory named for its caller as a Run's temporary directory
 // is (runtemp.Pattern, which names this process: runtemp's
-// TestParseRunTemp), so that the next Run's sweep removes it when a killed
+// TestParseRunTemp), so that a later Run's sweep removes it when a killed
 // caller left it.
 func TestResolvConfDirSwept(t *testing.T) {
 	rc := &spec.Resolved{}

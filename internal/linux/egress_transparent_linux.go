@@ -119,8 +119,9 @@ func withResolvConf(rc *spec.Resolved) (string, error) {
 		return "", nil
 	}
 	// Named as a Run's temporary directory is (runtemp.Pattern): a caller
-	// killed before it removed the directory leaves it for the next Run's
-	// sweep of dead callers' directories.
+	// killed before it removed the directory leaves it for a later Run's
+	// sweep of dead callers' directories (runtemp: a process's first Run,
+	// then at most one a minute).
 	dir, err := os.MkdirTemp("", runtemp.Pattern())
 	if err != nil {
 		return "", fmt.Errorf("generated resolv.conf: %w", err)
