@@ -121,3 +121,25 @@ func TestPreflightCheckRefusesMount(t *testing.T) {
 		t.Errorf("--strict: a check (%v) or not ok (%v)", check != nil, ok)
 	}
 }
+
+// BenchmarkPreflightPlanFor is the plan the preflight built before Run
+// built its own, which `sandbox run` no longer makes on Linux (the
+// warnings come from the spawn's plan): notInForce of the quick start's
+// grants on a repository, warm (the exec-directory scan validated, the
+// probes done), as the second build was in a run.
+func BenchmarkPreflightPlanFor(b *testing.B) {
+	ws, _ := filepath.EvalSymlinks(b.TempDir())
+	for _, d := range []string{"hooks", "objects", "refs"} {
+		os.MkdirAll(filepath.Join(ws, ".git", d), 0o755)
+	}
+	os.WriteFile(filepath.Join(ws, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+	b.Chdir(ws)
+	cfg := sandbox.Config{AllowedWritePaths: []string{ws}, AllowedExecPaths: []string{"/usr/bin", "/bin"}, AllowProcessSpawn: true}
+	if _, err := notInForce(cfg); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		notInForce(cfg)
+	}
+}
