@@ -3,10 +3,12 @@
 package sandbox
 
 import (
+	"context"
 	"os"
 	"os/exec"
 
 	"github.com/openparallax/sandbox/internal/linux"
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // confinedProc is a started, wrapped command on Linux: a session leader
@@ -14,9 +16,10 @@ import (
 type confinedProc struct{ p *linux.Proc }
 
 // startConfined wraps cmd for Run and starts it (see linux.StartConfined).
-// tty is RunOptions.TTY: the program then gets no PID namespace.
-func startConfined(cmd *exec.Cmd, cfg Config, tty bool) (*confinedProc, error) {
-	p, err := linux.StartConfined(cmd, cfg.spec(), tty)
+// tty is RunOptions.TTY: the program then gets no PID namespace. The
+// spawn's plan goes to ctx's spec.PlanCheck, if any, before it is applied.
+func startConfined(ctx context.Context, cmd *exec.Cmd, cfg Config, tty bool) (*confinedProc, error) {
+	p, err := linux.StartConfined(cmd, cfg.spec(), tty, spec.PlanCheckOf(ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,7 +12,7 @@ import (
 // confinedProc never exists here: WrapCommand fails closed.
 type confinedProc struct{}
 
-func startConfined(cmd *exec.Cmd, cfg Config, _ bool) (*confinedProc, error) {
+func startConfined(_ context.Context, cmd *exec.Cmd, cfg Config, _ bool) (*confinedProc, error) {
 	if err := New().WrapCommand(cmd, cfg); err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/openparallax/sandbox"
 	"github.com/openparallax/sandbox/internal/linux"
 	"github.com/openparallax/sandbox/internal/pty"
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // maxRunOutput is how much of each output stream `sandbox run` keeps.
@@ -59,7 +60,8 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := a.pf.applyGoCache(&cfg); err != nil {
 		return usageError(stderr, "run", "%v", err)
 	}
-	if code, ok := preflight(cfg, stderr); !ok {
+	check, code, ok := preflight(cfg, *tty, stderr)
+	if !ok {
 		return code
 	}
 	// CMD is found in the program's PATH (Config.Env's), as env(1) finds
@@ -77,6 +79,9 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	if check != nil {
+		ctx = spec.WithPlanCheck(ctx, check)
+	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
@@ -150,6 +155,8 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case errors.Is(err, context.DeadlineExceeded):
 		fmt.Fprintf(stderr, "sandbox run: %s killed after --timeout %v\n", name, req.Timeout)
 		return exitCode(res)
+	case errors.Is(err, errRefused):
+		return exitRunFailed // said by the check
 	case errors.Is(err, sandbox.ErrNotEnforced):
 		fmt.Fprintf(stderr, "sandbox run: --strict: %v\n", err)
 		return exitRunFailed

@@ -15,11 +15,14 @@ package main
 // the run goes ahead.
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // askedBy says, for each feature the Config's fields ask for, whether cfg
@@ -106,15 +109,43 @@ func askedNotEnforced(p sandbox.Plan, cfg sandbox.Config) []sandbox.Enforcement 
 // preflight prints the warnings and reports whether the run may go on: a
 // mount not made is refused (exitRunFailed). Under --strict it prints
 // nothing and lets Run refuse.
-func preflight(cfg sandbox.Config, stderr io.Writer) (int, bool) {
+//
+// On Linux without a terminal it plans nothing itself: it returns the
+// check that Run calls with the plan of the spawn it is about to start
+// (spec.PlanCheck), which prints the same warnings from that plan and
+// refuses (errRefused) before anything is applied. The plan is then built
+// once per run, and what is warned about is the plan that runs. With a
+// terminal the warnings come first, from PlanFor, as elsewhere: Run puts
+// the caller's terminal in raw mode before it plans.
+func preflight(cfg sandbox.Config, tty bool, stderr io.Writer) (spec.PlanCheck, int, bool) {
 	if cfg.Strict {
-		return 0, true
+		return nil, 0, true
+	}
+	if runtime.GOOS == "linux" && !tty {
+		return func(p spec.Plan) error {
+			if warn(askedNotEnforced(sandbox.Plan(p), cfg), stderr) {
+				return errRefused
+			}
+			return nil
+		}, 0, true
 	}
 	ne, err := notInForce(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandbox run: %v\n", err)
-		return exitRunFailed, false
+		return nil, exitRunFailed, false
 	}
+	if warn(ne, stderr) {
+		return nil, exitRunFailed, false
+	}
+	return nil, 0, true
+}
+
+// errRefused is the check's refusal of a mount not made, said already.
+var errRefused = errors.New("sandbox run: refused")
+
+// warn prints one line per entry of ne and reports whether the run is
+// refused (a mount not made).
+func warn(ne []sandbox.Enforcement, stderr io.Writer) bool {
 	refused := false
 	for _, f := range ne {
 		if f.Feature == sandbox.FeatureMounts {
@@ -124,10 +155,7 @@ func preflight(cfg sandbox.Config, stderr io.Writer) (int, bool) {
 		}
 		fmt.Fprintf(stderr, "sandbox run: not in force: %s (%s)\n", f.Feature, shorten(f.Detail))
 	}
-	if refused {
-		return exitRunFailed, false
-	}
-	return 0, true
+	return refused
 }
 
 // maxWarning bounds a warning's detail: a plan entry can list every

@@ -85,8 +85,12 @@ func (s *dirScan) scan() []Extra {
 	seen := map[string]bool{}
 	for _, ent := range entries {
 		name := ent.Name()
+		tool, link := helperTool(name), ent.Type()&fs.ModeSymlink != 0
+		if tool == "" && !link {
+			continue // a file or directory of dir's own: nothing to look into
+		}
 		path := filepath.Join(dir, name)
-		if tool := helperTool(name); tool != "" {
+		if tool != "" {
 			for _, d := range s.helperDirs(tool, path) {
 				if seen[d] {
 					continue
@@ -97,7 +101,7 @@ func (s *dirScan) scan() []Extra {
 				}
 			}
 		}
-		if ent.Type()&fs.ModeSymlink == 0 {
+		if !link {
 			continue
 		}
 		// The listing said symlink: the walk's lstat of path would say

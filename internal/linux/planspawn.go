@@ -50,6 +50,9 @@ type SpawnOptions struct {
 	// tree can spawn and namespaces are available (Spawn.PIDNamespace
 	// says whether it is used).
 	PIDNamespace bool
+	// Check, when set, is called with the spawn's plan once Strict's check
+	// has passed; its error stops the spawn (see spec.PlanCheck).
+	Check spec.PlanCheck
 }
 
 // RuleID is what lstat(2) said of a rule path when the host facts were
@@ -198,6 +201,11 @@ func PlanSpawn(rc *spec.Resolved, target Target, host Host) (Spawn, error) {
 	host.Egress.plan.addTo(&s.Plan)
 	if err := spec.CheckApplicable(s.Plan, rc.Config.Strict, spec.ScopeCommand, rc.Config.StrictAccepts()...); err != nil {
 		return Spawn{}, err
+	}
+	if target.Check != nil {
+		if err := target.Check(s.Plan); err != nil {
+			return Spawn{}, err
+		}
 	}
 	if err := refuseViews(rc, pol.Layer); err != nil {
 		return Spawn{}, err

@@ -44,8 +44,9 @@ type Proc struct {
 // StartConfined wraps cmd for Run (with a failure pipe, and a filter
 // refusing setsid(2)), starts it in a new session with Pdeathsig, and
 // returns once the child exists. tty is RunOptions.TTY: the program then
-// gets no PID namespace (see Run's doc).
-func StartConfined(cmd *exec.Cmd, cfg spec.Config, tty bool) (*Proc, error) {
+// gets no PID namespace (see Run's doc). check, when not nil, is called
+// with the spawn's plan before anything is applied (spec.PlanCheck).
+func StartConfined(cmd *exec.Cmd, cfg spec.Config, tty bool, check spec.PlanCheck) (*Proc, error) {
 	path := cmd.Path
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -54,7 +55,7 @@ func StartConfined(cmd *exec.Cmd, cfg spec.Config, tty bool) (*Proc, error) {
 	var group *treeGroup
 	var pidNS bool
 	var git gitEnd
-	opts := wrapOptions{failurePipe: w, denySetsid: true, denyPdeathsigChange: true, killGroup: true, group: &group, git: &git}
+	opts := wrapOptions{failurePipe: w, denySetsid: true, denyPdeathsigChange: true, killGroup: true, group: &group, git: &git, check: check}
 	if !tty {
 		// With a terminal the program must get ^C, ^Z and ^\ as any
 		// program does, which PID 1 of a namespace does not unless it

@@ -74,6 +74,9 @@ type wrapOptions struct {
 	// (see gitEnd): Run makes them once the tree is gone, FinishCommand
 	// for WrapCommand's callers.
 	git *gitEnd
+	// check, when set (Run), sees the spawn's plan before it is applied
+	// (SpawnOptions.Check).
+	check spec.PlanCheck
 }
 
 // WrapCommand prepares cmd so that cmd.Start runs its program confined to
@@ -216,6 +219,7 @@ func spawnTarget(cmd *exec.Cmd, opts wrapOptions) (Target, error) {
 			DenySetsid:          opts.denySetsid,
 			DenyPdeathsigChange: opts.denyPdeathsigChange,
 			PIDNamespace:        opts.pidNS != nil,
+			Check:               opts.check,
 		}}, nil
 }
 
