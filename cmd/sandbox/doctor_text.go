@@ -78,13 +78,14 @@ func printEgress(w io.Writer, e *sandbox.EgressPlan) {
 // (pid and a random number), its parent's pid, and how many threads the
 // Go runtime had started when the threads probe counted them (the probe's
 // verdict, every thread filtered, is what it reports).
+// Compiled on first use (lazyRE), not at every command's start.
 var canaryNames = []struct {
-	re   *regexp.Regexp
+	re   func() *regexp.Regexp
 	with string
 }{
-	{regexp.MustCompile(`\.sandbox-canary-[0-9]+-[0-9]+`), ".sandbox-canary-<pid>-<random>"},
-	{regexp.MustCompile(`ppid [0-9]+`), "ppid <ppid>"},
-	{regexp.MustCompile(`^[0-9]+ threads, each`), "<n> threads, each"},
+	{lazyRE(`\.sandbox-canary-[0-9]+-[0-9]+`), ".sandbox-canary-<pid>-<random>"},
+	{lazyRE(`ppid [0-9]+`), "ppid <ppid>"},
+	{lazyRE(`^[0-9]+ threads, each`), "<n> threads, each"},
 }
 
 // stableCanary is r as doctor prints it: the temporary workspace as
@@ -96,7 +97,7 @@ func stableCanary(r sandbox.CanaryResult, workspace string, port int) sandbox.Ca
 		s = strings.ReplaceAll(s, workspace, "<workspace>")
 		s = strings.ReplaceAll(s, ":"+strconv.Itoa(port), ":<port>")
 		for _, n := range canaryNames {
-			s = n.re.ReplaceAllString(s, n.with)
+			s = n.re().ReplaceAllString(s, n.with)
 		}
 		return s
 	}

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/openparallax/sandbox/internal/seatbelt"
 )
@@ -43,8 +44,10 @@ func readSmall(p string) (string, error) {
 }
 
 // gitCovered matches a git directory's config path that the profile's
-// regular expressions already protect.
-var gitCovered = regexp.MustCompile(seatbelt.GitProtectRegexes[0])
+// regular expressions already protect. Compiled on first use: the package
+// is linked into every program of the module, on every GOOS, and a
+// package-level MustCompile would cost each of them its start-up time.
+var gitCovered = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(seatbelt.GitProtectRegexes[0]) })
 
 // gitDirsAt lists the git directories at the top of writeRoots (resolved,
 // canonical) that the regular expressions miss and that lie inside a write
@@ -62,7 +65,7 @@ func gitDirsAt(writeRoots []string) (out, unusable []string) {
 		for _, w := range writeRoots {
 			inside = inside || isUnder(r, w)
 		}
-		if !inside || gitCovered.MatchString(r+"/config") {
+		if !inside || gitCovered().MatchString(r+"/config") {
 			return r
 		}
 		if slices.Contains(out, r) || slices.Contains(unusable, r) {
