@@ -286,7 +286,7 @@ func (p linuxPolicy) forSelf() linuxPolicy {
 
 // systemLook is how statSystemPaths looks at a path: os.Stat and
 // os.SameFile (osLook), or ApplySelf's openedPaths, which keeps the
-// descriptor it looked through for the path's rule (apply_linux.go).
+// descriptor it looked through for the path's rule (apply_paths_linux.go).
 type systemLook interface {
 	Stat(path string) (os.FileInfo, error)
 	SameFile(a, b os.FileInfo) bool
