@@ -168,11 +168,12 @@ func ApplySelf(rc *spec.Resolved) error {
 	if err := spec.RefuseViews(rc.Config, "ApplySelf", "a process that confines itself cannot enter new namespaces (a multi-threaded Go process cannot unshare a mount or user namespace): use WrapCommand or Run"); err != nil {
 		return err
 	}
-	pol := buildLinuxPolicy(rc, k.abi, procSelf, nil).forSelf()
+	pol, opened := selfPolicy(rc, k.abi, procSelf)
+	defer opened.close()
 	if err := spec.CheckApplicable(linuxPlan(rc, pol, k.seccomp, k.abiReason), rc.Config.Strict, spec.ScopeApplySelf, rc.Config.StrictAccepts()...); err != nil {
 		return err
 	}
-	if err := applyLinux(pol); err != nil {
+	if err := applyOpened(pol, opened); err != nil {
 		return err
 	}
 	// Last: lowering a limit cannot be undone without CAP_SYS_RESOURCE,
@@ -206,12 +207,16 @@ func ApplySelf(rc *spec.Resolved) error {
 // could no longer be caught before anything is applied, and before ABI 8 it
 // stops every thread twice (no_new_privs, then the ruleset), about 0.1 ms
 // each. Its syscall package makes every Landlock call here.
-func applyLinux(pol linuxPolicy) error {
+func applyLinux(pol linuxPolicy) error { return applyOpened(pol, nil) }
+
+// applyOpened is applyLinux with the descriptors of opened (selfPolicy)
+// used for the rules of their paths.
+func applyOpened(pol linuxPolicy, opened *openedPaths) error {
 	filter, err := seccomp.Build(pol.Seccomp)
 	if err != nil {
 		return fmt.Errorf("sandbox: building seccomp filter: %w", err)
 	}
-	ruleset, err := landlockRuleset(pol)
+	ruleset, err := openedRuleset(pol, opened)
 	if err != nil {
 		return err
 	}
@@ -233,7 +238,11 @@ func applyLinux(pol linuxPolicy) error {
 // landlockRuleset creates a Landlock ruleset holding pol's rules. The rights
 // in pol are already limited to its ABI, and the file rules to rights that
 // apply to files.
-func landlockRuleset(pol linuxPolicy) (int, error) {
+func landlockRuleset(pol linuxPolicy) (int, error) { return openedRuleset(pol, nil) }
+
+// openedRuleset is landlockRuleset making the rule of a path opened holds
+// with its descriptor (see openedPaths) rather than opening the path again.
+func openedRuleset(pol linuxPolicy, opened *openedPaths) (int, error) {
 	if pol.HandledFS == 0 && pol.HandledNet == 0 && pol.Scoped == 0 {
 		return -1, errors.New("sandbox: landlock: the policy handles no access right")
 	}
@@ -261,18 +270,29 @@ func landlockRuleset(pol linuxPolicy) (int, error) {
 	}
 	for _, r := range paths {
 		// O_PATH follows symlinks: the rule is for the file the path names
-		// now. Its rights were chosen for a file or a directory when the
-		// policy was built. Directory rights on what is now a file the
-		// kernel refuses (EINVAL); file rights on what is now a directory
-		// would cover every file beneath it, and are refused here.
-		pfd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fail(fmt.Errorf("sandbox: landlock rule for %s: %w", r.Path, err))
+		// now (or, for a descriptor opened holds, named when the policy
+		// looked at it). Its rights were chosen for a file or a directory
+		// when the policy was built. Directory rights on what is now a
+		// file the kernel refuses (EINVAL); file rights on what is now a
+		// directory would cover every file beneath it, and are refused
+		// here.
+		h, held := opened.take(r.Path)
+		pfd := h.fd
+		if !held {
+			if pfd, err = unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0); err != nil {
+				return fail(fmt.Errorf("sandbox: landlock rule for %s: %w", r.Path, err))
+			}
 		}
 		if r.Access&ll.AccessFSReadDir == 0 {
-			var st unix.Stat_t
-			err := unix.Fstat(pfd, &st)
-			if err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			// A held descriptor's type is the one openedPaths saw in its
+			// fstat (a file's type never changes); any other is looked at.
+			dir, err := h.dir, error(nil)
+			if !held {
+				var st unix.Stat_t
+				err = unix.Fstat(pfd, &st)
+				dir = st.Mode&unix.S_IFMT == unix.S_IFDIR
+			}
+			if err == nil && dir {
 				err = errors.New("granted as a file, but it is a directory now")
 			}
 			if err != nil {

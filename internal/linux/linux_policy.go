@@ -217,7 +217,7 @@ func (p *linuxPolicy) addSystemPaths(procSelf string) {
 				Dir: llReadDir & p.HandledFS, File: pick(sp.Write, llDevice, llRead) & p.HandledFS})
 		}
 	} else {
-		p.statSystemPaths(procSelf, p.add)
+		p.statSystemPaths(procSelf, p.add, osLook{})
 	}
 }
 
@@ -295,19 +295,32 @@ func (p linuxPolicy) forSelf() linuxPolicy {
 	return p
 }
 
+// systemLook is how statSystemPaths looks at a path: os.Stat and
+// os.SameFile (osLook), or ApplySelf's openedPaths, which keeps the
+// descriptor it looked through for the path's rule (apply_paths_linux.go).
+type systemLook interface {
+	Stat(path string) (os.FileInfo, error)
+	SameFile(a, b os.FileInfo) bool
+}
+
+type osLook struct{}
+
+func (osLook) Stat(path string) (os.FileInfo, error) { return os.Stat(path) }
+func (osLook) SameFile(a, b os.FileInfo) bool        { return os.SameFile(a, b) }
+
 // statSystemPaths adds the rules for SystemPaths, to be made in this
 // process, through add, with /proc/self as procSelf. One stat per path
-// tells whether it exists, whether it is a directory, and whether it is a
-// file already listed under another name (/lib and /usr/lib on a
-// merged-/usr system).
-func (p *linuxPolicy) statSystemPaths(procSelf string, add func(string, landlock.AccessFSSet, string)) {
+// (through look) tells whether it exists, whether it is a directory, and
+// whether it is a file already listed under another name (/lib and
+// /usr/lib on a merged-/usr system).
+func (p *linuxPolicy) statSystemPaths(procSelf string, add func(string, landlock.AccessFSSet, string), look systemLook) {
 	var seen []os.FileInfo // of p.Paths[i], i < len(seen)
 	for _, sp := range SystemPaths {
 		path := sp.Path
 		if path == "/proc/self" {
 			path = procSelf
 		}
-		fi, err := os.Stat(path)
+		fi, err := look.Stat(path)
 		if err != nil {
 			p.Skipped = append(p.Skipped, sp.Path)
 			continue
@@ -319,7 +332,7 @@ func (p *linuxPolicy) statSystemPaths(procSelf string, add func(string, landlock
 		case sp.Write:
 			access = llDevice
 		}
-		if i := slices.IndexFunc(seen, func(o os.FileInfo) bool { return os.SameFile(o, fi) }); i >= 0 {
+		if i := slices.IndexFunc(seen, func(o os.FileInfo) bool { return look.SameFile(o, fi) }); i >= 0 {
 			path = p.Paths[i].Path
 		}
 		add(path, access, "default: "+sp.Reason)

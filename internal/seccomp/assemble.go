@@ -1,11 +1,9 @@
 package seccomp
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 
 	seccompbpf "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
@@ -110,31 +108,55 @@ type decision struct {
 	nr    uint32
 	links [][]bpf.Instruction // argument checks, in rule order
 	final uint32              // the answer when no link matches
-	exit  int                 // with links: the exit that jumps to them
+	chain int                 // with links: where its chain starts in the program
 }
 
 // fixed reports whether a rule without conditions has set the answer: every
 // rule's action is an errno, so final is ALLOW until one does.
 func (d *decision) fixed() bool { return d.final != retAllow }
 
+// maxSyscallNr bounds the numbers a rule may name (decide indexes its
+// decisions by number): amd64's and arm64's are below 512 (go-seccomp-bpf's
+// tables end at 453, the newest calls at 470).
+const maxSyscallNr = 1023
+
 // decide turns specs into one decision per system call number any rule
 // names, sorted by number. The first rule that matches a call decides: a
 // rule with conditions adds a link to the call's chain, a rule without ends
 // the chain; rules after that cannot change the answer and are left out.
+//
+// The decisions are made in one allocation and found by number in a
+// table indexed by it, which also gives their order; a map and a sort did
+// the same with an allocation per number.
 func decide(specs []filterSpec, t target) ([]*decision, error) {
-	byNr := make(map[uint32]*decision, 64)
-	get := func(nr uint32) *decision {
-		d, ok := byNr[nr]
-		if !ok {
-			d = &decision{nr: nr, final: retAllow}
-			byNr[nr] = d
+	most := 0 // a decision per name and per number at most
+	for _, spec := range specs {
+		for _, r := range spec.rules {
+			most += len(r.names)
 		}
-		return d
+		most += len(spec.byNumber)
 	}
+	made := make([]decision, 0, most)
+	at := make([]uint16, 512) // at[nr]: 1 + the index of nr's decision in made, 0 for none
+	get := func(nr uint32) (*decision, error) {
+		if nr > maxSyscallNr {
+			return nil, fmt.Errorf("system call number %d is above %d", nr, maxSyscallNr)
+		}
+		if int(nr) >= len(at) {
+			at = append(at, make([]uint16, int(nr)+1-len(at))...)
+		}
+		if i := at[nr]; i != 0 {
+			return &made[i-1], nil
+		}
+		made = append(made, decision{nr: nr, final: retAllow})
+		at[nr] = uint16(len(made))
+		return &made[len(made)-1], nil
+	}
+	var loads lowLoads
 	for _, spec := range specs {
 		action := retErrno | uint32(spec.errno)
 		for _, r := range spec.rules {
-			if len(r.clauses) > 0 && len(r.names) != 1 {
+			if r.conditional() && len(r.names) != 1 {
 				return nil, fmt.Errorf("%s: a rule with argument conditions must name one system call, not %v", spec.name, r.names)
 			}
 			for _, name := range r.names {
@@ -145,21 +167,23 @@ func decide(specs []filterSpec, t target) ([]*decision, error) {
 					}
 					return nil, fmt.Errorf("%s: system call %q is not in go-seccomp-bpf's %s table", spec.name, name, t.info.Name)
 				}
-				d := get(uint32(nr))
+				d, err := get(uint32(nr))
+				if err != nil {
+					return nil, fmt.Errorf("%s: %s: %w", spec.name, name, err)
+				}
 				if d.fixed() {
 					continue
 				}
-				if len(r.clauses) == 0 {
+				if !r.conditional() {
 					d.final = action
 					continue
 				}
 				var link []bpf.Instruction
-				var err error
 				switch {
 				case r.low32 != nil:
-					link, err = low32Link(r.low32, action)
+					link, err = low32Link(r.low32, action, &loads)
 				case lowBitsOnly(r.clauses):
-					link, err = bitsLink(r.clauses, action)
+					link, err = bitsLink(r.clauses, action, &loads)
 				default:
 					link, err = assembleLink(name, r.clauses, action)
 				}
@@ -176,270 +200,85 @@ func decide(specs []filterSpec, t target) ([]*decision, error) {
 			} else if other, ok := t.info.SyscallNumbers[int(nr)]; ok {
 				return nil, fmt.Errorf("%s: %s: number %d is %q in the %s table", spec.name, n.name, nr, other, t.info.Name)
 			}
-			if d := get(nr); !d.fixed() {
+			d, err := get(nr)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", spec.name, n.name, err)
+			}
+			if !d.fixed() {
 				d.final = action
 			}
 		}
 	}
-	if len(byNr) == 0 {
+	if len(made) == 0 {
 		return nil, errors.New("no system call to filter")
 	}
-	ds := make([]*decision, 0, len(byNr))
-	for _, d := range byNr {
-		ds = append(ds, d)
+	ds := make([]*decision, 0, len(made))
+	for _, i := range at {
+		if i != 0 {
+			ds = append(ds, &made[i-1])
+		}
 	}
-	slices.SortFunc(ds, func(a, b *decision) int { return cmp.Compare(a.nr, b.nr) })
 	return ds, nil
 }
 
-// assembleLink has go-seccomp-bpf assemble the program "deny name with
-// action when any of clauses holds, else ALLOW" for the running
-// architecture. It starts by loading seccomp_data.arch and nr itself.
-func assembleLink(name string, clauses []seccompbpf.ArgumentConditions, action uint32) ([]bpf.Instruction, error) {
-	// ActionErrno|errno passes through the library unchanged (only the bare
-	// ActionErrno is turned into EPERM).
-	group := seccompbpf.SyscallGroup{Action: seccompbpf.Action(action)}
-	for _, c := range clauses {
-		group.NamesWithCondtions = append(group.NamesWithCondtions, seccompbpf.NameWithConditions{Name: name, Conditions: c})
-	}
-	policy := seccompbpf.Policy{DefaultAction: seccompbpf.ActionAllow, Syscalls: []seccompbpf.SyscallGroup{group}}
-	prog, err := policy.Assemble()
-	if err != nil {
-		return nil, fmt.Errorf("go-seccomp-bpf: %w", err)
-	}
-	if len(prog) > maxLibraryProgram {
-		return nil, fmt.Errorf("go-seccomp-bpf assembled %d instructions, more than the %d this package allows", len(prog), maxLibraryProgram)
-	}
-	return prog, nil
-}
-
-// low32Link assembles the link "RET action when the low 32 bits of
-// argument m.arg are one of m.vals, or equal m.masked[i].val under
-// m.masked[i].mask, else ALLOW": a load of the argument's low word (placed
-// by go-seccomp-bpf's assembler, which picks its offset for the byte
-// order), a compare per value, and per range a reload, an AND and a
-// compare. The library's own conditions can only say "the low word equals
-// v" one bit at a time, 4 to 60 instructions per value. The link need not
-// check the architecture or the number: the prelude and the search did
-// before they jumped to its chain.
-func low32Link(m *low32In, action uint32) ([]bpf.Instruction, error) {
-	p := seccompbpf.NewProgram()
-	p.LdLo(m.arg)
-	ld, err := p.Assemble()
-	if err != nil {
-		return nil, err
-	}
-	if len(ld) != 1 {
-		return nil, fmt.Errorf("go-seccomp-bpf's LdLo assembled %d instructions, want 1", len(ld))
-	}
-	load := ld[0]
-	// Layout: load, len(vals) compares, then 3 instructions per range,
-	// RET ALLOW, RET action. Every compare jumps forward to the last.
-	n := 1 + len(m.vals) + 3*len(m.masked) + 2
-	if n > maxLibraryProgram {
-		return nil, fmt.Errorf("%d values and %d ranges make a link of %d instructions, more than %d", len(m.vals), len(m.masked), n, maxLibraryProgram)
-	}
-	match := n - 1
-	prog := []bpf.Instruction{load}
-	for _, v := range m.vals {
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: v, SkipTrue: uint8(match - len(prog) - 1)})
-	}
-	for _, r := range m.masked {
-		prog = append(prog, load, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: r.mask})
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: r.val, SkipTrue: uint8(match - len(prog) - 1)})
-	}
-	prog = append(prog, bpf.RetConstant{Val: retAllow}, bpf.RetConstant{Val: action})
-	return prog, nil
-}
-
-// lowBitsOnly reports whether every condition of clauses tests bits of
-// the low 32 bits of an argument only (low32AnySet, low32NoneSet, and so
-// low32Equals and low32MaskedEquals): bitsLink can then compile them.
-func lowBitsOnly(clauses []seccompbpf.ArgumentConditions) bool {
-	for _, c := range clauses {
-		for _, cond := range c {
-			if cond.Operation != seccompbpf.BitsSet && cond.Operation != seccompbpf.BitsNotSet || cond.Value>>32 != 0 || cond.Value == 0 {
-				return false
-			}
-		}
-	}
-	return len(clauses) > 0
-}
-
-// bitsLink compiles "RET action when any clause holds, else ALLOW" for
-// clauses of low-word bit tests (lowBitsOnly): per condition a load of the
-// argument's low word (placed by go-seccomp-bpf's assembler, as in
-// low32Link) when the clause has not loaded it yet, and one JSET. What
-// go-seccomp-bpf assembles for the same clauses also checks the
-// architecture and the number again and tests the upper word against a
-// zero mask, three times the instructions and, with many rules, most of
-// Build's time. TestMatchesRulesOneByOne checks every such link against
-// the library's assembly of its clauses.
-func bitsLink(clauses []seccompbpf.ArgumentConditions, action uint32) ([]bpf.Instruction, error) {
-	loads := map[uint32]bpf.Instruction{}
-	load := func(arg uint32) (bpf.Instruction, error) {
-		if ins, ok := loads[arg]; ok {
-			return ins, nil
-		}
-		p := seccompbpf.NewProgram()
-		p.LdLo(arg)
-		ld, err := p.Assemble()
-		if err != nil {
-			return nil, err
-		}
-		if len(ld) != 1 {
-			return nil, fmt.Errorf("go-seccomp-bpf's LdLo assembled %d instructions, want 1", len(ld))
-		}
-		loads[arg] = ld[0]
-		return ld[0], nil
-	}
-	// Jumps are resolved once every clause is placed: nextClause[i] is the
-	// index of clause i+1's first instruction (or of RET ALLOW), match
-	// that of RET action.
-	var prog []bpf.Instruction
-	type jump struct {
-		at            int
-		clause        int  // a failing test goes to the start of clause+1
-		failWhenSet   bool // NoneSet: bits set means the clause fails
-		matchAtTheEnd bool // the last test of a clause: success goes to match
-	}
-	var jumps []jump
-	starts := make([]int, len(clauses)+1)
-	for i, c := range clauses {
-		starts[i] = len(prog)
-		loaded, have := uint32(0), false
-		for j, cond := range c {
-			if !have || loaded != cond.Argument {
-				ld, err := load(cond.Argument)
-				if err != nil {
-					return nil, err
-				}
-				prog = append(prog, ld)
-				loaded, have = cond.Argument, true
-			}
-			jumps = append(jumps, jump{at: len(prog), clause: i, failWhenSet: cond.Operation == seccompbpf.BitsNotSet, matchAtTheEnd: j == len(c)-1})
-			prog = append(prog, bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: uint32(cond.Value)})
-		}
-	}
-	allowAt := len(prog)
-	starts[len(clauses)] = allowAt
-	matchAt := allowAt + 1
-	prog = append(prog, bpf.RetConstant{Val: retAllow}, bpf.RetConstant{Val: action})
-	if len(prog) > maxLibraryProgram {
-		return nil, fmt.Errorf("%d instructions, more than %d", len(prog), maxLibraryProgram)
-	}
-	for _, j := range jumps {
-		fail := starts[j.clause+1] - j.at - 1
-		pass := 0 // the next test of the clause follows
-		if j.matchAtTheEnd {
-			pass = matchAt - j.at - 1
-		}
-		ins := prog[j.at].(bpf.JumpIf)
-		if j.failWhenSet {
-			ins.SkipTrue, ins.SkipFalse = uint8(fail), uint8(pass)
-		} else {
-			ins.SkipTrue, ins.SkipFalse = uint8(pass), uint8(fail)
-		}
-		prog[j.at] = ins
-	}
-	return prog, nil
-}
-
 // assemble builds the program for specs (see the top of this file) and
-// checks it.
+// checks it. The search is laid out first (searchTree), then the program is
+// written once, into a slice of its final length.
 func assemble(specs []filterSpec, t target) ([]bpf.RawInstruction, error) {
 	ds, err := decide(specs, t)
 	if err != nil {
 		return nil, err
 	}
-	prog := []bpf.Instruction{
+	prelude := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: offArch, Size: 4},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(t.info.ID), SkipTrue: 1},
 		bpf.RetConstant{Val: retErrno | errnoEPERM},
 		bpf.LoadAbsolute{Off: offNr, Size: 4},
 	}
 	if t.info.ID == arch.X86_64.ID {
-		prog = append(prog,
+		prelude = append(prelude,
 			bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: x32Bit, SkipFalse: 1},
 			bpf.RetConstant{Val: retErrno | errnoENOSYS},
 		)
 	}
-
-	// The search. Its compares jump, when the number is equal, to an exit
-	// placed after the search: a RET shared by every number with that
-	// answer, or, for a number with links, a jump to its chain. A number no
-	// rule names falls through its leaf to the exit RET ALLOW.
-	exits := []bpf.Instruction{bpf.RetConstant{Val: retAllow}}
-	retExit := map[uint32]int{retAllow: 0}
-	exitOf := func(d *decision) int {
-		if len(d.links) > 0 {
-			d.exit = len(exits)
-			exits = append(exits, bpf.Jump{}) // resolved once the chains are placed
-			return d.exit
-		}
-		e, ok := retExit[d.final]
-		if !ok {
-			e = len(exits)
-			exits = append(exits, bpf.RetConstant{Val: d.final})
-			retExit[d.final] = e
-		}
-		return e
-	}
-	type exitJump struct {
-		at, exit int
-		onFalse  bool // the compare's false branch, not its true branch
-	}
-	var toExit []exitJump
-	var search func(lo, hi int) error
-	search = func(lo, hi int) error {
-		if hi-lo <= leafSize {
-			for i := lo; i < hi; i++ {
-				toExit = append(toExit, exitJump{at: len(prog), exit: exitOf(ds[i])})
-				if i == hi-1 {
-					toExit = append(toExit, exitJump{at: len(prog), exit: 0, onFalse: true})
-				}
-				prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: ds[i].nr})
-			}
-			return nil
-		}
-		mid := (lo + hi) / 2
-		at := len(prog)
-		prog = append(prog, bpf.JumpIf{}) // nr >= ds[mid].nr: skip the lower half
-		if err := search(lo, mid); err != nil {
-			return err
-		}
-		skip := len(prog) - at - 1
-		if skip > 255 {
-			return fmt.Errorf("search: a conditional jump over %d instructions", skip)
-		}
-		prog[at] = bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: ds[mid].nr, SkipTrue: uint8(skip)}
-		return search(mid, hi)
-	}
-	if err := search(0, len(ds)); err != nil {
+	s := newSearchTree(ds)
+	if err := s.build(0, len(ds)); err != nil {
 		return nil, err
 	}
-	exitsAt := len(prog)
-	prog = append(prog, exits...)
-	for _, j := range toExit {
-		skip := exitsAt + j.exit - j.at - 1
-		if skip > 255 {
-			return nil, fmt.Errorf("search: a conditional jump over %d instructions", skip)
-		}
-		jump := prog[j.at].(bpf.JumpIf)
-		if j.onFalse {
-			jump.SkipFalse = uint8(skip)
-		} else {
-			jump.SkipTrue = uint8(skip)
-		}
-		prog[j.at] = jump
+	exitsAt := len(prelude) + len(s.jumps)
+	if err := s.resolve(len(prelude), exitsAt); err != nil {
+		return nil, err
 	}
 
+	// The chains follow the exits, in number order: each is its links,
+	// then the call's final RET.
+	size := exitsAt + len(s.exits)
 	for _, d := range ds {
 		if len(d.links) == 0 {
 			continue
 		}
-		at := exitsAt + d.exit
-		prog[at] = bpf.Jump{Skip: uint32(len(prog) - at - 1)}
+		d.chain = size
+		for _, link := range d.links {
+			size += len(link)
+		}
+		size++
+	}
+	prog := make([]bpf.Instruction, 0, size)
+	prog = append(prog, prelude...)
+	for _, j := range s.jumps {
+		prog = append(prog, j)
+	}
+	for _, e := range s.exits {
+		if e.chain != nil {
+			prog = append(prog, bpf.Jump{Skip: uint32(e.chain.chain - len(prog) - 1)})
+		} else {
+			prog = append(prog, bpf.RetConstant{Val: e.ret})
+		}
+	}
+	for _, d := range ds {
+		if len(d.links) == 0 {
+			continue
+		}
 		for _, link := range d.links {
 			end := len(prog) + len(link) // where the next link (or the final RET) starts
 			for _, ins := range link {
@@ -464,4 +303,105 @@ func assemble(specs []filterSpec, t target) ([]bpf.RawInstruction, error) {
 		return nil, fmt.Errorf("bpf: %w", err)
 	}
 	return raw, nil
+}
+
+// searchTree lays out the binary search over the numbers of ds. Its
+// compares jump, when the number is equal, to an exit placed after the
+// search: a RET shared by every number with that answer, or, for a number
+// with links, a jump to its chain. A number no rule names falls through its
+// leaf to the exit RET ALLOW. The compares are kept as values until their
+// skips are known, so that each is written once.
+type searchTree struct {
+	ds     []*decision
+	jumps  []bpf.JumpIf
+	toExit []exitJump
+	exits  []exit
+	rets   []int // the exits that are a RET, by index in exits
+}
+
+// exit is a target of the search: RET ret, or a jump to chain's chain.
+type exit struct {
+	ret   uint32
+	chain *decision
+}
+
+// exitJump is a compare of the search (at, an index in jumps) whose true
+// branch, or false branch with onFalse, goes to exits[exit].
+type exitJump struct {
+	at, exit int32 // a program has at most bpfMaxInsns instructions
+	onFalse  bool
+}
+
+func newSearchTree(ds []*decision) *searchTree {
+	// A compare per number and one per inner node; there are fewer inner
+	// nodes than leaves, and leaves of at most leafSize numbers but at
+	// least two (a split of more than leafSize).
+	n := len(ds) + len(ds)/2 + 1
+	return &searchTree{
+		ds:     ds,
+		jumps:  make([]bpf.JumpIf, 0, n),
+		toExit: make([]exitJump, 0, n),
+		exits:  append(make([]exit, 0, 16), exit{ret: retAllow}),
+		rets:   append(make([]int, 0, 8), 0),
+	}
+}
+
+// exitOf returns the index of d's exit, adding it if needed.
+func (s *searchTree) exitOf(d *decision) int {
+	if len(d.links) == 0 {
+		for _, e := range s.rets {
+			if s.exits[e].ret == d.final {
+				return e
+			}
+		}
+		s.rets = append(s.rets, len(s.exits))
+		s.exits = append(s.exits, exit{ret: d.final})
+	} else {
+		s.exits = append(s.exits, exit{chain: d})
+	}
+	return len(s.exits) - 1
+}
+
+// build lays out the search over ds[lo:hi].
+func (s *searchTree) build(lo, hi int) error {
+	if hi-lo <= leafSize {
+		for i := lo; i < hi; i++ {
+			at := int32(len(s.jumps))
+			s.toExit = append(s.toExit, exitJump{at: at, exit: int32(s.exitOf(s.ds[i]))})
+			if i == hi-1 {
+				s.toExit = append(s.toExit, exitJump{at: at, exit: 0, onFalse: true})
+			}
+			s.jumps = append(s.jumps, bpf.JumpIf{Cond: bpf.JumpEqual, Val: s.ds[i].nr})
+		}
+		return nil
+	}
+	mid := (lo + hi) / 2
+	at := len(s.jumps)
+	s.jumps = append(s.jumps, bpf.JumpIf{}) // nr >= ds[mid].nr: skip the lower half
+	if err := s.build(lo, mid); err != nil {
+		return err
+	}
+	skip := len(s.jumps) - at - 1
+	if skip > 255 {
+		return fmt.Errorf("search: a conditional jump over %d instructions", skip)
+	}
+	s.jumps[at] = bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: s.ds[mid].nr, SkipTrue: uint8(skip)}
+	return s.build(mid, hi)
+}
+
+// resolve sets the skips of the compares that go to an exit, for a search
+// placed at index base of the program and exits placed at exitsAt.
+func (s *searchTree) resolve(base, exitsAt int) error {
+	for _, j := range s.toExit {
+		skip := exitsAt + int(j.exit) - (base + int(j.at)) - 1
+		if skip > 255 {
+			return fmt.Errorf("search: a conditional jump over %d instructions", skip)
+		}
+		if j.onFalse {
+			s.jumps[j.at].SkipFalse = uint8(skip)
+		} else {
+			s.jumps[j.at].SkipTrue = uint8(skip)
+		}
+	}
+	return nil
 }

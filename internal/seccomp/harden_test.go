@@ -416,7 +416,7 @@ func TestBitsLink(t *testing.T) {
 		if !lowBitsOnly(clauses) {
 			t.Fatalf("lowBitsOnly(%v) = false", clauses)
 		}
-		link, err := bitsLink(clauses, action)
+		link, err := bitsLink(clauses, action, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

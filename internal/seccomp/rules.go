@@ -1,8 +1,8 @@
 package seccomp
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	seccompbpf "github.com/elastic/go-seccomp-bpf"
@@ -279,20 +279,45 @@ type filterSpec struct {
 	byNumber  []numberedSyscall
 }
 
-// rule denies its system calls unconditionally (no clauses) or when any of
-// its clauses holds (each clause is a conjunction of argument conditions).
-// A rule with clauses names exactly one system call: see assemble.go.
+// rule denies its system calls unconditionally (neither clauses nor low32)
+// or when any of its clauses holds (each clause is a conjunction of
+// argument conditions), or, for a low32 rule, when low32 holds. A rule
+// with conditions names exactly one system call: see assemble.go.
 type rule struct {
 	names   []string
-	clauses []seccompbpf.ArgumentConditions
-	// low32, when set, is what clauses say in another form: the low 32
-	// bits of one argument equal one of a few values. The assembler then
-	// compiles a load and one compare per value (see low32Link) rather
-	// than clauses, which go-seccomp-bpf can only express bit by bit.
-	// clauses stay the reference: Summary and the tests read them.
+	clauses []seccompbpf.ArgumentConditions // nil in a low32 rule
+	// low32, when set, is the rule's condition: the low 32 bits of one
+	// argument equal one of a few values. The assembler compiles a load
+	// and one compare per value (see low32Link); conditions spells it as
+	// the go-seccomp-bpf clauses it stands for, bit by bit, for the tests
+	// that check the one against the other. Build does not make those
+	// clauses: they were the largest share of its allocations (a
+	// condition per bit of some 60 ioctl requests), and it never reads
+	// them.
 	low32 *low32In
 	desc  string // for Summary; names every system call in names
 	why   string // for an unconditional rule: Summary's desc is names and why
+}
+
+// conditional reports whether the rule looks at arguments.
+func (r rule) conditional() bool { return len(r.clauses) > 0 || r.low32 != nil }
+
+// conditions returns the rule's clauses; for a low32 rule, what low32
+// says, one clause per value and then one per range, as go-seccomp-bpf
+// would compare them (low32Equals, low32MaskedEquals).
+func (r rule) conditions() []seccompbpf.ArgumentConditions {
+	m := r.low32
+	if m == nil {
+		return r.clauses
+	}
+	out := make([]seccompbpf.ArgumentConditions, 0, len(m.vals)+len(m.masked))
+	for _, v := range m.vals {
+		out = append(out, low32Equals(m.arg, v))
+	}
+	for _, r := range m.masked {
+		out = append(out, low32MaskedEquals(m.arg, r.mask, r.val))
+	}
+	return out
 }
 
 // low32In holds when uint32(argument arg) is one of vals, or when
@@ -309,21 +334,22 @@ type masked struct{ mask, val uint32 }
 // low32Rule denies name when the low 32 bits of argument arg equal one of
 // vals, whatever the upper 32 bits are.
 func low32Rule(name string, arg uint32, desc string, vals ...uint32) rule {
-	r := rule{names: []string{name}, low32: &low32In{arg: arg, vals: vals}, desc: desc}
-	for _, v := range vals {
-		r.clauses = append(r.clauses, low32Equals(arg, v))
+	if len(vals) == 0 {
+		panic("seccomp: low32Rule without a value never holds")
 	}
-	return r
+	return rule{names: []string{name}, low32: &low32In{arg: arg, vals: vals}, desc: desc}
 }
 
 // low32MaskedRule is low32Rule with ranges: it also denies name when the
 // low 32 bits of argument arg, masked, equal one of ranges.
 func low32MaskedRule(name string, arg uint32, desc string, vals []uint32, ranges []masked) rule {
+	for _, m := range ranges {
+		if m.val&^m.mask != 0 {
+			panic("seccomp: low32MaskedRule with a value outside its mask never holds")
+		}
+	}
 	r := low32Rule(name, arg, desc, vals...)
 	r.low32.masked = ranges
-	for _, m := range ranges {
-		r.clauses = append(r.clauses, low32MaskedEquals(arg, m.mask, m.val))
-	}
 	return r
 }
 
@@ -379,7 +405,9 @@ func unconditional(why string, names ...string) rule {
 // filterSpecs is the whole policy, in order: for a system call several rules
 // name, the first rule that matches its arguments decides (see assemble.go).
 func filterSpecs(p Policy) []filterSpec {
-	deny := filterSpec{name: "deny", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{
+	// Room for every rule a Policy adds (rules and specs below), so that
+	// neither slice is copied as it grows.
+	deny := filterSpec{name: "deny", errno: errnoEPERM, errnoName: "EPERM", rules: append(make([]rule, 0, 24),
 		unconditional("access to other processes' memory and file descriptors",
 			"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "process_madvise", "kcmp"),
 		unconditional("io_uring performs I/O that seccomp cannot see",
@@ -418,7 +446,7 @@ func filterSpecs(p Policy) []filterSpec {
 		// cannot see a real-time or deadline class.
 		unconditional("its scheduling policy (real-time, deadline) is in a struct seccomp cannot read; sched_setscheduler is checked instead",
 			"sched_setattr"),
-	}, byNumber: []numberedSyscall{{
+	), byNumber: []numberedSyscall{{
 		name: "open_tree_attr", nr: sysOpenTreeAttr,
 		why: "Linux 6.15 open_tree with mount attributes; newer than go-seccomp-bpf's table",
 	}, {
@@ -474,9 +502,9 @@ func filterSpecs(p Policy) []filterSpec {
 	}
 	deny.rules = append(deny.rules, cloneRule)
 
-	specs := []filterSpec{
+	specs := append(make([]filterSpec, 0, 16),
 		deny,
-		{name: "personality", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{{
+		filterSpec{name: "personality", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{{
 			names: []string{"personality"},
 			clauses: []seccompbpf.ArgumentConditions{
 				noneOf(argPersona, perLinux, perLinux32, perUname26, perLinux32U26, personalityGet),
@@ -484,7 +512,7 @@ func filterSpecs(p Policy) []filterSpec {
 			desc: "personality unless persona is exactly 0x0, 0x8, 0x20000, 0x20008 or 0xffffffff (query); " +
 				"blocks ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, MMAP_PAGE_ZERO and the like",
 		}}},
-		{name: "ioctl", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{
+		filterSpec{name: "ioctl", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{
 			low32MaskedRule("ioctl", argIoctlReq,
 				"ioctl when the low 32 bits of request are a terminal request that acts on others "+
 					"(TIOCSTI, TIOCLINUX, TIOCSCTTY, TIOCSPGRP, TIOCNOTTY, TIOCVHANGUP, TIOCCONS, TIOCSETD, TIOCEXCL, TIOCSWINSZ, "+
@@ -495,20 +523,20 @@ func filterSpecs(p Policy) []filterSpec {
 					"or a pidfs request (type 0xFF, numbers 0x00-0x0f: PIDFD_GET_INFO, PIDFD_GET_*_NAMESPACE), whatever the descriptor",
 				slices.Concat(ttyIoctls, netdevIoctls, fsIoctls), maskedIoctls),
 		}},
-		{name: "ioctl-modem-lines", errno: errnoENOTTY, errnoName: "ENOTTY", rules: []rule{
+		filterSpec{name: "ioctl-modem-lines", errno: errnoENOTTY, errnoName: "ENOTTY", rules: []rule{
 			low32Rule("ioctl", argIoctlReq,
 				"ioctl when the low 32 bits of request set a serial line's modem lines (TIOCMSET, TIOCMBIS, TIOCMBIC: DTR, RTS), "+
 					"answered as a pseudo-terminal answers",
 				modemLineIoctls...),
 		}},
-		{name: "fcntl-lease", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{
+		filterSpec{name: "fcntl-lease", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{
 			low32Rule("fcntl", argFcntlCmd,
 				"fcntl F_SETLEASE (1024): a lease on a file the sandbox may only read blocks other processes' opens for writing",
 				fSetlease),
 		}},
 		setidSpec(),
-		{name: "other-process", errno: errnoEPERM, errnoName: "EPERM", rules: otherProcessRules()},
-	}
+		filterSpec{name: "other-process", errno: errnoEPERM, errnoName: "EPERM", rules: otherProcessRules()},
+	)
 	if p.DenyPathMetadata {
 		specs = append(specs, filterSpec{name: "utimensat-path", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{{
 			names:   []string{"utimensat"},
@@ -558,12 +586,12 @@ func setidSpec() filterSpec {
 	setid := uint32(sISUID | sISGID)
 	mode := func(name string, arg uint32) rule {
 		return rule{names: []string{name}, clauses: []seccompbpf.ArgumentConditions{{low32AnySet(arg, setid)}},
-			desc: fmt.Sprintf("%s with S_ISUID or S_ISGID in its mode (argument %d)", name, arg)}
+			desc: name + " with S_ISUID or S_ISGID in its mode (argument " + strconv.Itoa(int(arg)) + ")"}
 	}
 	open := func(name string, flags, modeArg uint32) rule {
 		return rule{names: []string{name}, clauses: []seccompbpf.ArgumentConditions{{
 			low32AnySet(flags, oCreat|oTmpfile), low32AnySet(modeArg, setid),
-		}}, desc: fmt.Sprintf("%s with O_CREAT or O_TMPFILE and S_ISUID or S_ISGID in its mode", name)}
+		}}, desc: name + " with O_CREAT or O_TMPFILE and S_ISUID or S_ISGID in its mode"}
 	}
 	return filterSpec{name: "setid-mode", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{
 		mode("chmod", 1), mode("fchmod", 1), mode("fchmodat", 2), mode("fchmodat2", 2),
@@ -583,7 +611,7 @@ func setidSpec() filterSpec {
 func otherProcessRules() []rule {
 	notSelf := func(name string, arg uint32) rule {
 		return rule{names: []string{name}, clauses: []seccompbpf.ArgumentConditions{{low32AnySet(arg, 0xffffffff)}},
-			desc: fmt.Sprintf("%s unless its pid (argument %d) is 0, the caller", name, arg)}
+			desc: name + " unless its pid (argument " + strconv.Itoa(int(arg)) + ") is 0, the caller"}
 	}
 	setpriority := rule{names: []string{"setpriority"}, clauses: []seccompbpf.ArgumentConditions{
 		{low32AnySet(0, 0xffffffff)}, // which != PRIO_PROCESS
@@ -650,7 +678,7 @@ func fastOpenSpec(name string, flagsArg uint32) filterSpec {
 	return filterSpec{name: name + "-fastopen", errno: errnoEPERM, errnoName: "EPERM", rules: []rule{{
 		names:   []string{name},
 		clauses: []seccompbpf.ArgumentConditions{{low32AnySet(flagsArg, msgFastopen)}},
-		desc:    fmt.Sprintf("%s with MSG_FASTOPEN (0x20000000) in the low 32 bits of flags: TCP Fast Open connects without Landlock's connect check", name),
+		desc:    name + " with MSG_FASTOPEN (0x20000000) in the low 32 bits of flags: TCP Fast Open connects without Landlock's connect check",
 	}}}
 }
 

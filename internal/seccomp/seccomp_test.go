@@ -691,10 +691,10 @@ func TestMatchesRulesOneByOne(t *testing.T) {
 					if _, ok := tg.info.SyscallNames[n]; !ok {
 						continue
 					}
-					if len(r.clauses) == 0 {
+					if !r.conditional() {
 						group.Names = append(group.Names, n)
 					}
-					for _, c := range r.clauses {
+					for _, c := range r.conditions() {
 						group.NamesWithCondtions = append(group.NamesWithCondtions, seccompbpf.NameWithConditions{Name: n, Conditions: c})
 					}
 				}
@@ -763,7 +763,7 @@ func TestLow32Link(t *testing.T) {
 		arg  uint32
 		vals []uint32
 	}{{1, []uint32{tTIOCSTI, tTIOCLINUX}}, {2, []uint32{tMPTCP}}, {0, []uint32{0}}, {5, []uint32{0xffffffff, 1, 0x80000000}}} {
-		link, err := low32Link(&low32In{arg: tc.arg, vals: tc.vals}, action)
+		link, err := low32Link(&low32In{arg: tc.arg, vals: tc.vals}, action, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
