@@ -150,7 +150,14 @@ func selfPolicy(rc *spec.Resolved, abi int, procSelf string) (linuxPolicy, *open
 	opened := &openedPaths{fds: make(map[string]openedFD, len(SystemPaths))}
 	pol.statSystemPaths(procSelf, pol.add, opened)
 	for _, r := range rest {
+		// add merges into a default path's rule (and then drops the
+		// judged identity, as buildLinuxPolicy's add does); a rule of its
+		// own keeps the identity its build judged.
+		n := len(pol.Paths)
 		pol.add(r.Path, r.Access, r.Source)
+		if len(pol.Paths) > n {
+			pol.Paths[n].id, pol.Paths[n].judged = r.id, r.judged
+		}
 	}
 	return pol, opened
 }
