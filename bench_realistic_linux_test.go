@@ -33,13 +33,7 @@ import (
 // minus the wrap path's.
 func BenchmarkWrapRealistic(b *testing.B) {
 	requireSandboxB(b)
-	ws := b.TempDir()
-	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
-		b.Skipf("git init: %v %s", err, out)
-	}
-	if err := os.WriteFile(filepath.Join(ws, "README"), []byte("hello\n"), 0o600); err != nil {
-		b.Fatal(err)
-	}
+	ws := tinyRepo(b)
 	minimal := sandbox.Config{AllowedWritePaths: []string{ws}}
 	realistic := sandbox.Config{
 		AllowedWritePaths: []string{ws},
@@ -141,13 +135,7 @@ func medianMS(ds []time.Duration) float64 {
 //	go test -run '^$' -bench WrapParent -benchmem .
 func BenchmarkWrapParent(b *testing.B) {
 	requireSandboxB(b)
-	ws := b.TempDir()
-	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
-		b.Skipf("git init: %v %s", err, out)
-	}
-	if err := os.WriteFile(filepath.Join(ws, "README"), []byte("hello\n"), 0o600); err != nil {
-		b.Fatal(err)
-	}
+	ws := tinyRepo(b)
 	sb := sandbox.New()
 	for _, c := range []struct {
 		name string
@@ -174,4 +162,17 @@ func BenchmarkWrapParent(b *testing.B) {
 			}
 		})
 	}
+}
+
+// tinyRepo is the benchmarks' workspace: a git repository (git init) with
+// one file.
+func tinyRepo(b *testing.B) string {
+	ws := b.TempDir()
+	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+		b.Skipf("git init: %v %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "README"), []byte("hello\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return ws
 }

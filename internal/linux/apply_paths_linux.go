@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/openparallax/sandbox/internal/safefs"
 	"github.com/openparallax/sandbox/internal/spec"
 )
 
@@ -108,33 +109,7 @@ func (i *openedInfo) IsDir() bool        { return i.st.Mode&syscall.S_IFMT == sy
 func (i *openedInfo) Sys() any           { return &i.st }
 
 // Mode converts the stat mode as os.Stat does on Linux.
-func (i *openedInfo) Mode() fs.FileMode {
-	m := fs.FileMode(i.st.Mode & 0o777)
-	switch i.st.Mode & syscall.S_IFMT {
-	case syscall.S_IFBLK:
-		m |= fs.ModeDevice
-	case syscall.S_IFCHR:
-		m |= fs.ModeDevice | fs.ModeCharDevice
-	case syscall.S_IFDIR:
-		m |= fs.ModeDir
-	case syscall.S_IFIFO:
-		m |= fs.ModeNamedPipe
-	case syscall.S_IFLNK:
-		m |= fs.ModeSymlink
-	case syscall.S_IFSOCK:
-		m |= fs.ModeSocket
-	}
-	if i.st.Mode&syscall.S_ISGID != 0 {
-		m |= fs.ModeSetgid
-	}
-	if i.st.Mode&syscall.S_ISUID != 0 {
-		m |= fs.ModeSetuid
-	}
-	if i.st.Mode&syscall.S_ISVTX != 0 {
-		m |= fs.ModeSticky
-	}
-	return m
-}
+func (i *openedInfo) Mode() fs.FileMode { return safefs.ModeOf(i.st.Mode) }
 
 // selfPolicy is buildLinuxPolicy(rc, abi, procSelf, nil).forSelf() with
 // the default paths looked at through the descriptors their rules are

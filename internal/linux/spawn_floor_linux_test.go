@@ -59,10 +59,10 @@ func BenchmarkSpawnFloor(b *testing.B) {
 	}
 	minimal := Config{AllowedWritePaths: []string{ws}}
 	realistic := Config{AllowedWritePaths: []string{ws}, AllowedExecPaths: []string{"/usr/bin", "/bin"}, AllowProcessSpawn: true}
-	minimalRules := map[string]bool{}
-	{
+	// payloadOf is the payload WrapCommand plans for /bin/true under cfg.
+	payloadOf := func(cfg Config) (*trampoline.Payload, *exec.Cmd) {
 		cmd := exec.Command("/bin/true")
-		c, err := WrapCommand(cmd, minimal)
+		c, err := WrapCommand(cmd, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -71,9 +71,12 @@ func BenchmarkSpawnFloor(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, r := range p.Rules {
-			minimalRules[r.Path] = true
-		}
+		return p, cmd
+	}
+	minimalRules := map[string]bool{}
+	mp, _ := payloadOf(minimal)
+	for _, r := range mp.Rules {
+		minimalRules[r.Path] = true
 	}
 	noNamespaces := func(p *trampoline.Payload, cmd *exec.Cmd) {
 		p.Flags &^= trampoline.FlagNamespaces
@@ -127,22 +130,11 @@ func BenchmarkSpawnFloor(b *testing.B) {
 		}
 		return time.Since(start)
 	}
-	execRules := 0 // how many rules realistic-less takes out
-	{
-		cmd := exec.Command("/bin/true")
-		c, err := WrapCommand(cmd, realistic)
-		if err != nil {
-			b.Fatal(err)
-		}
-		c.Drop()
-		p, err := trampoline.FromEnviron(cmd.Env)
-		if err != nil {
-			b.Fatal(err)
-		}
-		n := len(p.Rules)
-		variants[6].edit(p, cmd)
-		execRules = n - len(p.Rules)
-	}
+	// How many rules realistic-less takes out.
+	rp, rcmd := payloadOf(realistic)
+	execRules := len(rp.Rules)
+	variants[6].edit(rp, rcmd)
+	execRules -= len(rp.Rules)
 	times := make([][]time.Duration, len(variants))
 	for i, v := range variants { // warm
 		spawn(b, v.cfg, variants[i].edit)

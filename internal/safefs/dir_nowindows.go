@@ -295,7 +295,7 @@ func wantRegular(st *unix.Stat_t) error {
 	case unix.S_IFLNK:
 		return ErrSymlink
 	}
-	return fmt.Errorf("%s: %w", modeOf(uint32(st.Mode)).Type(), ErrSpecial)
+	return fmt.Errorf("%s: %w", ModeOf(uint32(st.Mode)).Type(), ErrSpecial)
 }
 
 // classify turns the errno of a no-follow open into the package's errors:
@@ -317,11 +317,11 @@ func classify(err error) error {
 }
 
 func infoOf(st *unix.Stat_t) Info {
-	return Info{Mode: modeOf(uint32(st.Mode)), Size: st.Size, Uid: st.Uid, Dev: uint64(st.Dev), Ino: uint64(st.Ino)}
+	return Info{Mode: ModeOf(uint32(st.Mode)), Size: st.Size, Uid: st.Uid, Dev: uint64(st.Dev), Ino: uint64(st.Ino)}
 }
 
-// modeOf maps st_mode to fs.FileMode.
-func modeOf(m uint32) fs.FileMode {
+// ModeOf maps st_mode to fs.FileMode, as os.Stat does.
+func ModeOf(m uint32) fs.FileMode {
 	mode := fs.FileMode(m & 0o777)
 	switch m & unix.S_IFMT {
 	case unix.S_IFDIR:
