@@ -165,7 +165,7 @@ func Run(ctx context.Context, cfg Config, name string, args []string, opts RunOp
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
-	p, err := startConfined(ctx, cmd, cfg, opts.TTY)
+	p, err := startConfined(ctx, cmd, cfg, opts.TTY, tmp.Path())
 	closeAll(s.childEnds)
 	if err != nil {
 		closeAll([]*os.File{s.stdinW, s.outR, s.errR})

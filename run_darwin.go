@@ -25,7 +25,7 @@ type confinedProc struct {
 // by Run); darwin.RunEnv adds GIT_CONFIG_GLOBAL inside it and
 // GIT_CONFIG_NOSYSTEM unless cmd.Env sets them. /tmp and the per-user
 // /var/folders are not granted.
-func startConfined(_ context.Context, cmd *exec.Cmd, cfg Config, tty bool) (*confinedProc, error) {
+func startConfined(_ context.Context, cmd *exec.Cmd, cfg Config, tty bool, _ string) (*confinedProc, error) {
 	path := cmd.Path
 	cmd.Env = darwin.RunEnv(cmd.Env)
 	// With RunOptions.TTY (tty), Run made the program's standard input,

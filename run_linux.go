@@ -18,8 +18,10 @@ type confinedProc struct{ p *linux.Proc }
 // startConfined wraps cmd for Run and starts it (see linux.StartConfined).
 // tty is RunOptions.TTY: the program then gets no PID namespace. The
 // spawn's plan goes to ctx's spec.PlanCheck, if any, before it is applied.
-func startConfined(ctx context.Context, cmd *exec.Cmd, cfg Config, tty bool) (*confinedProc, error) {
-	p, err := linux.StartConfined(cmd, cfg.spec(), tty, spec.PlanCheckOf(ctx))
+func startConfined(ctx context.Context, cmd *exec.Cmd, cfg Config, tty bool, runTemp string) (*confinedProc, error) {
+	sc := cfg.spec()
+	sc.RunTemp = runTemp
+	p, err := linux.StartConfined(cmd, sc, tty, spec.PlanCheckOf(ctx))
 	if err != nil {
 		return nil, err
 	}

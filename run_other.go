@@ -12,7 +12,7 @@ import (
 // confinedProc never exists here: WrapCommand fails closed.
 type confinedProc struct{}
 
-func startConfined(_ context.Context, cmd *exec.Cmd, cfg Config, _ bool) (*confinedProc, error) {
+func startConfined(_ context.Context, cmd *exec.Cmd, cfg Config, _ bool, _ string) (*confinedProc, error) {
 	if err := New().WrapCommand(cmd, cfg); err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ type confinedProc struct{ p *windows.Proc }
 // startConfined wraps cmd with a Sandbox of its own, starts it (suspended),
 // and calls PostStart, which assigns it to its job and resumes it; a
 // console standard input is copied through a pipe (windows.Start).
-func startConfined(_ context.Context, cmd *exec.Cmd, cfg Config, _ bool) (*confinedProc, error) {
+func startConfined(_ context.Context, cmd *exec.Cmd, cfg Config, _ bool, _ string) (*confinedProc, error) {
 	sb := &windowsSandbox{}
 	if err := sb.WrapCommand(cmd, cfg); err != nil {
 		return nil, err

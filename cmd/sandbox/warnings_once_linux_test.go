@@ -8,7 +8,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,16 +80,10 @@ func TestSpawnPlanWarnsAsPlanFor(t *testing.T) {
 	}
 }
 
-// runTemp is Run's own temporary directory as a plan's detail names it
-// among the places looked for repositories, with the count of directories
-// walked that it adds to: the one difference between the spawn's plan and
-// PlanFor's (which has no such directory), cut from both.
-var runTemp = regexp.MustCompile(`, /[^ ]*/sandbox-run-[0-9-]+|\(\d+ directories walked`)
-
 func lines(es []sandbox.Enforcement) []string {
 	var out []string
 	for _, e := range es {
-		out = append(out, e.Feature+" ("+runTemp.ReplaceAllString(e.Detail, "")+")")
+		out = append(out, e.Feature+" ("+e.Detail+")")
 	}
 	return out
 }

@@ -24,10 +24,19 @@ type gitFound struct {
 }
 
 // gitRoots are the trees the walk looks at for rc: the write paths, and
-// the sources of writable Mounts.
+// the sources of writable Mounts. Run's own temporary directory
+// (Config.RunTemp) is left out: Run made it a moment ago with nothing in
+// it but its home and tmp, and removes it with everything in it once the
+// program's tree has ended, so there is no repository in it to protect
+// before the run, and none the run leaves that git could later run hooks
+// of. Looking would cost its directories' listings before and after every
+// Run, and report repositories that are about to be removed.
 func gitRoots(rc *spec.Resolved) []string {
 	var roots []string
 	for _, w := range rc.Write {
+		if rc.Config.RunTemp != "" && w.Resolved == rc.Config.RunTemp {
+			continue
+		}
 		roots = append(roots, w.Resolved)
 	}
 	for _, m := range rc.Mounts {

@@ -37,6 +37,15 @@ type Config struct {
 	// Env, when not nil, is the whole environment of the program
 	// WrapCommand or Run starts (sandbox.Config.Env has the contract).
 	Env map[string]string `json:"env,omitempty"`
+
+	// RunTemp is the private temporary directory sandbox.Run made for
+	// this run (one of AllowedWritePaths, resolved), or "": set by Run
+	// only, never from a caller's Config. Run made it empty just before
+	// the spawn and removes it, whatever it holds, right after (and a
+	// later process's Run sweeps it if this caller is killed first), so
+	// git protection does not look for repositories in it: none can be
+	// there before the run, and none outlives it (see gitRoots).
+	RunTemp string `json:"-"`
 }
 
 // Mount shows the host path Path at the path At inside the sandbox,
