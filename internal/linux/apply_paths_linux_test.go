@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -34,6 +35,22 @@ func TestSelfPolicyMatchesBuilt(t *testing.T) {
 		"exec file": {AllowedExecPaths: []string{"/bin/true"}, AllowedReadPaths: []string{"/lib64"}},
 		"exec writes": {AllowedWritePaths: []string{ws}, AllowExecWritePaths: true, AllowSharedMemory: true,
 			AllowedTCPConnect: []string{"127.0.0.1:80"}, AllowUDP: true},
+	}
+	// The kernel matrix's guests are minimal: a path absent there is left
+	// out of the Config (Resolve refuses it), the rest still compared.
+	present := func(paths []string) []string {
+		return slices.DeleteFunc(slices.Clone(paths), func(p string) bool {
+			if _, err := os.Stat(p); err != nil {
+				t.Logf("%s left out: %v", p, err)
+				return true
+			}
+			return false
+		})
+	}
+	for name, cfg := range configs {
+		cfg.AllowedReadPaths, cfg.AllowedWritePaths = present(cfg.AllowedReadPaths), present(cfg.AllowedWritePaths)
+		cfg.AllowedExecPaths = present(cfg.AllowedExecPaths)
+		configs[name] = cfg
 	}
 	for _, abi := range []int{1, 3, 7, kernel().abi} {
 		for name, cfg := range configs {
