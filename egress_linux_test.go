@@ -69,10 +69,7 @@ type egressWorld struct {
 func newEgressWorld(t *testing.T) *egressWorld {
 	t.Helper()
 	f := newFakeNet(t)
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := realTempDir(t)
 	os.Chmod(dir, 0o755)
 	plain := httptest.NewServer(echoHandler)
 	t.Cleanup(plain.Close)

@@ -25,7 +25,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -184,10 +183,7 @@ func TestEgressSeedsScenarioAsNobody(t *testing.T) {
 
 func seedsScenario(t *testing.T) {
 	requireSandbox(t)
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := realTempDir(t)
 	// The Engine: a framed request/response service on P, an HTTP API on
 	// Q (the name entry, localhost:Q), and R, which nobody may reach.
 	p, _ := countingTCP(t, func(c net.Conn) {

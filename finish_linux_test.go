@@ -46,10 +46,7 @@ func TestFinishCommand(t *testing.T) {
 	}
 
 	t.Run("a planted commondir is removed", func(t *testing.T) {
-		ws, err := filepath.EvalSymlinks(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
+		ws := realTempDir(t)
 		if out, err := exec.Command(git, "init", "-q", ws).CombinedOutput(); err != nil {
 			t.Fatalf("git init: %v %s", err, out)
 		}
@@ -63,10 +60,7 @@ func TestFinishCommand(t *testing.T) {
 		}
 	})
 	t.Run("a new repository is reported and left", func(t *testing.T) {
-		ws, err := filepath.EvalSymlinks(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
+		ws := realTempDir(t)
 		r := run(ws, git+" init -q")
 		created := filepath.Join(ws, ".git")
 		if !slices.Equal(r.GitCreated, []string{created}) || r.Removed != nil {

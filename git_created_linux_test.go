@@ -44,10 +44,7 @@ func TestRunReportsCreatedRepository(t *testing.T) {
 		{name: "no_git_protection", script: git + " init -q", noGit: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ws, err := filepath.EvalSymlinks(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
+			ws := realTempDir(t)
 			if c.pre != nil {
 				c.pre(ws)
 			}
@@ -114,10 +111,7 @@ func checkGitSubmodules(t *testing.T) {
 		}
 		return string(out)
 	}
-	tmp, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	tmp := realTempDir(t)
 	upstream, ws := filepath.Join(tmp, "upstream"), filepath.Join(tmp, "ws")
 	for _, d := range []string{upstream, ws} {
 		os.Mkdir(d, 0o755)

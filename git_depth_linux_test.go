@@ -152,10 +152,7 @@ func TestRunGitDepthFindingsAsNobody(t *testing.T) {
 func checkGitDepthFindings(t *testing.T) {
 	git := need(t, "/usr/bin/git", "git")
 	sh := need(t, "/bin/sh", "dash")
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := realTempDir(t)
 	top := filepath.Join(ws, "top")
 	repo := filepath.Join(ws, "repo")
 	os.Mkdir(top, 0o755)
@@ -220,14 +217,8 @@ func TestGitWalkNoFollowAsNobody(t *testing.T) {
 
 func checkGitWalkNoFollow(t *testing.T) {
 	need(t, "/usr/bin/git", "git")
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	victim, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := realTempDir(t)
+	victim := realTempDir(t)
 	hostGit(t, "init", "-q", filepath.Join(victim, "repo"))
 	os.Symlink(ws, filepath.Join(ws, "loop"))
 	os.Symlink(filepath.Join(victim, "repo"), filepath.Join(ws, "victim"))
@@ -291,14 +282,8 @@ func checkGitWalkNoFollow(t *testing.T) {
 func TestRunGitDepthMountSource(t *testing.T) {
 	requireNamespaces(t)
 	need(t, "/usr/bin/git", "git")
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := realTempDir(t)
+	src := realTempDir(t)
 	hostGit(t, "init", "-q", filepath.Join(src, "proj"))
 	view := filepath.Join(ws, "view")
 	os.Mkdir(view, 0o755)

@@ -25,10 +25,7 @@ func TestRunRemovesCreatedHooksAndConfig(t *testing.T) {
 	sh := need(t, "/bin/sh", "dash")
 	for _, missing := range []string{"hooks", "config"} {
 		t.Run(missing, func(t *testing.T) {
-			ws, err := filepath.EvalSymlinks(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
+			ws := realTempDir(t)
 			gitOut := gitIn(git, ws)
 			if err := gitOut("init", "-q"); err != nil {
 				t.Fatal(err)
@@ -92,14 +89,8 @@ func TestRunRemovesCreatedHooksLink(t *testing.T) {
 	requireNamespaces(t)
 	git := need(t, "/usr/bin/git", "git")
 	sh := need(t, "/bin/sh", "dash")
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	victim, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := realTempDir(t)
+	victim := realTempDir(t)
 	keep := filepath.Join(victim, "pre-commit")
 	if err := os.WriteFile(keep, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)

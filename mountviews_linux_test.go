@@ -33,10 +33,7 @@ func TestRunMountSourcePlanted(t *testing.T) {
 	sh := need(t, "/bin/sh", "dash")
 	need(t, "/bin/rm", "coreutils") // run 1's program plants the link with rm and ln
 	need(t, "/bin/ln", "coreutils")
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := realTempDir(t)
 	ws, secret := filepath.Join(base, "ws"), filepath.Join(base, "secret")
 	for _, d := range []string{filepath.Join(ws, "cache"), secret} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

@@ -230,10 +230,7 @@ func nobodyWorkspace(t *testing.T) (ws string, ok bool) {
 // a file a deny-write path names.
 func nsWorkspace(t *testing.T) string {
 	t.Helper()
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := realTempDir(t)
 	os.MkdirAll(filepath.Join(ws, "secrets"), 0o755)
 	os.MkdirAll(filepath.Join(ws, "ro"), 0o755)
 	os.MkdirAll(filepath.Join(ws, "deep", "er"), 0o755)
@@ -795,10 +792,7 @@ func TestRunMountLayerGitdirFile(t *testing.T) {
 	requireNamespaces(t)
 	git := need(t, "/usr/bin/git", "git")
 	sh := need(t, "/bin/sh", "dash")
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := realTempDir(t)
 	repo, gitdir := filepath.Join(ws, "repo"), filepath.Join(ws, "store", "repo.git")
 	os.MkdirAll(repo, 0o755)
 	os.MkdirAll(filepath.Dir(gitdir), 0o755)
@@ -984,10 +978,7 @@ func TestRunRemovesCreatedCommonDir(t *testing.T) {
 	requireNamespaces(t)
 	git := need(t, "/usr/bin/git", "git")
 	sh := need(t, "/bin/sh", "dash")
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := realTempDir(t)
 	gitOut := gitIn(git, ws)
 	if err := gitOut("init", "-q"); err != nil {
 		t.Fatal(err)
@@ -1032,10 +1023,7 @@ func TestRunMountLayerWorktreeCommonDir(t *testing.T) {
 	requireNamespaces(t)
 	git := need(t, "/usr/bin/git", "git")
 	sh := need(t, "/bin/sh", "dash")
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := realTempDir(t)
 	main, wt := filepath.Join(ws, "main"), filepath.Join(ws, "wt")
 	env := []string{"PATH=/usr/bin:/bin", "HOME=" + ws, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
 		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"}

@@ -82,10 +82,7 @@ func checkSweep(t *testing.T) {
 	for _, p := range []string{"/bin/sh", "/bin/sleep", "/bin/mkdir", "/bin/chmod", "/bin/ln", "/bin/mv"} {
 		need(t, p, "coreutils")
 	}
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := realTempDir(t)
 	out, victim := filepath.Join(base, "out"), filepath.Join(base, "victim")
 	for _, d := range []string{out, victim} {
 		os.Mkdir(d, 0o777)

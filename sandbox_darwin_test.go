@@ -42,17 +42,6 @@ func requireSandboxExec(t *testing.T) {
 	}
 }
 
-// realTempDir is t.TempDir with symlinks resolved (/var/folders/… becomes
-// /private/var/folders/…), the path Seatbelt sees.
-func realTempDir(t *testing.T) string {
-	t.Helper()
-	d, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 func wrap(t *testing.T, cmd *exec.Cmd, cfg sandbox.Config) {
 	t.Helper()
 	if err := sandbox.New().WrapCommand(cmd, cfg); err != nil {

@@ -67,10 +67,7 @@ func TestStrictAcceptLoader(t *testing.T) {
 
 	// Every other gap is still refused: a deny path that does not exist
 	// inside a write path cannot be mounted read-only.
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := realTempDir(t)
 	cfg.AllowedWritePaths = []string{ws}
 	cfg.DenyWritePaths = []string{filepath.Join(ws, "absent")}
 	cfg.NoGitProtection = true

@@ -29,10 +29,7 @@ type toolchainEnv struct {
 
 func newToolchainEnv(t *testing.T) toolchainEnv {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := realTempDir(t)
 	e := toolchainEnv{
 		ws:     filepath.Join(base, "ws"),
 		secret: filepath.Join(base, "secret.txt"),

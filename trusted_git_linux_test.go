@@ -47,10 +47,7 @@ func gitIn(git, dir string) func(args ...string) error {
 func gitRepo(t *testing.T) string {
 	t.Helper()
 	git := need(t, "/usr/bin/git", "git")
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := realTempDir(t)
 	for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "init"}} {
 		cmd := exec.Command(git, args...)
 		cmd.Dir, cmd.Env = ws, gitEnv
@@ -221,14 +218,8 @@ func checkGitRepointedLink(t *testing.T) {
 			// The write path holds the repository (ws) and its git
 			// directory (which must be visible inside: the private /tmp
 			// hides the rest of /tmp); the victim lies outside it.
-			base, err := filepath.EvalSymlinks(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			other, err := filepath.EvalSymlinks(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
+			base := realTempDir(t)
+			other := realTempDir(t)
 			gitdir, ws, victim := filepath.Join(base, "gitdir"), filepath.Join(base, "ws"), filepath.Join(other, "victim")
 			if err := os.Rename(filepath.Join(repo, ".git"), gitdir); err != nil {
 				t.Fatal(err)
@@ -264,10 +255,7 @@ func checkGitRepointedLink(t *testing.T) {
 func TestGitPlantedCommonDirThroughLink(t *testing.T) {
 	requireNamespaces(t)
 	repo := gitRepo(t)
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := realTempDir(t)
 	gitdir, ws := filepath.Join(base, "gitdir"), filepath.Join(base, "ws")
 	if err := os.Rename(filepath.Join(repo, ".git"), gitdir); err != nil {
 		t.Fatal(err)
@@ -293,10 +281,7 @@ func TestGitPlantedCommonDirThroughLink(t *testing.T) {
 func TestWrapAfterGitFIFO(t *testing.T) {
 	requireNamespaces(t)
 	need(t, "/bin/mkfifo", "coreutils") // the program plants the FIFO with it
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := realTempDir(t)
 	dotgit := filepath.Join(ws, ".git")
 	t.Cleanup(func() { unblockFIFO(dotgit) })
 	created := gitRunIn(t, ws, "mkfifo .git", false).created
