@@ -142,11 +142,12 @@ func PlanFor(rc *spec.Resolved) spec.Plan {
 // ApplySelf restricts the calling process and all its threads. The whole
 // policy is built and checked first, then the seccomp filter and the
 // Landlock ruleset are prepared (nothing is applied on any error up to
-// here), then the seccomp filter is loaded on every thread, then the
-// Landlock ruleset is enforced on every thread, then every capability set
-// is emptied, then the resource limits of rc.Config.Limits are set (see
-// [Limits]). Only a failure after the filter is loaded leaves the process
-// partly restricted; it is reported as spec.ErrPartiallyApplied.
+// here), then every capability set of every thread is emptied, then the
+// seccomp filter is loaded on every thread (with no_new_privs), then the
+// Landlock ruleset is enforced on every thread, then the resource limits
+// of rc.Config.Limits are set (see [Limits]). Only a failure after the
+// capabilities are emptied leaves the process partly restricted; it is
+// reported as spec.ErrPartiallyApplied (see applyLinux).
 //
 // Beyond what WrapCommand enforces, ApplySelf refuses (EPERM) every change
 // of a file's mode, owner, times or extended attributes by path (chmod,
@@ -158,8 +159,8 @@ func PlanFor(rc *spec.Resolved) spec.Plan {
 // utimensat(fd, NULL, times, 0) (glibc's futimens; golang.org/x/sys's
 // Futimes goes through the path /proc/self/fd/N and is refused, as is
 // UtimesNanoAt(fd, "", ..., AT_EMPTY_PATH)). It also empties the
-// permitted, effective, inheritable and ambient sets of every thread, after
-// Landlock, so a root process holds no capability and, under no_new_privs,
+// permitted, effective, inheritable and ambient sets of every thread, so a
+// root process holds no capability and, under no_new_privs,
 // no program it executes gains one; the bounding set is left as it was,
 // since then it grants nothing (see dropCapabilities).
 func ApplySelf(rc *spec.Resolved) error {
@@ -192,15 +193,24 @@ func ApplySelf(rc *spec.Resolved) error {
 //     descriptor that restricts nothing until it is enforced. An error here
 //     (a path removed since the policy was built, a rule the kernel
 //     refuses) leaves the process as it was.
-//  2. Load the seccomp filter with TSYNC. Besides installing the filter on
-//     every thread, TSYNC sets no_new_privs on every thread, which
-//     enforcing a Landlock ruleset requires.
-//  3. Enforce the ruleset on every thread: with one system call and
+//  2. Empty the permitted, effective, inheritable and ambient sets of
+//     every thread, in one all-thread capset (dropCapabilities). If the
+//     calling thread's capset fails, no thread's sets changed (psx makes
+//     the other threads' calls only after the caller's succeeded).
+//  3. Load the seccomp filter with TSYNC, which installs it on every thread
+//     and sets no_new_privs on every thread: what makes step 2's empty
+//     permitted set final, and what enforcing a Landlock ruleset requires.
+//     Since no thread holds CAP_SYS_ADMIN after step 2, the kernel accepts
+//     the filter only from a calling thread with no_new_privs, so the load
+//     need not pin its goroutine (seccomp.LoadUnprivileged says why that
+//     matters and what it does when the goroutine moved).
+//  4. Enforce the ruleset on every thread: with one system call and
 //     LANDLOCK_RESTRICT_SELF_TSYNC from ABI 8, before that through
 //     go-landlock's psx-based AllThreadsLandlockRestrictSelf, which makes
 //     each thread make the call.
-//  4. Empty the permitted, effective, inheritable and ambient sets of
-//     every thread, in one all-thread capset (dropCapabilities).
+//
+// The child half of WrapCommand also drops the capabilities before
+// no_new_privs and its filter (internal/spawnhelper's helper.c).
 //
 // go-landlock's Config.Restrict would do the Landlock half in one call, but
 // it adds the rules in the same call that enforces them, so a rule error
@@ -221,16 +231,17 @@ func applyOpened(pol linuxPolicy, opened *openedPaths) error {
 		return err
 	}
 	defer unix.Close(ruleset)
-	if err := seccomp.Load(filter); err != nil {
-		// Load set no_new_privs on this thread before the kernel refused
-		// the filter; no restriction is in force.
+	if err := dropCapabilities(); err != nil {
 		return fmt.Errorf("sandbox: nothing enforced: %w", err)
 	}
-	if err := enforceRuleset(ruleset, pol.ABI); err != nil {
-		return fmt.Errorf("%w: seccomp applied, landlock failed: %w", spec.ErrPartiallyApplied, err)
+	if err := seccomp.LoadUnprivileged(filter); err != nil {
+		return fmt.Errorf("%w: capabilities emptied, seccomp failed, landlock not applied: %w", spec.ErrPartiallyApplied, err)
 	}
-	if err := dropCapabilities(); err != nil {
-		return fmt.Errorf("%w: seccomp and landlock applied, capabilities kept: %w", spec.ErrPartiallyApplied, err)
+	if err := checkNoNewPrivs(); err != nil {
+		return fmt.Errorf("%w: capabilities emptied and seccomp applied, landlock not applied: %w", spec.ErrPartiallyApplied, err)
+	}
+	if err := enforceRuleset(ruleset, pol.ABI); err != nil {
+		return fmt.Errorf("%w: capabilities emptied and seccomp applied, landlock failed: %w", spec.ErrPartiallyApplied, err)
 	}
 	return nil
 }

@@ -45,24 +45,20 @@ import (
 // permitted (cap_emulate_setxuid). An empty permitted set is therefore
 // final: nothing the process or any program it executes does can make it
 // non-empty. no_new_privs is set on every thread by the seccomp filter's
-// TSYNC load before this runs (and cannot be unset); it is checked here on
-// the calling thread, so that this reasoning never runs without it. The
-// canary's capabilities probe checks both on every thread, and
-// TestApplySelfExecGainsNoCapability executes a root, a set-user-ID-root
-// and a file-capability program after ApplySelf as root.
+// TSYNC load right after this runs (and cannot be unset), and
+// checkNoNewPrivs checks it on the calling thread before ApplySelf goes
+// on, so that this reasoning never stands without it; if the load fails,
+// ApplySelf reports ErrPartiallyApplied and the process must exit. The
+// drop comes first so that no thread holds CAP_SYS_ADMIN at the load (see
+// applyLinux). The canary's capabilities probe checks both on every
+// thread, and TestApplySelfExecGainsNoCapability executes a root, a
+// set-user-ID-root and a file-capability program after ApplySelf as root.
 //
 // What is not done: SECBIT_NOROOT and friends (no_new_privs already stops
 // a root execve from gaining), and uid 0 stays uid 0: the files root owns
 // are still its own, which is why metadata changes by path are refused by
 // seccomp too.
 func dropCapabilities() error {
-	nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
-	if err != nil {
-		return fmt.Errorf("sandbox: capabilities: PR_GET_NO_NEW_PRIVS: %w", err)
-	}
-	if nnp != 1 {
-		return errors.New("sandbox: capabilities: no_new_privs is not set: an emptied permitted set could be refilled by executing a program")
-	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	_, _, e := psx.Syscall3(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0)
@@ -70,6 +66,20 @@ func dropCapabilities() error {
 	runtime.KeepAlive(&data)
 	if e != 0 {
 		return fmt.Errorf("sandbox: capabilities: capset: %w", e)
+	}
+	return nil
+}
+
+// checkNoNewPrivs checks that the calling thread has no_new_privs, which
+// the seccomp filter's TSYNC load gave every thread: without it the
+// emptied permitted set could be refilled by executing a program.
+func checkNoNewPrivs() error {
+	nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
+	if err != nil {
+		return fmt.Errorf("sandbox: PR_GET_NO_NEW_PRIVS: %w", err)
+	}
+	if nnp != 1 {
+		return errors.New("sandbox: no_new_privs is not set after the seccomp filter's load: an emptied permitted set could be refilled by executing a program")
 	}
 	return nil
 }

@@ -44,7 +44,37 @@ func Load(filters ...Filter) error {
 	// no_new_privs is per thread and seccomp checks it on the calling thread.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	return load(filters, unix.SECCOMP_FILTER_FLAG_TSYNC)
+	_, err := load(filters, unix.SECCOMP_FILTER_FLAG_TSYNC)
+	return err
+}
+
+// LoadUnprivileged is Load for a process none of whose threads holds
+// CAP_SYS_ADMIN in its user namespace (ApplySelf, after its capability
+// drop), without pinning the calling goroutine to its OS thread.
+//
+// Load pins because the prctl and the seccomp call must be made by the same
+// thread: a thread with CAP_SYS_ADMIN may install a filter without
+// no_new_privs, and TSYNC copies no_new_privs to the other threads only
+// from a calling thread that has it (kernel/seccomp.c: seccomp_sync_threads),
+// so a goroutine moved to another thread between the two calls would leave
+// every thread without it. Without CAP_SYS_ADMIN the kernel installs a
+// filter only for a calling thread that has no_new_privs
+// (seccomp_prepare_filter returns EACCES otherwise, before anything is
+// installed): a success proves the calling thread had it, and TSYNC gave it
+// to every thread. A goroutine that moved between the two calls gets EACCES,
+// and LoadUnprivileged then makes the pinned Load.
+//
+// Why not always pin: in a program built without cgo, the first
+// runtime.LockOSThread starts the Go runtime's template thread
+// (runtime/proc.go: startTemplateThread; a cgo program starts it before
+// main), 30–60 µs of ApplySelf here, and that thread then takes part in
+// every later all-thread round.
+func LoadUnprivileged(filters ...Filter) error {
+	loaded, err := load(filters, unix.SECCOMP_FILTER_FLAG_TSYNC)
+	if loaded == 0 && errors.Is(err, unix.EACCES) {
+		return Load(filters...)
+	}
+	return err
 }
 
 // LoadCallingThreadOnly installs the filters on the calling OS thread only,
@@ -52,17 +82,25 @@ func Load(filters ...Filter) error {
 // build the broken sandbox a canary must detect; the library never uses it.
 // The caller must have locked its goroutine to the OS thread.
 func LoadCallingThreadOnly(filters ...Filter) error {
-	return load(filters, 0)
+	_, err := load(filters, 0)
+	return err
 }
 
-func load(filters []Filter, flags uintptr) error {
+// setNoNewPrivs sets no_new_privs on the calling thread. A variable only so
+// that a test can make one call miss, as a goroutine that moved to another
+// thread would (TestLoadUnprivilegedMovedGoroutine).
+var setNoNewPrivs = func() error { return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) }
+
+// load sets no_new_privs on the calling thread and installs filters with
+// flags; it returns how many were installed before an error.
+func load(filters []Filter, flags uintptr) (int, error) {
 	if len(filters) == 0 {
-		return errors.New("seccomp: no filters to load")
+		return 0, errors.New("seccomp: no filters to load")
 	}
 	progs := make([][]unix.SockFilter, len(filters))
 	for i, f := range filters {
 		if len(f.Program) == 0 || len(f.Program) > bpfMaxInsns {
-			return fmt.Errorf("seccomp: filter %d of %d (%q) has %d instructions; want 1 to %d",
+			return 0, fmt.Errorf("seccomp: filter %d of %d (%q) has %d instructions; want 1 to %d",
 				i+1, len(filters), f.Name, len(f.Program), bpfMaxInsns)
 		}
 		progs[i] = make([]unix.SockFilter, len(f.Program))
@@ -71,8 +109,8 @@ func load(filters []Filter, flags uintptr) error {
 		}
 	}
 
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("seccomp: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	if err := setNoNewPrivs(); err != nil {
+		return 0, fmt.Errorf("seccomp: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
 	for i, f := range filters {
 		fprog := unix.SockFprog{Len: uint16(len(progs[i])), Filter: &progs[i][0]}
@@ -80,14 +118,14 @@ func load(filters []Filter, flags uintptr) error {
 			uintptr(unsafe.Pointer(&fprog)))
 		runtime.KeepAlive(progs[i])
 		if errno != 0 {
-			return fmt.Errorf("seccomp: loading filter %d of %d (%q): %w", i+1, len(filters), f.Name, errno)
+			return i, fmt.Errorf("seccomp: loading filter %d of %d (%q): %w", i+1, len(filters), f.Name, errno)
 		}
 		if tid != 0 {
 			// With TSYNC, a positive result is the ID of a thread that could
 			// not be synchronised; the filter was not installed anywhere.
-			return fmt.Errorf("seccomp: loading filter %d of %d (%q) with TSYNC: thread %d could not be synchronised",
+			return i, fmt.Errorf("seccomp: loading filter %d of %d (%q) with TSYNC: thread %d could not be synchronised",
 				i+1, len(filters), f.Name, tid)
 		}
 	}
-	return nil
+	return len(filters), nil
 }

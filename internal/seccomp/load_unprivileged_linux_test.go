@@ -1,0 +1,131 @@
+//go:build linux
+
+package seccomp
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
+
+	"github.com/openparallax/sandbox/internal/childtest"
+)
+
+// allowAll is a filter that allows every system call: what these tests
+// check is where a filter and no_new_privs end up, not what a filter denies.
+var allowAll = Filter{Name: "allow-all", Program: []bpf.RawInstruction{{Op: 0x06, K: 0x7fff0000}}}
+
+// threadStates returns each thread's "NoNewPrivs" and "Seccomp" lines of
+// /proc/self/task/TID/status, as "TID nnp=N seccomp=M".
+func threadStates(t *testing.T) []string {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, task := range tasks {
+		b, err := os.ReadFile(filepath.Join("/proc/self/task", task.Name(), "status"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nnp, mode := "?", "?"
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "NoNewPrivs:"); ok {
+				nnp = strings.TrimSpace(v)
+			}
+			if v, ok := strings.CutPrefix(line, "Seccomp:"); ok {
+				mode = strings.TrimSpace(v)
+			}
+		}
+		out = append(out, task.Name()+" nnp="+nnp+" seccomp="+mode)
+	}
+	return out
+}
+
+// missFirstNoNewPrivs makes the next setNoNewPrivs set nothing, as if the
+// goroutine had moved to another thread right after it, and counts calls.
+func missFirstNoNewPrivs(t *testing.T) *int {
+	calls := new(int)
+	real := setNoNewPrivs
+	t.Cleanup(func() { setNoNewPrivs = real })
+	setNoNewPrivs = func() error {
+		*calls++
+		if *calls == 1 {
+			return nil
+		}
+		return real()
+	}
+	return calls
+}
+
+// TestLoadUnprivilegedMovedGoroutine: LoadUnprivileged whose goroutine is
+// on a thread without no_new_privs at the seccomp call (the prctl missed,
+// as if the goroutine had moved between the two calls), after every
+// thread's capabilities were emptied as ApplySelf does first. The kernel
+// refuses the filter (EACCES, nothing installed), LoadUnprivileged makes
+// the pinned Load, and every thread ends with the filter and
+// no_new_privs. As root, the capabilities are dropped in the child; as
+// nobody there are none to drop.
+func TestLoadUnprivilegedMovedGoroutine(t *testing.T) {
+	if !Supported() {
+		t.Skip("the kernel does not support seccomp filters with SECCOMP_RET_ERRNO")
+	}
+	childtest.Run(t, func(t *testing.T) {
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var none [2]unix.CapUserData
+		if _, _, e := psx.Syscall3(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&none[0])), 0); e != 0 {
+			t.Fatalf("capset: %v", e)
+		}
+		calls := missFirstNoNewPrivs(t)
+		if err := LoadUnprivileged(allowAll); err != nil {
+			t.Fatalf("LoadUnprivileged: %v", err)
+		}
+		if *calls != 2 {
+			t.Errorf("no_new_privs set %d times, want 2: the first seccomp call was not refused, so the pinned retry was not taken", *calls)
+		}
+		states := threadStates(t)
+		for _, s := range states {
+			if !strings.HasSuffix(s, " nnp=1 seccomp=2") {
+				t.Errorf("thread %s: want no_new_privs and a filter on every thread", s)
+			}
+		}
+		t.Logf("%d threads: %s", len(states), strings.Join(states, "; "))
+	})
+}
+
+// TestLoadUnprivilegedNeedsTheDrop is the control of the test above and
+// the reason for LoadUnprivileged's precondition: with CAP_SYS_ADMIN kept
+// (root), the same missed prctl does not stop the filter, and no thread
+// gets no_new_privs (TSYNC copies it only from a calling thread that has
+// it). That is why ApplySelf empties every thread's capabilities before
+// it loads unpinned, and why Load pins.
+func TestLoadUnprivilegedNeedsTheDrop(t *testing.T) {
+	if !Supported() {
+		t.Skip("the kernel does not support seccomp filters with SECCOMP_RET_ERRNO")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the case is a thread holding CAP_SYS_ADMIN")
+	}
+	childtest.Run(t, func(t *testing.T) {
+		calls := missFirstNoNewPrivs(t)
+		if err := LoadUnprivileged(allowAll); err != nil {
+			t.Fatalf("LoadUnprivileged: %v", err)
+		}
+		if *calls != 1 {
+			t.Errorf("no_new_privs set %d times, want 1 (the filter was installed at once)", *calls)
+		}
+		states := threadStates(t)
+		for _, s := range states {
+			if !strings.HasSuffix(s, " nnp=0 seccomp=2") {
+				t.Errorf("thread %s: want a filter and no no_new_privs (the kernel rule this test documents)", s)
+			}
+		}
+		t.Logf("%d threads: %s", len(states), strings.Join(states, "; "))
+	})
+}
