@@ -8,6 +8,7 @@ package linux
 import (
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -41,7 +42,12 @@ const inChild = ""
 type linuxRule struct {
 	Path   string
 	Access landlock.AccessFSSet
-	Source string
+	// why, then also (in the order they were added), are the reasons the
+	// rule is there, which Source joins: only PlanFor and the CLI's plan
+	// read them, so a WrapCommand builds no text for an exec directory's
+	// hundreds of rules.
+	why  ruleSource
+	also []ruleSource
 	// id, when judged, is the identity of the object at Path that this
 	// build judged before granting it (an exec directory's symlink
 	// target: execgrant.Extra's Dev and Ino), which ruleIDs records
@@ -136,9 +142,7 @@ func buildLinuxPolicy(rc *spec.Resolved, abi int, procSelf string, exec []string
 		for _, rp := range rc.Write {
 			p.add(rp.Resolved, ll.AccessFSExecute, "allow_exec_write_paths: programs built here may run")
 		}
-		b := p.batch()
-		b.grantInterps(elfInterpreters, elfInterpreters, writePaths, "programs in the write paths", nil)
-		b.flush()
+		p.batch().grantInterps(elfInterpreters, elfInterpreters, writePaths, "programs in the write paths", nil)
 	}
 	if fi, err := os.Stat(sharedMemoryDir); err == nil && fi.IsDir() && cfg.AllowSharedMemory {
 		p.add(sharedMemoryDir, llWriteDir, "allow_shared_memory: POSIX shared memory and semaphores")
@@ -189,19 +193,73 @@ func handledFor(abi int, cfg spec.Config) linuxPolicy {
 // add grants access (as far as the ruleset handles it) on path, merged into
 // path's rule when there is one already.
 func (p *linuxPolicy) add(path string, access landlock.AccessFSSet, source string) {
+	p.addFrom(path, access, ruleSource{what: source})
+}
+
+// addFrom is add with the source as a ruleSource.
+func (p *linuxPolicy) addFrom(path string, access landlock.AccessFSSet, why ruleSource) {
 	access &= p.HandledFS
 	if access == 0 {
 		return
 	}
 	for i := range p.Paths {
 		if p.Paths[i].Path == path {
-			p.Paths[i].Access |= access
-			p.Paths[i].Source += ", " + source
-			p.Paths[i].judged = false // another source: ruleIDs looks
+			p.Paths[i].merge(access, why)
 			return
 		}
 	}
-	p.Paths = append(p.Paths, linuxRule{Path: path, Access: access, Source: source})
+	p.Paths = append(p.Paths, linuxRule{Path: path, Access: access, why: why})
+}
+
+// addRule adds r, a rule built for this policy elsewhere, as add would
+// have: merged, with every source of r in order, into the rule of its path
+// when there is one (whose judged identity then no longer holds alone);
+// else appended as it is, its judged identity kept.
+func (p *linuxPolicy) addRule(r linuxRule) {
+	r.Access &= p.HandledFS
+	if r.Access == 0 {
+		return
+	}
+	for i := range p.Paths {
+		if p.Paths[i].Path == r.Path {
+			p.Paths[i].merge(r.Access, r.why)
+			p.Paths[i].also = append(p.Paths[i].also, r.also...)
+			return
+		}
+	}
+	p.Paths = append(p.Paths, r)
+}
+
+// ruleSource is one reason for a rule: prefix and what, as one text
+// (String). The two are kept apart so that a source made of a fixed
+// prefix and a path already held costs nothing until it is read.
+type ruleSource struct{ prefix, what string }
+
+func (s ruleSource) String() string { return s.prefix + s.what }
+
+// Source is why the rule is there: every source that added to it, in the
+// order they were added, joined by ", " (the plan's Source).
+func (r linuxRule) Source() string {
+	if len(r.also) == 0 {
+		return r.why.String()
+	}
+	var b strings.Builder
+	b.WriteString(r.why.prefix)
+	b.WriteString(r.why.what)
+	for _, s := range r.also {
+		b.WriteString(", ")
+		b.WriteString(s.prefix)
+		b.WriteString(s.what)
+	}
+	return b.String()
+}
+
+// merge adds access and the source why to the rule, whose judged
+// identity then no longer holds alone: ruleIDs looks.
+func (r *linuxRule) merge(access landlock.AccessFSSet, why ruleSource) {
+	r.Access |= access
+	r.also = append(r.also, why)
+	r.judged = false
 }
 
 // addSystemPaths adds the rules of SystemPaths: as System rules with
@@ -256,7 +314,7 @@ func (p *linuxPolicy) addExecPaths(execPaths []spec.Path, writePaths []string, s
 		for _, in := range interps {
 			// Each is a regular executable file outside the write paths,
 			// named by its resolved path (execgrant.Grantable).
-			p.add(in, llExecFile, "interpreter of "+rp.Resolved)
+			p.addFrom(in, llExecFile, ruleSource{"interpreter of ", rp.Resolved})
 		}
 	}
 }
