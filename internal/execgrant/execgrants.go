@@ -165,8 +165,11 @@ type Grant struct {
 // target's interpreters come from its content (through Chain, so each has
 // passed Grantable, but with no write path known): see Extra for what the
 // caller must still check.
+//
+// The result may be shared with other calls: the caller must not change it.
 func Extras(granted []Grant) []Extra {
-	// Each directory's extras first (cached), so that out is made once.
+	// Each directory's extras first (cached, and validated now), so that
+	// out is made once.
 	lists, n := make([][]Extra, len(granted)), 0
 	for i, g := range granted {
 		if g.IsDir {
@@ -174,6 +177,18 @@ func Extras(granted []Grant) []Extra {
 			n += len(lists[i])
 		}
 	}
+	if out, ok := lastExtras.get(granted, lists); ok {
+		return out
+	}
+	out := extrasOf(granted, lists, n)
+	lastExtras.put(granted, lists, out)
+	return out
+}
+
+// extrasOf is Extras of granted, given each granted directory's extras
+// (lists[i], n of them in all): those not covered by granted or by an
+// earlier one, and the helper directories of the granted files' tools.
+func extrasOf(granted []Grant, lists [][]Extra, n int) []Extra {
 	out := make([]Extra, 0, n)
 	// What out covers, kept beside it: its paths, and its directories as
 	// prefixes (a handful of helper directories), so that a directory's
@@ -225,6 +240,52 @@ func Extras(granted []Grant) []Extra {
 		return nil
 	}
 	return out
+}
+
+// lastExtras is Extras' last answer for a list of granted directories
+// only (a granted file's helper directories are looked up on the host
+// each time), with the directory answers it was made from: dirExtras'
+// slices, by identity. extrasOf is a function of granted and those
+// answers alone, so the same granted list with the very answers that
+// dirExtras has just validated (a rescan makes a new slice; an answer
+// that cannot be cached is a new slice each time) gives the same result:
+// a realistic WrapCommand's /usr/bin, about 130 extras, is then not
+// copied and filtered again. Held in the caller's memory only; the slices
+// it keeps cannot be reused for another answer while it holds them.
+var lastExtras extrasMemo
+
+type extrasMemo struct {
+	sync.Mutex
+	granted []Grant
+	lists   [][]Extra
+	out     []Extra
+}
+
+// get returns the memo's answer if it was made from granted and lists.
+func (m *extrasMemo) get(granted []Grant, lists [][]Extra) ([]Extra, bool) {
+	m.Lock()
+	defer m.Unlock()
+	if m.lists == nil || !slices.Equal(m.granted, granted) || !slices.EqualFunc(m.lists, lists, sameSlice) {
+		return nil, false
+	}
+	return m.out, true
+}
+
+// put keeps out as the answer for granted and lists, where every granted
+// path is a directory.
+func (m *extrasMemo) put(granted []Grant, lists [][]Extra, out []Extra) {
+	if slices.ContainsFunc(granted, func(g Grant) bool { return !g.IsDir }) {
+		return
+	}
+	m.Lock()
+	defer m.Unlock()
+	m.granted, m.lists, m.out = slices.Clone(granted), lists, out
+}
+
+// sameSlice reports whether a and b are the same slice: the same array
+// and length (two empty slices are the same).
+func sameSlice(a, b []Extra) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // dirExtras is Extras for one directory, cached (where versions are known:

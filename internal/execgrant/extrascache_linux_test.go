@@ -197,3 +197,56 @@ func TestExtrasCacheIgnoresTargetBeside(t *testing.T) {
 		t.Logf("/usr/bin: %d extras, %d paths depended on (an lstat each per validation)", len(extras), len(deps.paths))
 	}
 }
+
+// TestExtrasMemoMatchesFresh: Extras' memo of its last answer for granted
+// directories (lastExtras) gives what extrasOf computes from fresh walks
+// of the directories, for two directories that share targets (so that the
+// second's are filtered by the first's): on a repeat (the same slice: the
+// memo was used), in the other order, after a link of the second
+// directory is re-pointed, and with a granted file in the list (whose
+// answer is not kept).
+func TestExtrasMemoMatchesFresh(t *testing.T) {
+	c := newCacheTree(t)
+	bin2 := filepath.Join(c.base, "bin2")
+	c.must(os.Mkdir(bin2, 0o755))
+	c.must(os.Symlink("../lib/tool1", filepath.Join(bin2, "same")))
+	c.must(os.Symlink("../lib/interpB", filepath.Join(bin2, "other")))
+	fresh := func(granted []Grant) []Extra {
+		lists, n := make([][]Extra, len(granted)), 0
+		for i, g := range granted {
+			if g.IsDir {
+				lists[i] = scanExecDirByWalk(g.Path)
+				n += len(lists[i])
+			}
+		}
+		return extrasOf(granted, lists, n)
+	}
+	check := func(what string, granted []Grant) []Extra {
+		t.Helper()
+		got := Extras(granted)
+		if want := fresh(granted); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: Extras = %+v\nwant (fresh walks) %+v", what, got, want)
+		}
+		return got
+	}
+	both := []Grant{{Path: c.bin, IsDir: true}, {Path: bin2, IsDir: true}}
+	first := check("first", both)
+	if len(first) != 4 {
+		t.Fatalf("want 4 extras (bin's 3, bin2's interpB), got %+v", first)
+	}
+	if again := check("repeat", both); &again[0] != &first[0] {
+		t.Errorf("the repeat did not use the memo: the test shows nothing")
+	}
+	check("the other order", []Grant{both[1], both[0]})
+	check("first order again", both)
+	link := filepath.Join(bin2, "other")
+	c.must(os.Remove(link))
+	c.must(os.Symlink("../lib/tool2", link))
+	c.touched(bin2)
+	if got := check("re-pointed", both); hasExtra(got, filepath.Join(c.lib, "interpB")) {
+		t.Errorf("after re-pointing %s: %+v", link, got)
+	}
+	withFile := append(slices.Clone(both), Grant{Path: filepath.Join(c.lib, "tool1")})
+	check("with a granted file", withFile)
+	check("with a granted file, again", withFile)
+}

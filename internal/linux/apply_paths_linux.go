@@ -128,11 +128,7 @@ func selfPolicy(rc *spec.Resolved, abi int, procSelf string) (linuxPolicy, *open
 		// add merges into a default path's rule (and then drops the
 		// judged identity, as buildLinuxPolicy's add does); a rule of its
 		// own keeps the identity its build judged.
-		n := len(pol.Paths)
-		pol.add(r.Path, r.Access, r.Source)
-		if len(pol.Paths) > n {
-			pol.Paths[n].id, pol.Paths[n].judged = r.id, r.judged
-		}
+		pol.addRule(r)
 	}
 	return pol, opened
 }

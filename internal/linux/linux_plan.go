@@ -341,7 +341,7 @@ func sysvIPCPlan(ns *nsState, available bool, reason string) []spec.Enforcement 
 // plan command; ApplySelf does not need them.
 func withArtefacts(plan spec.Plan, p linuxPolicy) spec.Plan {
 	for _, r := range p.Paths {
-		plan.Paths = append(plan.Paths, spec.PathRule{Path: r.Path, Access: r.Access.String(), Source: r.Source})
+		plan.Paths = append(plan.Paths, spec.PathRule{Path: r.Path, Access: r.Access.String(), Source: r.Source()})
 	}
 	for _, port := range p.Connect {
 		plan.Network = append(plan.Network, "tcp connect port "+strconv.Itoa(int(port)))

@@ -41,7 +41,12 @@ const inChild = ""
 type linuxRule struct {
 	Path   string
 	Access landlock.AccessFSSet
-	Source string
+	// why, then also (in the order they were added), are the reasons the
+	// rule is there, which Source joins: only PlanFor and the CLI's plan
+	// read them, so a WrapCommand builds no text for an exec directory's
+	// hundreds of rules.
+	why  ruleSource
+	also []ruleSource
 	// id, when judged, is the identity of the object at Path that this
 	// build judged before granting it (an exec directory's symlink
 	// target: execgrant.Extra's Dev and Ino), which ruleIDs records
@@ -136,9 +141,7 @@ func buildLinuxPolicy(rc *spec.Resolved, abi int, procSelf string, exec []string
 		for _, rp := range rc.Write {
 			p.add(rp.Resolved, ll.AccessFSExecute, "allow_exec_write_paths: programs built here may run")
 		}
-		b := p.batch()
-		b.grantInterps(elfInterpreters, elfInterpreters, writePaths, "programs in the write paths", nil)
-		b.flush()
+		p.batch().grantInterps(elfInterpreters, elfInterpreters, writePaths, "programs in the write paths", nil)
 	}
 	if fi, err := os.Stat(sharedMemoryDir); err == nil && fi.IsDir() && cfg.AllowSharedMemory {
 		p.add(sharedMemoryDir, llWriteDir, "allow_shared_memory: POSIX shared memory and semaphores")
@@ -189,19 +192,41 @@ func handledFor(abi int, cfg spec.Config) linuxPolicy {
 // add grants access (as far as the ruleset handles it) on path, merged into
 // path's rule when there is one already.
 func (p *linuxPolicy) add(path string, access landlock.AccessFSSet, source string) {
+	p.addFrom(path, access, ruleSource{what: source})
+}
+
+// addFrom is add with the source as a ruleSource.
+func (p *linuxPolicy) addFrom(path string, access landlock.AccessFSSet, why ruleSource) {
 	access &= p.HandledFS
 	if access == 0 {
 		return
 	}
 	for i := range p.Paths {
 		if p.Paths[i].Path == path {
-			p.Paths[i].Access |= access
-			p.Paths[i].Source += ", " + source
-			p.Paths[i].judged = false // another source: ruleIDs looks
+			p.Paths[i].merge(access, why)
 			return
 		}
 	}
-	p.Paths = append(p.Paths, linuxRule{Path: path, Access: access, Source: source})
+	p.Paths = append(p.Paths, linuxRule{Path: path, Access: access, why: why})
+}
+
+// addRule adds r, a rule built for this policy elsewhere, as add would
+// have: merged, with every source of r in order, into the rule of its path
+// when there is one (whose judged identity then no longer holds alone);
+// else appended as it is, its judged identity kept.
+func (p *linuxPolicy) addRule(r linuxRule) {
+	r.Access &= p.HandledFS
+	if r.Access == 0 {
+		return
+	}
+	for i := range p.Paths {
+		if p.Paths[i].Path == r.Path {
+			p.Paths[i].merge(r.Access, r.why)
+			p.Paths[i].also = append(p.Paths[i].also, r.also...)
+			return
+		}
+	}
+	p.Paths = append(p.Paths, r)
 }
 
 // addSystemPaths adds the rules of SystemPaths: as System rules with
@@ -256,7 +281,7 @@ func (p *linuxPolicy) addExecPaths(execPaths []spec.Path, writePaths []string, s
 		for _, in := range interps {
 			// Each is a regular executable file outside the write paths,
 			// named by its resolved path (execgrant.Grantable).
-			p.add(in, llExecFile, "interpreter of "+rp.Resolved)
+			p.addFrom(in, llExecFile, ruleSource{"interpreter of ", rp.Resolved})
 		}
 	}
 }

@@ -26,7 +26,6 @@ func (p *linuxPolicy) addExecExtras(rc *spec.Resolved, writePaths []string, seen
 	extras := execgrant.Extras(execGrants(rc.Exec))
 	p.Paths = slices.Grow(p.Paths, len(extras)) // once, not by doubling
 	b := p.batch()
-	defer b.flush()
 	under := make([]string, len(writePaths)) // each write path's prefix, once
 	for i, w := range writePaths {
 		under[i] = strings.TrimSuffix(w, "/") + "/"
@@ -37,7 +36,7 @@ func (p *linuxPolicy) addExecExtras(rc *spec.Resolved, writePaths []string, seen
 		}) {
 			continue
 		}
-		source := "allowed_exec_paths: " + x.Reason
+		source := ruleSource{"allowed_exec_paths: ", x.Reason}
 		if !x.IsDir && (x.Dev != 0 || x.Ino != 0) {
 			// The target's identity as the scan judged it (see ruleIDs).
 			b.addJudged(x.Path, llExecFile, source, RuleID{Dev: x.Dev, Ino: x.Ino})
@@ -72,21 +71,19 @@ func (m grantableMemo) grantable(in string, writePaths []string) (string, bool) 
 	return r, err == nil
 }
 
-// ruleBatch adds rules to p as linuxPolicy.add does, with the same result
-// once flushed, in constant time per rule: add searches p.Paths and
-// appends to the rule's Source each time, which for the hundreds of rules
-// of an exec directory (the same interpreter named by a hundred targets)
-// costs quadratic time and memory. Nothing else may change p.Paths between
-// batch and flush.
+// ruleBatch adds rules to p as linuxPolicy.add does, with the same
+// result, in constant time per rule: add searches p.Paths, which for the
+// hundreds of rules of an exec directory (the same interpreter named by a
+// hundred targets) costs quadratic time. Nothing else may change p.Paths
+// while the batch is used.
 type ruleBatch struct {
-	p    *linuxPolicy
-	idx  map[string]int   // p.Paths' index of a path
-	more map[int][]string // the sources added to p.Paths[i] since batch
+	p   *linuxPolicy
+	idx map[string]int // p.Paths' index of a path
 }
 
 // batch starts a ruleBatch on p.
 func (p *linuxPolicy) batch() *ruleBatch {
-	b := &ruleBatch{p: p, idx: make(map[string]int, cap(p.Paths)), more: map[int][]string{}}
+	b := &ruleBatch{p: p, idx: make(map[string]int, cap(p.Paths))}
 	for i, r := range p.Paths {
 		if _, ok := b.idx[r.Path]; !ok { // add finds the first
 			b.idx[r.Path] = i
@@ -95,15 +92,15 @@ func (p *linuxPolicy) batch() *ruleBatch {
 	return b
 }
 
-// add is linuxPolicy.add, the Source completed by flush.
-func (b *ruleBatch) add(path string, access landlock.AccessFSSet, source string) {
-	b.addRule(linuxRule{Path: path, Access: access, Source: source})
+// add is linuxPolicy.addFrom.
+func (b *ruleBatch) add(path string, access landlock.AccessFSSet, why ruleSource) {
+	b.addRule(linuxRule{Path: path, Access: access, why: why})
 }
 
 // addJudged is add of a rule whose path this build judged as the object
 // id (linuxRule.id): kept only while nothing else adds to the rule.
-func (b *ruleBatch) addJudged(path string, access landlock.AccessFSSet, source string, id RuleID) {
-	b.addRule(linuxRule{Path: path, Access: access, Source: source, id: id, judged: true})
+func (b *ruleBatch) addJudged(path string, access landlock.AccessFSSet, why ruleSource, id RuleID) {
+	b.addRule(linuxRule{Path: path, Access: access, why: why, id: id, judged: true})
 }
 
 func (b *ruleBatch) addRule(r linuxRule) {
@@ -112,21 +109,11 @@ func (b *ruleBatch) addRule(r linuxRule) {
 		return
 	}
 	if i, ok := b.idx[r.Path]; ok {
-		b.p.Paths[i].Access |= r.Access
-		b.p.Paths[i].judged = false // another source: ruleIDs looks
-		b.more[i] = append(b.more[i], r.Source)
+		b.p.Paths[i].merge(r.Access, r.why)
 		return
 	}
 	b.idx[r.Path] = len(b.p.Paths)
 	b.p.Paths = append(b.p.Paths, r)
-}
-
-// flush completes the Sources: each rule's, in the order they were added.
-func (b *ruleBatch) flush() {
-	for i, more := range b.more {
-		b.p.Paths[i].Source += ", " + strings.Join(more, ", ")
-	}
-	clear(b.more)
 }
 
 // grantInterps grants execute on each of cands that is grantable (outside
@@ -135,7 +122,7 @@ func (b *ruleBatch) flush() {
 func (b *ruleBatch) grantInterps(cands, loaders, writePaths []string, why string, seen grantableMemo) {
 	for _, in := range cands {
 		if r, ok := seen.grantable(in, writePaths); ok {
-			b.add(r, llExecFile, "interpreter of "+why)
+			b.add(r, llExecFile, ruleSource{"interpreter of ", why})
 			if slices.Contains(loaders, in) {
 				b.p.addLoader(r)
 			}

@@ -43,8 +43,8 @@ func TestInterpreterChoiceRefusedByPolicy(t *testing.T) {
 		for _, procSelf := range []string{"/proc/self", inChild} {
 			p := buildLinuxPolicy(rc, 7, procSelf, nil)
 			for _, r := range p.Paths {
-				if strings.HasPrefix(r.Source, "interpreter of") {
-					t.Errorf("#!%s: granted %s (%s)", interp, r.Path, r.Source)
+				if strings.HasPrefix(r.Source(), "interpreter of") {
+					t.Errorf("#!%s: granted %s (%s)", interp, r.Path, r.Source())
 				}
 			}
 		}

@@ -276,7 +276,7 @@ func goldenEgress(rc *spec.Resolved) egressPlan {
 func goldenPolicy(rc *spec.Resolved, target Target) linuxPolicy {
 	p := buildLinuxPolicy(rc, 6, inChild, []string{target.Resolved})
 	p.Paths = slices.DeleteFunc(p.Paths, func(r linuxRule) bool {
-		return strings.HasPrefix(r.Source, "interpreter of ") || strings.HasPrefix(r.Source, "allowed_exec_paths: ")
+		return strings.HasPrefix(r.Source(), "interpreter of ") || strings.HasPrefix(r.Source(), "allowed_exec_paths: ")
 	})
 	p.Loaders = nil
 	return p
