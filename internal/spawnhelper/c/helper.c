@@ -316,44 +316,52 @@ static long check(long r, const char *step, const char *detail)
 #define MARKER "OPENPARALLAX_SANDBOX_TRAMPOLINE="
 #define CHUNK "OPENPARALLAX_SANDBOX_P"
 
-static int b64val(u8 c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
 /* b64 decodes unpadded standard base64 from s (n chars) to out; returns
- * the number of bytes written, or -1. out may be s: each group of four
- * characters is read before its three bytes are written, at or before where
- * the group began. */
+ * the number of bytes written, or -1 when n % 4 is 1 or a character is
+ * not in the alphabet. out may be s: each group of four characters is read
+ * before its three bytes are written, at or before where the group began.
+ * A table lookup per character, four at a time: the payload grows with
+ * every rule (~95 characters for an exec grant's), and the branches per
+ * character this replaced were a tenth of the helper's CPU time for a
+ * realistic payload (25 KB of base64: ~80 µs of ~800, perf; ~10 µs now).
+ * It accepts exactly the strings they did and makes the same bytes (a
+ * last group's unused low bits are ignored, as before). */
 static long b64(const char *s, u64 n, u8 *out)
 {
+	static const char alpha[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	u8 val[256]; /* a character's value plus one; 0: not in the alphabet */
 	u64 i, o = 0;
+	u32 a, b, c, d;
 	if (n % 4 == 1)
 		return -1;
-	for (i = 0; i < n; i += 4) {
-		u32 v = 0;
-		u64 k, m = n - i < 4 ? n - i : 4;
-		for (k = 0; k < 4; k++) {
-			int d = k < m ? b64val((u8)s[i + k]) : 0;
-			if (d < 0)
-				return -1;
-			v = v << 6 | (u32)d;
-		}
-		out[o++] = (u8)(v >> 16);
-		if (m > 2)
-			out[o++] = (u8)(v >> 8);
-		if (m > 3)
-			out[o++] = (u8)v;
+	memset(val, 0, sizeof val);
+	for (i = 0; i < 64; i++)
+		val[(u8)alpha[i]] = (u8)(i + 1);
+	/* A character not in the alphabet has val 0, so val - 1 wraps to
+	 * 0xffffffff: above 63, like no character's value. */
+	for (i = 0; n - i >= 4; i += 4) {
+		a = val[(u8)s[i]] - 1u;
+		b = val[(u8)s[i + 1]] - 1u;
+		c = val[(u8)s[i + 2]] - 1u;
+		d = val[(u8)s[i + 3]] - 1u;
+		if ((a | b | c | d) > 63)
+			return -1;
+		a = a << 18 | b << 12 | c << 6 | d;
+		out[o] = (u8)(a >> 16);
+		out[o + 1] = (u8)(a >> 8);
+		out[o + 2] = (u8)a;
+		o += 3;
+	}
+	if (i < n) { /* two or three characters left: one or two bytes */
+		a = val[(u8)s[i]] - 1u;
+		b = val[(u8)s[i + 1]] - 1u;
+		c = n - i == 3 ? val[(u8)s[i + 2]] - 1u : 0;
+		if ((a | b | c) > 63)
+			return -1;
+		a = a << 18 | b << 12 | c << 6;
+		out[o++] = (u8)(a >> 16);
+		if (n - i == 3)
+			out[o++] = (u8)(a >> 8);
 	}
 	return (long)o;
 }
@@ -1097,7 +1105,10 @@ __attribute__((noreturn, used)) void start(long *sp)
 				c = prefix(envp[k], name);
 			if (!c)
 				fail("trampoline", 0, "invalid invocation (payload chunk missing)");
-			len = slen(c);
+			/* A lone chunk's length is the sum the first pass made:
+			 * counted once (counting 25 KB of it takes two thirds
+			 * of the time decoding them does). */
+			len = j && nchunks == 1 ? total : slen(c);
 			if (i + 1 < nchunks && len % 4)
 				fail("trampoline", 0, "invalid invocation (payload chunk has a bad length)");
 			if (!j) {
