@@ -48,6 +48,28 @@ func threadStates(t *testing.T) []string {
 	return out
 }
 
+// loadMissingFirstPrctl makes LoadUnprivileged(allowAll) with its first
+// no_new_privs prctl missed (missFirstNoNewPrivs), and checks that it
+// succeeds after wantCalls prctls and leaves every thread with the state
+// want (threadStates' " nnp=N seccomp=M").
+func loadMissingFirstPrctl(t *testing.T, wantCalls int, want string) {
+	t.Helper()
+	calls := missFirstNoNewPrivs(t)
+	if err := LoadUnprivileged(allowAll); err != nil {
+		t.Fatalf("LoadUnprivileged: %v", err)
+	}
+	if *calls != wantCalls {
+		t.Errorf("no_new_privs set %d times, want %d", *calls, wantCalls)
+	}
+	states := threadStates(t)
+	for _, s := range states {
+		if !strings.HasSuffix(s, want) {
+			t.Errorf("thread %s: want%s on every thread", s, want)
+		}
+	}
+	t.Logf("%d threads: %s", len(states), strings.Join(states, "; "))
+}
+
 // missFirstNoNewPrivs makes the next setNoNewPrivs set nothing, as if the
 // goroutine had moved to another thread right after it, and counts calls.
 func missFirstNoNewPrivs(t *testing.T) *int {
@@ -82,20 +104,9 @@ func TestLoadUnprivilegedMovedGoroutine(t *testing.T) {
 		if _, _, e := psx.Syscall3(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&none[0])), 0); e != 0 {
 			t.Fatalf("capset: %v", e)
 		}
-		calls := missFirstNoNewPrivs(t)
-		if err := LoadUnprivileged(allowAll); err != nil {
-			t.Fatalf("LoadUnprivileged: %v", err)
-		}
-		if *calls != 2 {
-			t.Errorf("no_new_privs set %d times, want 2: the first seccomp call was not refused, so the pinned retry was not taken", *calls)
-		}
-		states := threadStates(t)
-		for _, s := range states {
-			if !strings.HasSuffix(s, " nnp=1 seccomp=2") {
-				t.Errorf("thread %s: want no_new_privs and a filter on every thread", s)
-			}
-		}
-		t.Logf("%d threads: %s", len(states), strings.Join(states, "; "))
+		// 2 prctls: the first seccomp call was refused and the pinned
+		// retry taken.
+		loadMissingFirstPrctl(t, 2, " nnp=1 seccomp=2")
 	})
 }
 
@@ -113,19 +124,8 @@ func TestLoadUnprivilegedNeedsTheDrop(t *testing.T) {
 		t.Skip("needs root: the case is a thread holding CAP_SYS_ADMIN")
 	}
 	childtest.Run(t, func(t *testing.T) {
-		calls := missFirstNoNewPrivs(t)
-		if err := LoadUnprivileged(allowAll); err != nil {
-			t.Fatalf("LoadUnprivileged: %v", err)
-		}
-		if *calls != 1 {
-			t.Errorf("no_new_privs set %d times, want 1 (the filter was installed at once)", *calls)
-		}
-		states := threadStates(t)
-		for _, s := range states {
-			if !strings.HasSuffix(s, " nnp=0 seccomp=2") {
-				t.Errorf("thread %s: want a filter and no no_new_privs (the kernel rule this test documents)", s)
-			}
-		}
-		t.Logf("%d threads: %s", len(states), strings.Join(states, "; "))
+		// 1 prctl: the filter was installed at once, without
+		// no_new_privs anywhere (the kernel rule this test documents).
+		loadMissingFirstPrctl(t, 1, " nnp=0 seccomp=2")
 	})
 }
