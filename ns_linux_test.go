@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -609,6 +610,11 @@ func refuseNamespaces(t *testing.T) {
 		{Code: ret, K: allow},
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	// no_new_privs and the filter from the same thread: as nobody the
+	// kernel refuses a filter from a thread without no_new_privs (EACCES),
+	// which a goroutine moved between the two calls would be.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		t.Fatal(err)
 	}

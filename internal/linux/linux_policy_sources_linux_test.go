@@ -118,15 +118,20 @@ func TestPolicySourcesMatchConcatenation(t *testing.T) {
 		{AllowedReadPaths: []string{"/etc"}, AllowedExecPaths: []string{"/usr/bin/python3", "/usr/bin/env", "/bin/sh"}},
 		{AllowedWritePaths: []string{ws, "/usr/share"}, AllowedExecPaths: []string{"/usr/bin"}, AllowExecWritePaths: true},
 	}
+	ran := 0
 	for i, cfg := range configs {
-		missing := slices.IndexFunc(slices.Concat(cfg.AllowedExecPaths, cfg.AllowedReadPaths), func(p string) bool {
+		paths := slices.Concat(cfg.AllowedExecPaths, cfg.AllowedReadPaths, cfg.AllowedWritePaths)
+		missing := slices.IndexFunc(paths, func(p string) bool {
 			_, err := os.Stat(p)
 			return err != nil
 		})
 		if missing >= 0 {
-			t.Logf("config %d skipped: this host lacks %s", i, slices.Concat(cfg.AllowedExecPaths, cfg.AllowedReadPaths)[missing])
+			// The kernel matrix's minimal guest has no /usr/share, git
+			// or python3.
+			t.Logf("config %d skipped: this host lacks %s", i, paths[missing])
 			continue
 		}
+		ran++
 		rc := testResolved(t, cfg)
 		for _, abi := range []int{1, 3, 7} {
 			p := buildLinuxPolicy(rc, abi, inChild, []string{"/bin/true"})
@@ -146,6 +151,9 @@ func TestPolicySourcesMatchConcatenation(t *testing.T) {
 				t.Errorf("config %d, ABI %d: no rule with several sources among %d: the comparison shows nothing", i, abi, len(got))
 			}
 		}
+	}
+	if ran == 0 {
+		t.Skip("every Config names a path this host lacks: nothing compared")
 	}
 }
 
