@@ -226,6 +226,9 @@ func (p *linuxPolicy) addRule(r linuxRule) {
 			return
 		}
 	}
+	// r's sources may share their array with the policy r came from: a
+	// later merge here must not write into it.
+	r.also = slices.Clip(r.also)
 	p.Paths = append(p.Paths, r)
 }
 
