@@ -49,42 +49,19 @@ func TestApplySelfSeccompFailureAfterDrop(t *testing.T) {
 			t.Fatalf("ApplySelf with a thread's own filter in the way: %v, want ErrPartiallyApplied naming what was applied", err)
 		}
 		t.Logf("ApplySelf: %v", err)
-		lines := taskStatusLines(t, "CapPrm:", "CapEff:")
-		if len(lines) < 4 {
-			t.Fatalf("read %q from /proc/self/task: want both sets of every thread (two threads at least)", lines)
+		threads := childtest.ThreadStatus(t)
+		if len(threads) < 2 {
+			t.Fatalf("%d threads read: the thread with its own filter is one more", len(threads))
 		}
-		for _, s := range lines {
-			if !strings.HasSuffix(s, "0000000000000000") {
-				t.Errorf("%s: a capability kept after ApplySelf's drop", s)
+		for tid, f := range threads {
+			for _, k := range []string{"CapPrm", "CapEff"} {
+				if f[k] != "0000000000000000" {
+					t.Errorf("thread %s: %s = %q: a capability kept after ApplySelf's drop", tid, k, f[k])
+				}
 			}
 		}
 		if err := os.WriteFile(filepath.Join(dir, "outside"), []byte("x"), 0o600); err != nil {
 			t.Errorf("writing outside every grant: %v; Landlock was not to be applied", err)
 		}
 	})
-}
-
-// taskStatusLines returns, for every thread of this process, the lines of
-// /proc/self/task/TID/status that start with one of prefixes, as "TID line".
-func taskStatusLines(t *testing.T, prefixes ...string) []string {
-	t.Helper()
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, task := range tasks {
-		b, err := os.ReadFile(filepath.Join("/proc/self/task", task.Name(), "status"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			for _, p := range prefixes {
-				if strings.HasPrefix(line, p) {
-					out = append(out, task.Name()+" "+strings.Join(strings.Fields(line), " "))
-				}
-			}
-		}
-	}
-	return out
 }

@@ -15,11 +15,9 @@ package linux
 // session of its own without a controlling terminal.
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -67,32 +65,6 @@ func dropToNobody(t *testing.T) {
 	if err := syscall.Setuid(65534); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// capSets reads the capability sets of every thread of the process.
-func capSets(t *testing.T) map[string]map[string]string {
-	t.Helper()
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]map[string]string{}
-	for _, task := range tasks {
-		f, err := os.Open(filepath.Join("/proc/self/task", task.Name(), "status"))
-		if err != nil {
-			continue // the thread exited
-		}
-		sets := map[string]string{}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && (strings.HasPrefix(k, "Cap") || k == "NoNewPrivs") {
-				sets[k] = strings.TrimSpace(v)
-			}
-		}
-		f.Close()
-		out[task.Name()] = sets
-	}
-	return out
 }
 
 const noCaps = "0000000000000000"
@@ -183,7 +155,7 @@ func hardeningChild(t *testing.T, user, ws, victim string) {
 	// which the bounding set (left as it was) grants nothing to an execve
 	// (the root package's TestApplySelfExecGainsNoCapability executes
 	// programs to show it).
-	for tid, sets := range capSets(t) {
+	for tid, sets := range childtest.ThreadStatus(t) {
 		for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapAmb"} {
 			if sets[k] != noCaps {
 				t.Errorf("thread %s: %s = %s, want empty", tid, k, sets[k])

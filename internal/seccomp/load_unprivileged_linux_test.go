@@ -4,7 +4,6 @@ package seccomp
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unsafe"
@@ -20,38 +19,10 @@ import (
 // check is where a filter and no_new_privs end up, not what a filter denies.
 var allowAll = Filter{Name: "allow-all", Program: []bpf.RawInstruction{{Op: 0x06, K: 0x7fff0000}}}
 
-// threadStates returns each thread's "NoNewPrivs" and "Seccomp" lines of
-// /proc/self/task/TID/status, as "TID nnp=N seccomp=M".
-func threadStates(t *testing.T) []string {
-	t.Helper()
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, task := range tasks {
-		b, err := os.ReadFile(filepath.Join("/proc/self/task", task.Name(), "status"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		nnp, mode := "?", "?"
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "NoNewPrivs:"); ok {
-				nnp = strings.TrimSpace(v)
-			}
-			if v, ok := strings.CutPrefix(line, "Seccomp:"); ok {
-				mode = strings.TrimSpace(v)
-			}
-		}
-		out = append(out, task.Name()+" nnp="+nnp+" seccomp="+mode)
-	}
-	return out
-}
-
 // loadMissingFirstPrctl makes LoadUnprivileged(allowAll) with its first
 // no_new_privs prctl missed (missFirstNoNewPrivs), and checks that it
 // succeeds after wantCalls prctls and leaves every thread with the state
-// want (threadStates' " nnp=N seccomp=M").
+// want (" nnp=N seccomp=M": its NoNewPrivs and Seccomp fields).
 func loadMissingFirstPrctl(t *testing.T, wantCalls int, want string) {
 	t.Helper()
 	calls := missFirstNoNewPrivs(t)
@@ -61,11 +32,13 @@ func loadMissingFirstPrctl(t *testing.T, wantCalls int, want string) {
 	if *calls != wantCalls {
 		t.Errorf("no_new_privs set %d times, want %d", *calls, wantCalls)
 	}
-	states := threadStates(t)
-	for _, s := range states {
+	var states []string
+	for tid, f := range childtest.ThreadStatus(t) {
+		s := tid + " nnp=" + f["NoNewPrivs"] + " seccomp=" + f["Seccomp"]
 		if !strings.HasSuffix(s, want) {
 			t.Errorf("thread %s: want%s on every thread", s, want)
 		}
+		states = append(states, s)
 	}
 	t.Logf("%d threads: %s", len(states), strings.Join(states, "; "))
 }
