@@ -168,21 +168,52 @@ func TestLimitOpenFiles(t *testing.T) {
 
 // nobodyTasks counts the tasks (threads included) of uid 65534, as
 // RLIMIT_NPROC does.
-func nobodyTasks() int {
+func nobodyTasks() int { return tasksOf(65534) }
+
+// tasksOf counts the tasks (threads included) whose real user ID is uid,
+// as RLIMIT_NPROC does.
+func tasksOf(uid int) int {
 	n := 0
 	procs, _ := filepath.Glob("/proc/[0-9]*/task/[0-9]*/status")
 	for _, p := range procs {
 		b, err := os.ReadFile(p)
-		if err == nil && bytes.Contains(b, []byte("\nUid:\t65534\t")) {
+		if err == nil && bytes.Contains(b, []byte("\nUid:\t"+strconv.Itoa(uid)+"\t")) {
 			n++
 		}
 	}
 	return n
 }
 
-// As nobody, a fork loop stops at Processes. RLIMIT_NPROC counts every task
-// of the user, so the limit is set a margin above the tasks nobody has now
-// and the loop must stop within that margin.
+// becomeUnusedUser makes this process (every thread) a user no task has
+// now, with nobody's group, and returns its user ID: RLIMIT_NPROC then
+// counts this process's tasks alone, where nobody's count moves with
+// whatever else runs as nobody meanwhile (other packages' tests).
+func becomeUnusedUser(t *testing.T) int {
+	t.Helper()
+	for uid := 61000; uid < 62000; uid++ {
+		if tasksOf(uid) > 0 {
+			continue
+		}
+		if err := syscall.Setgroups(nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Setgid(65534); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Setuid(uid); err != nil {
+			t.Fatal(err)
+		}
+		return uid
+	}
+	t.Fatal("no user ID from 61000 to 61999 without a task")
+	return 0
+}
+
+// As a user that is not root, a fork loop stops at Processes. RLIMIT_NPROC
+// counts every task of the user, so the limit is set a margin above the
+// tasks the user has now and the loop must stop within that margin; the
+// user is one no other task has (becomeUnusedUser), so that nothing else
+// changes that count meanwhile.
 func TestLimitProcessesNobody(t *testing.T) {
 	requireSandbox(t) // the limits are applied with ApplySelf, which applies nothing without the mechanism
 	if os.Geteuid() != 0 {
@@ -193,12 +224,12 @@ func TestLimitProcessesNobody(t *testing.T) {
 		if err != nil {
 			t.Skip("no sh")
 		}
-		becomeNobody(t)
+		uid := becomeUnusedUser(t)
 		const margin = 12
-		limit := int64(nobodyTasks() + margin)
+		limit := int64(tasksOf(uid) + margin)
 		cfg := sandbox.Config{AllowProcessSpawn: true, AllowedExecPaths: []string{sh}, Limits: sandbox.Limits{Processes: limit}}
 		if p, _ := sandbox.PlanFor(cfg); !enforcedIn(p, sandbox.FeatureLimitProcesses, sandbox.ScopeApplySelf) {
-			t.Errorf("the plan does not say RLIMIT_NPROC binds nobody: %+v", p.Features)
+			t.Errorf("the plan does not say RLIMIT_NPROC binds a user that is not root: %+v", p.Features)
 		}
 		// Files, not pipes: the started processes would hold a pipe open.
 		outF, err := os.CreateTemp("", "nproc-out")
