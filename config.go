@@ -387,6 +387,10 @@ type Endpoint = spec.Endpoint
 // caller's loopback services on them under WrapCommand and Run, as
 // "localhost" does.
 //
+// Brackets hold an IPv6 address or range and nothing else:
+// "[127.0.0.1]:80" and "[localhost]:80" are refused with the form to
+// write.
+//
 // URLs, port ranges and wildcards such as "*.example.com"
 // are refused: only the egress proxy of WrapCommand and Run could honour
 // a wildcard (internal/egress matches them), and where it is not in force

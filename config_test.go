@@ -127,6 +127,8 @@ func TestParseEndpoint(t *testing.T) {
 		// any-port forms: "*" is the whole port or nothing
 		"host:", "host:*x", "host:x*", "host:**", "host:*1", "host:1*", "host: *", "host:1-2",
 		"host:*:*", "*", "[::1]*", "*.example.com:*", "0.0.0.0/0:*", "[fd00::]/8:*",
+		// brackets hold an IPv6 address only
+		"[127.0.0.1]:80", "[localhost]:80", "[example.com]:443", "[*]:443", "[]:443",
 	}
 	for _, in := range bad {
 		if ep, err := sandbox.ParseEndpoint(in); err == nil {

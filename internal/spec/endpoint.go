@@ -115,6 +115,10 @@ func (e Endpoint) String() string {
 // caller's loopback services on them under WrapCommand and Run, as
 // "localhost" does.
 //
+// Brackets hold an IPv6 address or range and nothing else:
+// "[127.0.0.1]:80" and "[localhost]:80" are refused with the form to
+// write.
+//
 // URLs, port ranges and wildcards such as "*.example.com"
 // are refused: only the egress proxy of WrapCommand and Run could honour
 // a wildcard (internal/egress matches them), and where it is not in force
@@ -135,6 +139,14 @@ func ParseEndpoint(s string) (Endpoint, error) {
 	var ep Endpoint
 	if err := ep.setPort(port); err != nil {
 		return Endpoint{}, err
+	}
+	// Brackets hold an IPv6 address and nothing else, as in a URL
+	// (RFC 3986): net.SplitHostPort also takes "[127.0.0.1]:80" or
+	// "[localhost]:80", and one entry has one spelling.
+	if strings.HasPrefix(s, "[") {
+		if a, err := netip.ParseAddr(host); err != nil || !a.Is6() {
+			return Endpoint{}, fmt.Errorf("brackets hold an IPv6 address only: write %q", net.JoinHostPort(host, port))
+		}
 	}
 	switch {
 	case host == "" || host == "*":
