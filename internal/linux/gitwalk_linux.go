@@ -50,7 +50,9 @@ import (
 // gitHostFS is gitWalkFS beneath the directory descriptor root.
 type gitHostFS struct {
 	root int
-	buf  []byte
+	// buf is the getdents buffer, made at the first Read: a walk whose
+	// directories the cache holds unchanged reads none.
+	buf []byte
 }
 
 // openGitHostFS pins root (absolute, resolved) for a walk. A root that is
@@ -60,7 +62,7 @@ func openGitHostFS(root string) (*gitHostFS, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &gitHostFS{root: fd, buf: make([]byte, 32<<10)}, nil
+	return &gitHostFS{root: fd}, nil
 }
 
 func (f *gitHostFS) close() { unix.Close(f.root) }
@@ -125,6 +127,9 @@ func (f *gitHostFS) Read(rel string, max int) (gitDirStamp, gitListing, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return gitDirStamp{}, l, err
+	}
+	if f.buf == nil {
+		f.buf = make([]byte, 32<<10)
 	}
 	for {
 		n, err := unix.Getdents(fd, f.buf)
