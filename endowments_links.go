@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/openparallax/sandbox/internal/spec"
 )
@@ -116,7 +115,7 @@ func evalOr(lfs linkFS, p string) string {
 // within reports whether p is one of bases or lies inside one.
 func within(p string, bases ...string) bool {
 	for _, b := range bases {
-		if p == b || strings.HasPrefix(p, strings.TrimSuffix(b, "/")+"/") {
+		if spec.Under(p, b) {
 			return true
 		}
 	}

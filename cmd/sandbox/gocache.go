@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // applyGoCache adds --go-cache's grant to cfg and GOCACHE to its Env (an
@@ -43,7 +44,7 @@ func (p *progFlags) applyGoCache(cfg *sandbox.Config) error {
 		dir = r
 	}
 	for _, own := range callerGoCaches() {
-		if under(dir, own) || under(own, dir) {
+		if spec.Under(dir, own) || spec.Under(own, dir) {
 			return fmt.Errorf("--go-cache %q: this is (or holds) your own Go build cache %s, which go commands outside the sandbox trust; give sandboxed runs a directory of their own, e.g. ~/.cache/sandbox-go-build", p.goCache, own)
 		}
 	}

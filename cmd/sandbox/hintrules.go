@@ -20,6 +20,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // hintRule is one row: the line patterns it owns (the first submatch, when
@@ -110,10 +112,10 @@ func inWritePath(given, p string, hc hintContext) (string, bool) {
 		if r, err := filepath.EvalSymlinks(w); err == nil {
 			w = r
 		}
-		if under(resolved, w) || under(p, w) {
+		if spec.Under(resolved, w) || spec.Under(p, w) {
 			return "a --rw path", true
 		}
-		if _, err := os.Lstat(p); err != nil && !filepath.IsAbs(given) && under(hc.cwd, w) {
+		if _, err := os.Lstat(p); err != nil && !filepath.IsAbs(given) && spec.Under(hc.cwd, w) {
 			return "a --rw path", true
 		}
 	}
@@ -198,12 +200,12 @@ func ownOwner(uid, gid string) bool {
 func readOnlyHint(m []string, hc hintContext) string {
 	p := absIn(m[1], hc)
 	for _, d := range hc.cfg.DenyWritePaths {
-		if under(p, d) {
+		if spec.Under(p, d) {
 			return fmt.Sprintf("%s is kept read-only by --deny-write %s, as asked", m[1], d)
 		}
 	}
 	for _, mt := range hc.cfg.Mounts {
-		if !mt.Write && under(p, mt.At) {
+		if !mt.Write && spec.Under(p, mt.At) {
 			return fmt.Sprintf("%s is under --mount %s:%s, which is read-only: --mount %s:%s:rw lets the program write there", m[1], mt.Path, mt.At, mt.Path, mt.At)
 		}
 	}

@@ -49,6 +49,7 @@ import (
 	"sync"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // hintContext is what the rules check a suggestion against.
@@ -249,24 +250,19 @@ func pathHint(p, kind string, hc hintContext) string {
 		if r, err := filepath.EvalSymlinks(g); err == nil {
 			g = r
 		}
-		if under(target, g) {
+		if spec.Under(target, g) {
 			return "" // rule 4: already granted; the denial is not this rule's
 		}
 	}
 	if kind == "exec" && hc.cfg.AllowedWritePaths != nil && !hc.cfg.AllowExecWritePaths {
 		for _, w := range hc.cfg.AllowedWritePaths {
-			if r, err := filepath.EvalSymlinks(w); err == nil && under(target, r) {
+			if r, err := filepath.EvalSymlinks(w); err == nil && spec.Under(target, r) {
 				return fmt.Sprintf("executing %s was denied: it is in a --rw path; --allow-exec-rw lets programs built there run", target)
 			}
 		}
 	}
 	what := map[string]string{"read": "reading", "write": "writing", "exec": "executing"}[kind]
 	return fmt.Sprintf("%s %s was denied: %s %s grants it", what, target, flag, target)
-}
-
-// under reports whether p is root or inside it.
-func under(p, root string) bool {
-	return p == root || root == "/" || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
 }
 
 // secretPath reports whether p is, or is inside, a place that keeps
@@ -278,7 +274,7 @@ func secretPath(p, home string) bool {
 			roots = append(roots, filepath.Join(home, d))
 		}
 	}
-	return slices.ContainsFunc(roots, func(r string) bool { return under(p, r) })
+	return slices.ContainsFunc(roots, func(r string) bool { return spec.Under(p, r) })
 }
 
 // parentOfSecrets reports whether granting p would grant a place that
@@ -288,5 +284,5 @@ func parentOfSecrets(p, home string) bool {
 	if home != "" {
 		roots = append(roots, home)
 	}
-	return p == "/" || slices.ContainsFunc(roots, func(r string) bool { return under(r, p) })
+	return p == "/" || slices.ContainsFunc(roots, func(r string) bool { return spec.Under(r, p) })
 }

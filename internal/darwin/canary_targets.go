@@ -33,7 +33,7 @@ func privatePath(p string) string {
 // doubt, granted: the probe then picks another target).
 func isGranted(rc *spec.Resolved, path string) bool {
 	lp := strings.ToLower(path)
-	under := func(root string) bool { return isUnder(lp, strings.ToLower(root)) }
+	under := func(root string) bool { return spec.Under(lp, strings.ToLower(root)) }
 	for _, list := range [][]spec.Path{rc.Read, rc.Write, rc.Exec} {
 		for _, rp := range list {
 			if under(rp.Resolved) {

@@ -86,13 +86,13 @@ func developerDir(rc *spec.Resolved, writeRoots []string) devDir {
 	}
 	r = canonicalPath(r)
 	switch {
-	case isUnder(r, commandLineTools):
+	case spec.Under(r, commandLineTools):
 		return devDir{}
 	case !host.isDir(r):
 		return devDir{note: from + " names " + r + ", not a directory: not granted, so the xcrun tools fail"}
 	}
 	for _, w := range writeRoots {
-		if isUnder(r, w) || isUnder(w, r) {
+		if spec.Under(r, w) || spec.Under(w, r) {
 			return devDir{note: from + " names " + r + ", which overlaps the write path " + w +
 				" (the program could put its own tools there): not granted, so the xcrun tools fail"}
 		}

@@ -92,7 +92,7 @@ func dyldPath(name, loader, exe string, rpaths []string) string {
 // disk, anyway).
 func isSystemLibrary(p string) bool {
 	for _, b := range baseline {
-		if strings.Contains(b.Access, "map-executable") && isUnder(p, b.Path) {
+		if strings.Contains(b.Access, "map-executable") && spec.Under(p, b.Path) {
 			return true
 		}
 	}
@@ -151,7 +151,7 @@ func libraryRules(exes, writeRoots []string, covered func(string) bool) (rules [
 // writeRootOf is the write root p lies in, or "".
 func writeRootOf(p string, writeRoots []string) string {
 	for _, w := range writeRoots {
-		if isUnder(p, w) {
+		if spec.Under(p, w) {
 			return w
 		}
 	}

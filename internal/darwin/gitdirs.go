@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/openparallax/sandbox/internal/seatbelt"
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // maxGitFile bounds what is read of a ".git" or commondir file.
@@ -63,7 +64,7 @@ func gitDirsAt(writeRoots []string) (out, unusable []string) {
 		r = canonicalPath(r)
 		inside := false
 		for _, w := range writeRoots {
-			inside = inside || isUnder(r, w)
+			inside = inside || spec.Under(r, w)
 		}
 		if !inside || gitCovered().MatchString(r+"/config") {
 			return r

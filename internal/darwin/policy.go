@@ -235,7 +235,7 @@ func pathRulesWhy(rc *spec.Resolved, targets ...string) (out []pathRule, notes p
 	}
 	covered := func(p string) bool {
 		return slices.ContainsFunc(out, func(d pathRule) bool {
-			return d.Access == accessExec && (d.Resolved == p || d.IsDir && isUnder(p, d.Resolved))
+			return d.Access == accessExec && (d.Resolved == p || d.IsDir && spec.Under(p, d.Resolved))
 		})
 	}
 	var files []string // exec files whose "#!" line is read
@@ -398,9 +398,4 @@ func SeatbeltProfile(cfg spec.Config) (text string, params []string, err error) 
 		params = append(params, p.Name+"="+p.Value)
 	}
 	return prof.Text, params, nil
-}
-
-// isUnder reports whether p is root or inside it (byte-wise).
-func isUnder(p, root string) bool {
-	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
 }

@@ -115,12 +115,12 @@ func writableTarget(rc *spec.Resolved, target string) error {
 	}
 	t := canonicalPath(target)
 	for _, x := range rc.Exec {
-		if r := canonicalPath(x.Resolved); t == r || x.IsDir && isUnder(t, r) {
+		if r := canonicalPath(x.Resolved); t == r || x.IsDir && spec.Under(t, r) {
 			return nil
 		}
 	}
 	for _, w := range rc.Write {
-		if r := canonicalPath(w.Resolved); isUnder(t, r) {
+		if r := canonicalPath(w.Resolved); spec.Under(t, r) {
 			return fmt.Errorf("%w: WrapCommand: the program %s is inside the write path %s, where the sandboxed program could replace it "+
 				"with another and run that: set allow_exec_write_paths, or grant it (or its directory) in allowed_exec_paths", spec.ErrInvalidConfig, target, w.Resolved)
 		}

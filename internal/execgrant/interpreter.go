@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // Grantable decides whether interp, the interpreter a granted file names
@@ -40,7 +42,7 @@ func Grantable(interp string, writeRoots []string) (string, error) {
 		return "", fmt.Errorf("interpreter %q: %w", interp, err)
 	}
 	for _, w := range writeRoots {
-		if isUnder(strings.ToLower(resolved), strings.ToLower(w)) {
+		if spec.Under(strings.ToLower(resolved), strings.ToLower(w)) {
 			return "", fmt.Errorf("interpreter %q resolves to %s, inside the write path %s: the confined process could replace it", interp, resolved, w)
 		}
 	}
@@ -82,10 +84,4 @@ func resolveFileByWalk(path string) (string, os.FileInfo, error) {
 		return "", nil, errors.New(resolved + " changed while it was checked")
 	}
 	return resolved, ofi, nil
-}
-
-// isUnder reports whether p is root or inside it (byte-wise). (The root
-// package keeps its own copy for its path rules.)
-func isUnder(p, root string) bool {
-	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
 }

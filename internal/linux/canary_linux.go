@@ -88,9 +88,7 @@ func Verify(rc *spec.Resolved) []spec.ProbeResult {
 // granted reports whether path is inside anything the sandbox grants: the
 // Config's paths or a default system path. Such a path proves nothing.
 func granted(rc *spec.Resolved, path string) bool {
-	under := func(root string) bool {
-		return path == root || strings.HasPrefix(path, strings.TrimSuffix(root, "/")+"/")
-	}
+	under := func(root string) bool { return spec.Under(path, root) }
 	for _, list := range [][]spec.Path{rc.Read, rc.Write, rc.Exec} {
 		for _, rp := range list {
 			if under(rp.Resolved) {

@@ -119,7 +119,7 @@ func probeDenyWrite(rc *spec.Resolved) []spec.ProbeResult {
 // holding p: the write path itself must stay writable.
 func writeControlBeside(rc *spec.Resolved, p string) spec.ProbeResult {
 	for _, w := range rc.Write {
-		if !w.IsDir || !isUnder(p, w.Resolved) || p == w.Resolved {
+		if !w.IsDir || !spec.Under(p, w.Resolved) || p == w.Resolved {
 			continue
 		}
 		path, err := probe.TryCreate(w.Resolved)
@@ -134,7 +134,7 @@ func writeControlBeside(rc *spec.Resolved, p string) spec.ProbeResult {
 
 func inWritePath(rc *spec.Resolved, p string) bool {
 	for _, w := range rc.Write {
-		if isUnder(p, w.Resolved) {
+		if spec.Under(p, w.Resolved) {
 			return true
 		}
 	}

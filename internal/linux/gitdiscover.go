@@ -6,6 +6,8 @@ package linux
 import (
 	"path"
 	"slices"
+
+	"github.com/openparallax/sandbox/internal/spec"
 )
 
 // The per-spawn budget of protected repositories: at most gitMaxRepos,
@@ -56,10 +58,10 @@ func chooseGitRepos(cands []gitCandidate, writes []string) gitChosen {
 		var between []string
 		for _, p := range append(slices.Clone(g.protect), g.pin...) {
 			for _, w := range writes {
-				if !isUnder(p, w) || p == w {
+				if !spec.Under(p, w) || p == w {
 					continue
 				}
-				for d := path.Dir(p); d != w && isUnder(d, w); d = path.Dir(d) {
+				for d := path.Dir(p); d != w && spec.Under(d, w); d = path.Dir(d) {
 					if !pinned[d] && !slices.Contains(between, d) {
 						between = append(between, d)
 					}

@@ -79,7 +79,7 @@ func refExecPolicy(rc *spec.Resolved, abi int, target string) []refRule {
 		}
 	}
 	for _, x := range execgrant.Extras(execGrants(rc.Exec)) {
-		if slices.ContainsFunc(writePaths, func(w string) bool { return x.Path == w || isUnder(x.Path, w) }) {
+		if slices.ContainsFunc(writePaths, func(w string) bool { return x.Path == w || spec.Under(x.Path, w) }) {
 			continue
 		}
 		r.add(x.Path, pick(x.IsDir, llExecDir, llExecFile), "allowed_exec_paths: "+x.Reason)

@@ -271,13 +271,13 @@ func layerSpec(rc *spec.Resolved, targets, writes []string, cwd string, root boo
 		ms.Exec = append(ms.Exec, e.Resolved)
 	}
 	underExec := func(p string) bool {
-		return slices.ContainsFunc(execs, func(e spec.Path) bool { return e.IsDir && isUnder(p, e.Resolved) })
+		return slices.ContainsFunc(execs, func(e spec.Path) bool { return e.IsDir && spec.Under(p, e.Resolved) })
 	}
 	for _, w := range writes {
 		ms.Write = append(ms.Write, mountns.WritePath{Path: w, Exec: rc.Config.AllowExecWritePaths || underExec(w)})
 	}
 	inWrite := func(p string) bool {
-		return slices.ContainsFunc(writes, func(w string) bool { return isUnder(p, w) })
+		return slices.ContainsFunc(writes, func(w string) bool { return spec.Under(p, w) })
 	}
 	for _, r := range rc.Read {
 		ms.Read = append(ms.Read, r.Resolved)
@@ -296,7 +296,7 @@ func layerSpec(rc *spec.Resolved, targets, writes []string, cwd string, root boo
 	for _, e := range execs {
 		keep(e.Resolved)
 		if inWrite(e.Resolved) && !rc.Config.AllowExecWritePaths && !slices.ContainsFunc(ms.Write, func(w mountns.WritePath) bool {
-			return w.Exec && isUnder(e.Resolved, w.Path)
+			return w.Exec && spec.Under(e.Resolved, w.Path)
 		}) {
 			ms.Mounts = append(ms.Mounts, mountns.Mount{Source: e.Resolved, Target: e.Resolved, Write: true, Exec: true})
 		}
@@ -307,7 +307,7 @@ func layerSpec(rc *spec.Resolved, targets, writes []string, cwd string, root boo
 		// (mountns.Spec.Opaque): the private /tmp's own grant would
 		// otherwise let the target read it.
 		granted := slices.ContainsFunc(append(append(slices.Clone(rc.Read), rc.Write...), rc.Exec...), func(g spec.Path) bool {
-			return isUnder(r, g.Resolved)
+			return spec.Under(r, g.Resolved)
 		})
 		if granted {
 			keep(r)
@@ -317,7 +317,7 @@ func layerSpec(rc *spec.Resolved, targets, writes []string, cwd string, root boo
 		}
 	}
 	for _, m := range rc.Mounts {
-		exec := slices.ContainsFunc(execs, func(e spec.Path) bool { return isUnder(e.Resolved, m.At) || isUnder(m.At, e.Resolved) })
+		exec := slices.ContainsFunc(execs, func(e spec.Path) bool { return spec.Under(e.Resolved, m.At) || spec.Under(m.At, e.Resolved) })
 		ms.Mounts = append(ms.Mounts, mountns.Mount{Source: m.Path, Target: m.At, Write: m.Write, Exec: exec})
 	}
 	if rc.Resolver != "" {

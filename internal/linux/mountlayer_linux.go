@@ -181,10 +181,10 @@ func pinParents(ms *mountns.Spec, writes []string) {
 		}
 		for _, q := range []string{p, r} {
 			for _, w := range writes {
-				if !isUnder(q, w) || q == w {
+				if !spec.Under(q, w) || q == w {
 					continue
 				}
-				for d := filepath.Dir(q); d != w && isUnder(d, w); d = filepath.Dir(d) {
+				for d := filepath.Dir(q); d != w && spec.Under(d, w); d = filepath.Dir(d) {
 					if mountns.HostResolve(d) == d && !slices.Contains(ms.Pin, d) {
 						ms.Pin = append(ms.Pin, d)
 					}
@@ -270,7 +270,7 @@ func gitLook(writes []string, cwd string) (repos, spots []string) {
 	}
 	spotting := true
 	for d := cwd; ; d = filepath.Dir(d) {
-		if !slices.ContainsFunc(writes, func(w string) bool { return isUnder(d, w) }) {
+		if !slices.ContainsFunc(writes, func(w string) bool { return spec.Under(d, w) }) {
 			break
 		}
 		err := look(d)

@@ -24,7 +24,7 @@ func rootWanted(rc *spec.Resolved, lookup func(string) mountns.Kind) []string {
 	grants := append(slices.Clone(rc.Read), rc.Write...)
 	inPrivateTmp := func(p string) bool {
 		for _, d := range []string{"/tmp", "/dev/shm"} {
-			if isUnder(p, d) && p != d && !slices.ContainsFunc(grants, func(g spec.Path) bool { return isUnder(d, g.Resolved) }) {
+			if spec.Under(p, d) && p != d && !slices.ContainsFunc(grants, func(g spec.Path) bool { return spec.Under(d, g.Resolved) }) {
 				return true
 			}
 		}
