@@ -689,7 +689,21 @@ func TestDelegatedSubtree(t *testing.T) {
 	if err := os.Mkdir(leaf, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	defer os.Remove(leaf)
+	defer func() {
+		// The helper's reaper lives in the leaf until it has seen the
+		// helper exit and cleaned up after it: until then the leaf is
+		// busy (EBUSY), and a second run (-count) finds it there.
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			err := os.Remove(leaf)
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("the delegated leaf is still busy: %v", err)
+				return
+			}
+		}
+	}()
 	for _, p := range []string{deleg, leaf} {
 		for _, f := range []string{"", "cgroup.procs", "cgroup.subtree_control", "cgroup.threads"} {
 			if err := os.Chown(filepath.Join(p, f), 65534, 65534); err != nil {
