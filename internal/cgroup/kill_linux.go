@@ -19,8 +19,9 @@ import (
 
 // Kill kills every process in the group and returns once none is left, or
 // after killWait with an error. On v2 it writes cgroup.kill (Linux 5.14+),
-// which the kernel applies to every task atomically, forks included, and
-// writes it again every 50 ms while a task is left. On v1 with the
+// which signals every task, forks in progress included, and writes it
+// again every 50 ms while a task is left (one write can miss a process in
+// the middle of execve: see below). On v1 with the
 // freezer: freeze the group (no task runs, so none can fork or exit),
 // SIGKILL every task listed, thaw so they die, and repeat until the group
 // is empty. A process cannot leave the group on its own unless it may
