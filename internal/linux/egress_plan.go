@@ -29,6 +29,9 @@ var loopbackRange = netip.MustParsePrefix("127.0.0.0/8")
 // and Run.
 type egressPlan struct {
 	hosts []string // the host entries, "host:port" or "host:*"
+	// names are the DNS names among the hosts ("localhost" included),
+	// once each: the only names the namespace's resolver answers.
+	names []string
 	// anyPort are the host entries for every port ("host:*"): the proxy
 	// serves them on any port, the transparent path only on the ports
 	// other entries list (see addAnyPort).
@@ -68,6 +71,11 @@ func egressPlanFor(rc *spec.Resolved) egressPlan {
 			continue
 		}
 		e.hosts = append(e.hosts, ep.String())
+		if _, isRange := ep.Range(); !isRange && !slices.Contains(e.names, ep.Host) {
+			if _, err := netip.ParseAddr(ep.Host); err != nil {
+				e.names = append(e.names, ep.Host)
+			}
+		}
 		if ep.AnyPort {
 			e.anyPort = append(e.anyPort, ep.String())
 		}
@@ -245,7 +253,7 @@ func (e egressPlan) networkLines() []string {
 		}
 		return []string{
 			"WrapCommand/Run: network namespace with only lo, every address local; the caller relays direct connections to " + strings.Join(e.hosts, ", ") +
-				", answers DNS (UDP port 53, any address) for those names, and serves the proxy " + e.addr().String(),
+				", answers DNS (UDP port 53, any address) " + e.dnsScope() + ", and serves the proxy " + e.addr().String(),
 			"WrapCommand/Run: Landlock connect only to ports " + strings.Join(ports, ", ") + " inside the namespace; other ports: EACCES in the kernel, never reaching the caller (not reported)",
 			"WrapCommand/Run: UDP sockets allowed (seccomp); UDP reaches nothing but the caller's resolver",
 		}

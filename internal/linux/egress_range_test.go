@@ -78,6 +78,15 @@ func TestEgressPlanRange(t *testing.T) {
 			anyPort = &wrap.Features[i]
 		}
 	}
+	if !slices.ContainsFunc(wrap.Network, func(l string) bool {
+		return strings.Contains(l, "answers DNS (UDP port 53, any address) for no name (every entry is an address or a range)")
+	}) {
+		t.Errorf("Plan.Network %q: want the resolver said to answer no name, the entries being ranges", wrap.Network)
+	}
+	mixed := egressPlanFor(testResolved(t, Config{AllowedTCPConnect: []string{"10.0.0.0/8:443", "Example.com:443", "example.com:8443", "127.0.0.1:80", "localhost:*"}}))
+	if got := mixed.dnsScope(); got != "for example.com, localhost" {
+		t.Errorf("the resolver's names with ranges, a literal and names among the entries: %q, want \"for example.com, localhost\"", got)
+	}
 	if cmdHost == nil || !cmdHost.Enforced || !strings.Contains(cmdHost.Detail, "Address ranges (10.0.0.0/8:443, [fd00::/8]:8443, 192.168.4.0/22:*) allow the addresses dialled in them, never a name") {
 		t.Errorf("WrapCommand's tcp_connect_host %+v, want the ranges enforced", cmdHost)
 	}

@@ -180,5 +180,15 @@ func (e egressPlan) rangeNote() string {
 		"(the resolver answers no name for a range)"
 }
 
+// dnsScope is what the namespace's resolver answers, for the network
+// line: the names the entries list, or none when every entry is an
+// address or a range.
+func (e egressPlan) dnsScope() string {
+	if len(e.names) == 0 {
+		return "for no name (every entry is an address or a range)"
+	}
+	return "for " + strings.Join(e.names, ", ")
+}
+
 // transparentClients is EgressPlan.Clients with the transparent path.
 const transparentClients = "every TCP client, as it dials (no proxy awareness needed); UDP: DNS queries only (to port 53 of any address), answered by the caller for the listed names"
