@@ -28,24 +28,42 @@ import (
 )
 
 // applyGoCache adds --go-cache's grant to cfg and GOCACHE to its Env (an
-// --env GOCACHE is replaced). With no DIR it changes nothing.
+// --env GOCACHE is replaced), making DIR when it is absent. With no DIR it
+// changes nothing.
 func (p *progFlags) applyGoCache(cfg *sandbox.Config) error {
+	_, err := p.goCacheGrant(cfg, true)
+	return err
+}
+
+// planGoCache is applyGoCache for plan and verify, which make nothing:
+// a DIR that does not exist yet is left out of cfg, and note says so
+// ("" when the grant was added, or there is no DIR).
+func (p *progFlags) planGoCache(cfg *sandbox.Config) (note string, err error) {
+	return p.goCacheGrant(cfg, false)
+}
+
+func (p *progFlags) goCacheGrant(cfg *sandbox.Config, create bool) (note string, err error) {
 	if p.goCache == "" {
-		return nil
+		return "", nil
 	}
 	dir, err := expandPath(p.goCache)
 	if err != nil {
-		return fmt.Errorf("--go-cache %q: %v", p.goCache, err)
+		return "", fmt.Errorf("--go-cache %q: %v", p.goCache, err)
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("--go-cache %q: %v", p.goCache, err)
+	if create {
+		err = os.MkdirAll(dir, 0o700)
+	} else if _, err = os.Stat(dir); os.IsNotExist(err) {
+		return fmt.Sprintf("--go-cache %s does not exist yet: run makes it (0700) and grants it read-write with GOCACHE set; this leaves it out", dir), nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("--go-cache %q: %v", p.goCache, err)
 	}
 	if r, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = r
 	}
 	for _, own := range callerGoCaches() {
 		if spec.Under(dir, own) || spec.Under(own, dir) {
-			return fmt.Errorf("--go-cache %q: this is (or holds) your own Go build cache %s, which go commands outside the sandbox trust; give sandboxed runs a directory of their own, e.g. ~/.cache/sandbox-go-build", p.goCache, own)
+			return "", fmt.Errorf("--go-cache %q: this is (or holds) your own Go build cache %s, which go commands outside the sandbox trust; give sandboxed runs a directory of their own, e.g. ~/.cache/sandbox-go-build", p.goCache, own)
 		}
 	}
 	cfg.AllowedWritePaths = append(cfg.AllowedWritePaths, dir)
@@ -55,7 +73,7 @@ func (p *progFlags) applyGoCache(cfg *sandbox.Config) error {
 	}
 	env["GOCACHE"] = dir
 	cfg.Env = env
-	return nil
+	return "", nil
 }
 
 // callerGoCaches are the build caches go commands outside the sandbox use:

@@ -49,13 +49,21 @@ func plan(args []string, stdout, stderr io.Writer) int {
 	}
 	// The program's environment, as run makes it; ApplySelf cannot
 	// replace the environment of the process that calls it.
+	// --go-cache's grant and GOCACHE, as run adds them (a DIR not made
+	// yet is left out, and said).
+	var note string
 	if scope == sandbox.ScopeCommand {
-		err = a.pf.configEnv(&cfg)
-	} else if cfg.Env != nil || a.pf.keepEnv || len(a.pf.env) > 0 {
-		err = errors.New("--env, --keep-env and env in --config are for --entry wrap: ApplySelf cannot replace the environment of the process that calls it")
+		if err = a.pf.configEnv(&cfg); err == nil {
+			note, err = a.pf.planGoCache(&cfg)
+		}
+	} else if cfg.Env != nil || a.pf.keepEnv || len(a.pf.env) > 0 || a.pf.goCache != "" {
+		err = errors.New("--env, --keep-env, --go-cache and env in --config are for --entry wrap: ApplySelf cannot replace the environment of the process that calls it")
 	}
 	if err != nil {
 		return usageError(stderr, "plan", "%v", err)
+	}
+	if note != "" {
+		fmt.Fprintln(stderr, "sandbox plan: note:", note)
 	}
 	all, err := sandbox.PlanForPlatform(cfg, a.platform)
 	if err != nil {

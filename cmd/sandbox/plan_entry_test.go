@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -34,5 +37,50 @@ func TestPlanDescribeEntry(t *testing.T) {
 		if strings.Contains(d, other) {
 			t.Errorf("plan --describe %q speaks of the other entry point (%s):\n%s", c.args, other, d)
 		}
+	}
+}
+
+// plan and verify take --go-cache's grant as run adds it, and make
+// nothing: a DIR that does not exist yet is left out and said, and is
+// still absent afterwards; one that exists is in the plan. ApplySelf's
+// plan refuses it, as it refuses --env.
+func TestPlanGoCache(t *testing.T) {
+	linuxSandbox(t)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(dir, "go-cache")
+	plan := func(args ...string) (string, string, int) {
+		var stdout, stderr strings.Builder
+		code := run(append([]string{"plan", "--json", "--go-cache", cache}, args...), nil, &stdout, &stderr)
+		return stdout.String(), stderr.String(), code
+	}
+	absent := func(what string) {
+		t.Helper()
+		if _, err := os.Lstat(cache); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s made --go-cache's directory (%v)", what, err)
+		}
+	}
+	out, errOut, code := plan()
+	if code != exitOK || strings.Contains(out, cache) || !strings.Contains(errOut, "does not exist yet") {
+		t.Errorf("plan --go-cache ABSENT: exit %d, the plan names it: %v, stderr %q; want it left out, and said", code, strings.Contains(out, cache), errOut)
+	}
+	absent("plan")
+	_, errOut, _ = runCLI(t, "verify", "--go-cache", cache)
+	if !strings.Contains(errOut, "sandbox verify: note: --go-cache "+cache+" does not exist yet") {
+		t.Errorf("verify --go-cache ABSENT: stderr %q, want the note", errOut)
+	}
+	absent("verify")
+
+	if err := os.Mkdir(cache, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = plan()
+	if code != exitOK || !strings.Contains(out, `"`+cache+`"`) || errOut != "" {
+		t.Errorf("plan --go-cache DIR: exit %d, the plan names it: %v, stderr %q; want its grant in the plan", code, strings.Contains(out, cache), errOut)
+	}
+	if _, errOut, code = plan("--entry", "applyself"); code != exitUsage || !strings.Contains(errOut, "--go-cache") {
+		t.Errorf("plan --entry applyself --go-cache: exit %d, %q; want a usage error naming --go-cache", code, errOut)
 	}
 }

@@ -30,6 +30,16 @@ func verify(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "verify", "%v", err)
 	}
+	// --go-cache's grant, as run adds it: the canary's probes must see it
+	// (a DIR not made yet is left out, and said). The rest of the
+	// program's flags are checked only: the canary needs no environment.
+	note, err := a.pf.planGoCache(&cfg)
+	if err != nil {
+		return usageError(stderr, "verify", "%v", err)
+	}
+	if note != "" {
+		fmt.Fprintln(stderr, "sandbox verify: note:", note)
+	}
 	r, err := canaryInChild(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "sandbox verify:", err)
