@@ -538,3 +538,72 @@ func TestRunHostBindAlias(t *testing.T) {
 		t.Errorf("the protected file changed: %q", b)
 	}
 }
+
+// TestRunDenyReadInsideDefaults: a DenyReadPaths entry inside what
+// Landlock lets the program read besides the Config's read and write
+// paths: an exec grant (a directory on AllowedExecPaths), and a default
+// system path (the CA bundle, or another default file). Landlock cannot
+// deny beneath a grant, so the mount layer hides these as it hides one
+// inside a read grant. It made no mount for them: the program read the
+// file while the plan said "hidden". The neighbour in the exec directory
+// stays readable.
+func TestRunDenyReadInsideDefaults(t *testing.T) {
+	requireNamespaces(t)
+	checkDenyReadInsideDefaults(t, realTempDir(t), denyReadExecDir(t))
+}
+
+func TestRunDenyReadInsideDefaultsAsNobody(t *testing.T) {
+	requireSandbox(t)
+	if childtest.InNobodyRun(t) {
+		requireNamespaces(t)
+		checkDenyReadInsideDefaults(t, os.Getenv("SANDBOX_NS_WS"), os.Getenv("SANDBOX_EXEC_DIR"))
+		return
+	}
+	requireRoot(t)
+	requireNamespaces(t)
+	ws := hostDir(t)
+	if err := os.Chown(ws, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	childtest.AsNobody(t, "SANDBOX_NS_WS="+ws, "SANDBOX_EXEC_DIR="+denyReadExecDir(t))
+}
+
+// denyReadExecDir makes a directory outside /tmp holding "secret" and
+// "other", readable by everyone.
+func denyReadExecDir(t *testing.T) string {
+	dir := hostDir(t)
+	for _, f := range []string{"secret", "other"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func checkDenyReadInsideDefaults(t *testing.T, ws, execDir string) {
+	secret, other := filepath.Join(execDir, "secret"), filepath.Join(execDir, "other")
+	cfg := sandbox.Config{AllowedWritePaths: []string{ws}, AllowedExecPaths: []string{execDir}, DenyReadPaths: []string{secret}}
+	ops := []string{"read:" + secret, "read:" + other}
+	// A file under a default system path (linux.SystemPaths) that every
+	// user may read, where one exists (the kernel matrix's guests have
+	// only the CA bundle, when the host has one).
+	var system string
+	for _, p := range []string{"/etc/ssl/certs/ca-certificates.crt", "/etc/hosts", "/etc/os-release"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o004 != 0 {
+			system = p
+			break
+		}
+	}
+	if system != "" {
+		cfg.DenyReadPaths = append(cfg.DenyReadPaths, system)
+		ops = append(ops, "read:"+system)
+	} else {
+		t.Log("no CA bundle, /etc/hosts or /etc/os-release here: only the exec grant's case is tried")
+	}
+	got := fsops(t, cfg, ws, ops...)
+	wantOp(t, got, "read:"+secret, syscall.EACCES)
+	wantOp(t, got, "read:"+other, 0)
+	if system != "" {
+		wantOp(t, got, "read:"+system, syscall.EACCES)
+	}
+}

@@ -136,6 +136,9 @@ func newMountLayer(rc *spec.Resolved, targets []string, cwd string, root rootHos
 		}
 	}
 	ms.Pin = append(ms.Pin, gitPin...)
+	if len(ms.DenyRead) > 0 && root.pol != nil {
+		ms.Readable = readableRoots(root.pol)
+	}
 	pinParents(&ms, writes)
 	slices.SortStableFunc(ms.Pin, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
 	ms.Aliases, l.err = hostAliases(ms)
@@ -148,6 +151,41 @@ func newMountLayer(rc *spec.Resolved, targets []string, cwd string, root rootHos
 	l.plan, l.err = mountns.Build(ms)
 	l.ns = namespaces()
 	return l
+}
+
+// readableRoots are the paths pol's Landlock rules grant beneath:
+// mountns.Spec.Readable, so that a DenyReadPaths entry inside a default
+// system path or an exec grant is hidden as one inside a read grant is.
+// The Config's paths and the exec grants' extras are resolved already; a
+// default system path is kept as written (its rule is made by opening
+// it, links followed) and is added resolved too. /proc is left out: its
+// rule is for the program's own /proc entries, which a mount here cannot
+// name.
+func readableRoots(pol *linuxPolicy) []string {
+	system := map[string]bool{}
+	for _, sp := range SystemPaths {
+		system[sp.Path] = true
+	}
+	var out []string
+	add := func(p string) {
+		if strings.HasPrefix(p, "/proc/") {
+			return
+		}
+		out = append(out, p)
+		if !system[p] {
+			return
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil && r != p {
+			out = append(out, r)
+		}
+	}
+	for _, r := range pol.Paths {
+		add(r.Path)
+	}
+	for _, r := range pol.System {
+		add(r.Path)
+	}
+	return out
 }
 
 // findGit looks for the repositories git protection covers (unless the

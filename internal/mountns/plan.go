@@ -118,6 +118,12 @@ type Spec struct {
 	DenyWrite []string
 	// DenyRead are hidden: neither readable nor listable.
 	DenyRead []string
+	// Readable are the other paths Landlock lets the sandbox read beneath
+	// (exec grants, the default system paths, an exec directory's link
+	// targets), resolved: a DenyRead path inside one is hidden as inside
+	// a Read path. Unlike Read, nothing here is kept visible in a private
+	// /tmp.
+	Readable []string
 	// Pin are paths inside write paths that stay writable but become mount
 	// points of their own, so that they can be neither renamed nor
 	// removed (EBUSY): a repository's .git, which must not be swapped for
@@ -431,14 +437,17 @@ func (b *builder) writable(p string) bool {
 	return slices.ContainsFunc(b.plan.Tmp, func(t string) bool { return under(p, t) })
 }
 
-// granted reports whether p lies inside any grant (read, write, mount).
+// granted reports whether p lies inside any grant (read, write, mount,
+// or another path Landlock lets the sandbox read: Readable).
 func (b *builder) granted(p string) bool {
 	if b.writable(p) {
 		return true
 	}
-	for _, r := range b.spec.Read {
-		if under(p, r) {
-			return true
+	for _, list := range [][]string{b.spec.Read, b.spec.Readable} {
+		for _, r := range list {
+			if under(p, r) {
+				return true
+			}
 		}
 	}
 	for _, m := range b.spec.Mounts {

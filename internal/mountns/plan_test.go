@@ -67,6 +67,30 @@ func opIndex(t *testing.T, p Plan, kind OpKind, path string) int {
 	return -1
 }
 
+// A deny-read path inside Readable (what Landlock grants besides the
+// read and write paths: exec grants, the default system paths) is hidden
+// as inside a Read path; outside every grant it needs nothing.
+func TestBuildHidesInsideReadable(t *testing.T) {
+	fs := newFS()
+	s := fs.spec()
+	s.Write = []WritePath{{Path: "/ws"}}
+	s.DenyRead = []string{"/home/u/.ssh"}
+	p, err := Build(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Hidden) != 0 {
+		t.Errorf("outside every grant: Hidden = %v, want nothing", p.Hidden)
+	}
+	s.Readable = []string{"/home/u"}
+	if p, err = Build(s); err != nil {
+		t.Fatal(err)
+	}
+	if o := p.Ops[opIndex(t, p, OpTmpfs, "/home/u/.ssh")]; o.Mode != 0 || o.Set&AttrRdonly == 0 || !slices.Equal(p.Hidden, []string{"/home/u/.ssh"}) {
+		t.Errorf("inside Readable: %v, Hidden = %v; want an empty mode-000 tmpfs", o, p.Hidden)
+	}
+}
+
 func TestBuildOrderAndAttributes(t *testing.T) {
 	fs := newFS()
 	s := fs.spec()
