@@ -540,11 +540,27 @@ func (b *builder) denied(field, p string, needs func(string) bool, missing strin
 			b.op(Op{Kind: OpSetAttr, Path: p, Set: AttrRdonly | AttrNosuid | AttrNodev, NoFollow: true,
 				Why: "protected symbolic link: read-only, and as a mount point it cannot be renamed or removed"})
 			b.shown = append(b.shown, p)
-		} else {
+		} else if b.replaceableLinkAbove(p) {
 			b.gap(field, p, "reached through a symbolic link above it: "+r+" is protected, but that link can be replaced by the sandbox")
 		}
 	}
 	return r, needs(r)
+}
+
+// replaceableLinkAbove reports whether a directory above p (which
+// exists) is a symbolic link the sandbox could replace: one that lies,
+// where it really is, inside a write path, a writable Mount or a private
+// tmp dir. A link elsewhere (a merged /usr's /lib) is as fixed as the
+// read-only tree around it, and p's resolved path, which is protected,
+// is what p names for as long as the sandbox runs.
+func (b *builder) replaceableLinkAbove(p string) bool {
+	for d := path.Dir(p); d != "/" && d != "."; d = path.Dir(d) {
+		at := path.Join(b.spec.Resolve(path.Dir(d)), path.Base(d)) // the link's own place
+		if b.spec.Resolve(d) != at && b.writable(at) {
+			return true
+		}
+	}
+	return false
 }
 
 func writePaths(s Spec) []string {

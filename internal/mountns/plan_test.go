@@ -91,6 +91,39 @@ func TestBuildHidesInsideReadable(t *testing.T) {
 	}
 }
 
+// A deny path reached through a symbolic link above it is a gap only
+// where the sandbox could replace that link (it lies in a write path); a
+// system's /lib -> /usr/lib cannot be, and the resolved path is
+// protected either way.
+func TestBuildLinkAboveDenyPath(t *testing.T) {
+	fs := newFS()
+	for p, k := range map[string]Kind{"/usr": Dir, "/usr/lib": Dir, "/usr/lib/key": File, "/ws/real": Dir, "/ws/real/key": File} {
+		fs.kinds[p] = k
+	}
+	fs.links["/lib"] = "/usr/lib"
+	fs.links["/ws/link"] = "/ws/real"
+	s := fs.spec()
+	s.Write = []WritePath{{Path: "/ws"}}
+	s.Readable = []string{"/lib", "/usr/lib"} // as readableRoots gives a default: written and resolved
+	s.DenyRead = []string{"/lib/key", "/ws/link/key"}
+	p, err := Build(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gaps []string
+	for _, g := range p.Gaps {
+		gaps = append(gaps, g.Path)
+	}
+	if !slices.Equal(gaps, []string{"/ws/link/key"}) {
+		t.Errorf("gaps %v, want only /ws/link/key (its link is in the write path /ws)", p.Gaps)
+	}
+	for _, h := range []string{"/usr/lib/key", "/ws/real/key"} {
+		if !slices.Contains(p.Hidden, h) {
+			t.Errorf("%s not hidden: %v", h, p.Hidden)
+		}
+	}
+}
+
 func TestBuildOrderAndAttributes(t *testing.T) {
 	fs := newFS()
 	s := fs.spec()
