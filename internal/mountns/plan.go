@@ -549,14 +549,18 @@ func (b *builder) denied(field, p string, needs func(string) bool, missing strin
 
 // replaceableLinkAbove reports whether a directory above p (which
 // exists) is a symbolic link the sandbox could replace: one that lies,
-// where it really is, inside a write path, a writable Mount or a private
-// tmp dir. A link elsewhere (a merged /usr's /lib) is as fixed as the
+// where it really is or in any view of it (a Mount of a tree holding it,
+// a host alias), inside a write path, a writable Mount or a private tmp
+// dir. A link elsewhere (a merged /usr's /lib) is as fixed as the
 // read-only tree around it, and p's resolved path, which is protected,
 // is what p names for as long as the sandbox runs.
 func (b *builder) replaceableLinkAbove(p string) bool {
 	for d := path.Dir(p); d != "/" && d != "."; d = path.Dir(d) {
 		at := path.Join(b.spec.Resolve(path.Dir(d)), path.Base(d)) // the link's own place
-		if b.spec.Resolve(d) != at && b.writable(at) {
+		if b.spec.Resolve(d) == at {
+			continue // not a link
+		}
+		if b.writable(at) || slices.ContainsFunc(b.views(at), func(v view) bool { return b.writable(v.at) }) {
 			return true
 		}
 	}

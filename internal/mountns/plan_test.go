@@ -122,6 +122,19 @@ func TestBuildLinkAboveDenyPath(t *testing.T) {
 			t.Errorf("%s not hidden: %v", h, p.Hidden)
 		}
 	}
+	// A link outside the write paths that a writable Mount shows (its
+	// source holds it) can be replaced there: a gap again.
+	fs.kinds["/data/real"], fs.kinds["/data/real/key"] = Dir, File
+	fs.links["/data/link"] = "/data/real"
+	s.Readable = append(s.Readable, "/data")
+	s.DenyRead = []string{"/data/link/key"}
+	s.Mounts = []Mount{{Source: "/data", Target: "/mnt", Write: true}}
+	if p, err = Build(s); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Gaps) != 1 || p.Gaps[0].Path != "/data/link/key" {
+		t.Errorf("a link shown writable through a Mount: gaps %v, want /data/link/key", p.Gaps)
+	}
 }
 
 func TestBuildOrderAndAttributes(t *testing.T) {
