@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/openparallax/sandbox"
+	"github.com/openparallax/sandbox/internal/childtest"
 	"github.com/openparallax/sandbox/internal/winjob"
 )
 
@@ -87,15 +88,7 @@ func TestWindowsCanaryConfined(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestWindowsCanaryConfined$", "-test.v")
 	cmd.Env = append(os.Environ(), "SANDBOX_WINDOWS_CANARY_CHILD=1")
 	out, err := cmd.CombinedOutput()
-	text := string(out)
-	switch {
-	case err != nil:
-		t.Fatalf("child failed: %v\n%s", err, text)
-	case strings.Contains(text, "--- SKIP"):
-		t.Skipf("child skipped:\n%s", text)
-	case !strings.Contains(text, "--- PASS"):
-		t.Fatalf("child did not run the test:\n%s", text)
-	}
+	childtest.Forward(t, "the child", out, err)
 }
 
 // envCanaryOut names the file the orphan-canary helper writes its result to.

@@ -147,7 +147,8 @@ skip_reasons() {
 	}
 	cur != "" && /^[[:space:]]+[[:alnum:]_]+\.go:[0-9]+: / {
 		line = $0; sub(/^[[:space:]]+[[:alnum:]_]+\.go:[0-9]+: /, "", line)
-		if (line ~ /^(skipped in child process|child output):?$/) next
+		# the headers childtest.Forward writes before the reason it forwards
+		if (line ~ /^(skipped in (child process|the run .+|the child)|(child process|the run .+|the child) output):?$/) next
 		last[cur] = line; next
 	}
 	cur != "" && /^[[:space:]]+[^[:space:]]/ && last[cur] != "" {

@@ -95,19 +95,45 @@ func Run(t *testing.T, body func(t *testing.T)) {
 	if err != nil && !errors.As(err, &exitErr) {
 		t.Fatalf("childtest: cannot run child: %v", err)
 	}
+	Forward(t, "child process", out, err)
+}
+
+// Forward passes on to t the verdict of a re-run of t (in a child
+// process: by [Run], [AsNobody], in a namespace of its own), from the
+// run's -test.v output and its exit error; what names the run in the
+// messages. A run that failed (an exit error, or a FAIL line anywhere)
+// fails t with its output. One whose own line for t says SKIP skips t
+// with the run's messages, which hold the reason. One without a PASS or
+// SKIP line for t fails t, as not having run it. Only t's own line is its
+// verdict: a run of t that passed with some subtests skipped passes.
+func Forward(t testing.TB, what string, out []byte, err error) {
+	t.Helper()
 	text := string(out)
-	skipped := strings.Contains(text, "--- SKIP: "+t.Name()+" ")
 	switch {
 	case err != nil || strings.Contains(text, "--- FAIL"):
-		t.Fatalf("child process failed (%v):\n%s", err, indent(text))
-	case !skipped && !strings.Contains(text, "--- PASS: "+t.Name()+" "):
-		t.Fatalf("child process did not run the test:\n%s", indent(text))
-	case skipped:
-		t.Skipf("skipped in child process:\n%s", indent(messages(text)))
+		t.Fatalf("%s failed (%v):\n%s", what, err, indent(text))
+	case verdict(text, t.Name()) == "SKIP":
+		t.Skipf("skipped in %s:\n%s", what, indent(messages(text)))
+	case verdict(text, t.Name()) != "PASS":
+		t.Fatalf("%s did not run the test:\n%s", what, indent(text))
 	}
 	if testing.Verbose() {
-		t.Logf("child output:\n%s", indent(text))
+		t.Logf("%s output:\n%s", what, indent(text))
 	}
+}
+
+// verdict is PASS, FAIL or SKIP from the line "--- V: name (...)" of a
+// -test.v output (indented for a subtest), "" when there is none.
+func verdict(text, name string) string {
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimLeft(l, " \t")
+		for _, v := range []string{"PASS", "FAIL", "SKIP"} {
+			if strings.HasPrefix(l, "--- "+v+": "+name+" (") {
+				return v
+			}
+		}
+	}
+	return ""
 }
 
 // messages keeps the log lines of a child's -test.v output, dropping the

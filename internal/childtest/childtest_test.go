@@ -42,6 +42,30 @@ func TestHelperSkipping(t *testing.T) {
 	childtest.Run(t, func(t *testing.T) { t.Skip("deliberate skip reason") })
 }
 
+// A child whose test passed with a subtest skipped passes: only the
+// test's own line is its verdict.
+func TestHelperPartlySkipped(t *testing.T) {
+	if os.Getenv("CHILDTEST_SELFTEST") == "" {
+		t.Skip("only run by TestVerdictsForwarded")
+	}
+	childtest.Run(t, func(t *testing.T) {
+		t.Run("runs", func(t *testing.T) {})
+		t.Run("skips", func(t *testing.T) { t.Skip("deliberate subtest skip") })
+	})
+}
+
+// A child with a failing subtest and a skipped one fails: a skip line
+// does not hide the failure.
+func TestHelperFailingWithSkip(t *testing.T) {
+	if os.Getenv("CHILDTEST_SELFTEST") == "" {
+		t.Skip("only run by TestVerdictsForwarded")
+	}
+	childtest.Run(t, func(t *testing.T) {
+		t.Run("skips", func(t *testing.T) { t.Skip("deliberate subtest skip") })
+		t.Run("fails", func(t *testing.T) { t.Fatal("deliberate subtest failure") })
+	})
+}
+
 func TestVerdictsForwarded(t *testing.T) {
 	if childtest.InChild(t) {
 		return
@@ -59,5 +83,13 @@ func TestVerdictsForwarded(t *testing.T) {
 	out, err = run("TestHelperSkipping")
 	if err != nil || !strings.Contains(out, "--- SKIP: TestHelperSkipping") || !strings.Contains(out, "deliberate skip reason") {
 		t.Errorf("skipping child not forwarded as skip with reason (err=%v):\n%s", err, out)
+	}
+	out, err = run("TestHelperPartlySkipped")
+	if err != nil || !strings.Contains("\n"+out, "\n--- PASS: TestHelperPartlySkipped (") {
+		t.Errorf("a child that passed with a subtest skipped not forwarded as a pass (err=%v):\n%s", err, out)
+	}
+	out, err = run("TestHelperFailingWithSkip")
+	if err == nil || !strings.Contains("\n"+out, "\n--- FAIL: TestHelperFailingWithSkip (") || !strings.Contains(out, "deliberate subtest failure") {
+		t.Errorf("a child with a failing and a skipped subtest not forwarded as a failure (err=%v):\n%s", err, out)
 	}
 }

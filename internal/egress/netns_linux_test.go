@@ -139,16 +139,7 @@ func namespaceParent(t *testing.T, v nsVariant) {
 	p.Close()
 	<-served
 
-	text := out.String()
-	switch {
-	case strings.Contains(text, "--- SKIP: "+t.Name()):
-		t.Skipf("child skipped:\n%s", text)
-	case werr != nil || !strings.Contains(text, "--- PASS: "+t.Name()):
-		t.Fatalf("child failed (%v):\n%s", werr, text)
-	}
-	if testing.Verbose() {
-		t.Logf("child output:\n%s", text)
-	}
+	childtest.Forward(t, "the child", []byte(out.String()), werr)
 	d := p.Denied()
 	if len(d) == 0 || d[0].Host != "denied.example.test" || d[0].Reason != ReasonNotAllowed {
 		t.Errorf("denials %+v, want the child's request for denied.example.test first", d)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/openparallax/sandbox/internal/childtest"
 	"golang.org/x/sys/unix"
 )
 
@@ -195,16 +196,7 @@ func inNamespace(t *testing.T, asNobody bool, body func(t *testing.T, f fixture)
 	} else {
 		out, err = runStage(t, "ns", f.env(), nsAttr(false))
 	}
-	text := string(out)
-	if strings.Contains(text, "--- SKIP") {
-		t.Skipf("child skipped:\n%s", text)
-	}
-	if err != nil || strings.Contains(text, "--- FAIL") || !strings.Contains(text, "--- PASS") {
-		t.Fatalf("child failed (%v):\n%s", err, text)
-	}
-	if testing.Verbose() {
-		t.Logf("child:\n%s", text)
-	}
+	childtest.Forward(t, "the child", out, err)
 	after, _ := os.ReadFile("/proc/self/mountinfo")
 	if !bytes.Equal(before, after) {
 		t.Errorf("the host's mount table changed:\nbefore:\n%s\nafter:\n%s", before, after)
