@@ -137,6 +137,24 @@ func TestBuildLinkAboveDenyPath(t *testing.T) {
 	}
 }
 
+// A deny-read path under /proc cannot be hidden by a mount (its entries
+// depend on the reader): a gap, never a silent "hidden".
+func TestBuildDenyReadUnderProc(t *testing.T) {
+	fs := newFS()
+	fs.kinds["/proc"], fs.kinds["/proc/self"], fs.kinds["/proc/self/environ"] = Dir, Dir, File
+	s := fs.spec()
+	s.Write = []WritePath{{Path: "/ws"}}
+	s.Readable = []string{"/proc/self"}
+	s.DenyRead = []string{"/proc/self/environ"}
+	p, err := Build(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Gaps) != 1 || p.Gaps[0].Path != "/proc/self/environ" || len(p.Hidden) != 0 {
+		t.Errorf("gaps %v, hidden %v; want /proc/self/environ a gap", p.Gaps, p.Hidden)
+	}
+}
+
 func TestBuildOrderAndAttributes(t *testing.T) {
 	fs := newFS()
 	s := fs.spec()

@@ -161,6 +161,13 @@ func (b *builder) protect(p, why string) {
 func (b *builder) hideAll() {
 	const field = "deny_read_paths"
 	for _, p := range b.spec.DenyRead {
+		if under(p, "/proc") {
+			// /proc/self is a grant (the program's own entries), and what
+			// a /proc path names depends on the process reading it: no
+			// mount made before the program starts can hide it.
+			b.gap(field, p, "under /proc, whose entries depend on the process that reads them: no mount can hide it")
+			continue
+		}
 		r, ok := b.denied(field, p, b.granted, "if the sandbox creates it inside a write path it can read it")
 		if ok {
 			b.hide(r, r, "")
