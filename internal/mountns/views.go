@@ -227,3 +227,63 @@ func (b *builder) viewsOf(field, p, r string, needs func(string) bool) bool {
 	}
 	return true
 }
+
+// denied resolves one deny path p and says whether it needs a mount: only
+// where needs(p) holds (inside a write path for DenyWrite, inside any grant
+// for DenyRead; elsewhere Landlock already denies). A path that does not
+// exist is reported: there is nothing to mount on. A path that is itself
+// a symbolic link (in a directory the sandbox may write) is protected
+// where it points, and the link is shown over itself (AT_SYMLINK_NOFOLLOW,
+// read-only): as a mount point it can be neither replaced, renamed nor
+// removed, and still resolves as before. A path reached through a link
+// higher up is reported: the sandbox could replace that link.
+//
+// A path beneath a private tmp dir and outside every host tree attached
+// there is not in the sandbox's view at all (what the sandbox sees there
+// is its own tmpfs): it needs nothing, and r is still returned for its
+// views elsewhere.
+func (b *builder) denied(field, p string, needs func(string) bool, missing string) (string, bool) {
+	r := b.spec.Resolve(p)
+	if b.inTmpfs(p) {
+		return r, false
+	}
+	if r == "" {
+		if needs(p) {
+			b.gap(field, p, "does not exist: "+missing)
+		}
+		return "", false
+	}
+	if r != p && needs(p) {
+		if dir := path.Dir(p); b.spec.Resolve(dir) == dir {
+			slot := b.clone(p, "protected symbolic link")
+			b.plan.Ops[len(b.plan.Ops)-1].NoFollow = true
+			b.op(Op{Kind: OpAttach, Path: p, Slot: slot, Why: "protected symbolic link: it points to " + r + " and cannot be replaced"})
+			b.op(Op{Kind: OpSetAttr, Path: p, Set: AttrRdonly | AttrNosuid | AttrNodev, NoFollow: true,
+				Why: "protected symbolic link: read-only, and as a mount point it cannot be renamed or removed"})
+			b.shown = append(b.shown, p)
+		} else if b.replaceableLinkAbove(p) {
+			b.gap(field, p, "reached through a symbolic link above it: "+r+" is protected, but that link can be replaced by the sandbox")
+		}
+	}
+	return r, needs(r)
+}
+
+// replaceableLinkAbove reports whether a directory above p (which
+// exists) is a symbolic link the sandbox could replace: one that lies,
+// where it really is or in any view of it (a Mount of a tree holding it,
+// a host alias), inside a write path, a writable Mount or a private tmp
+// dir. A link elsewhere (a merged /usr's /lib) is as fixed as the
+// read-only tree around it, and p's resolved path, which is protected,
+// is what p names for as long as the sandbox runs.
+func (b *builder) replaceableLinkAbove(p string) bool {
+	for d := path.Dir(p); d != "/" && d != "."; d = path.Dir(d) {
+		at := path.Join(b.spec.Resolve(path.Dir(d)), path.Base(d)) // the link's own place
+		if b.spec.Resolve(d) == at {
+			continue // not a link
+		}
+		if b.writable(at) || slices.ContainsFunc(b.views(at), func(v view) bool { return b.writable(v.at) }) {
+			return true
+		}
+	}
+	return false
+}
