@@ -4,7 +4,6 @@ package darwin
 // enforces, and which channels it leaves open.
 
 import (
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,8 +48,7 @@ func connects(rc *spec.Resolved) netGrants {
 		} else {
 			n.remote = true
 		}
-		_, isRange := ep.Range() // an address range is no name: no resolver
-		if _, err := netip.ParseAddr(ep.Host); err != nil && !isRange {
+		if ep.Named() { // an address or a range needs no resolver
 			n.hosts = true
 			if ep.Host != "localhost" {
 				n.resolver = true // "*" or a DNS name: getaddrinfo asks mDNSResponder

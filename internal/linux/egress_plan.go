@@ -71,10 +71,8 @@ func egressPlanFor(rc *spec.Resolved) egressPlan {
 			continue
 		}
 		e.hosts = append(e.hosts, ep.String())
-		if _, isRange := ep.Range(); !isRange && !slices.Contains(e.names, ep.Host) {
-			if _, err := netip.ParseAddr(ep.Host); err != nil {
-				e.names = append(e.names, ep.Host)
-			}
+		if ep.Named() && !slices.Contains(e.names, ep.Host) {
+			e.names = append(e.names, ep.Host)
 		}
 		if ep.AnyPort {
 			e.anyPort = append(e.anyPort, ep.String())

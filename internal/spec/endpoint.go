@@ -47,6 +47,18 @@ func (e Endpoint) Loopback() bool {
 	return err == nil && a.IsLoopback()
 }
 
+// Named reports whether the host is a name rather than addresses: a DNS
+// name, "localhost" or "*"; false for an IP literal or an address range.
+// Only a name is ever looked up (by the egress resolver, or on macOS by
+// getaddrinfo).
+func (e Endpoint) Named() bool {
+	if _, ok := e.Range(); ok {
+		return false
+	}
+	_, err := netip.ParseAddr(e.Host)
+	return err != nil
+}
+
 // String is the endpoint as a Config writes it: "host:port", "host:*"
 // for an any-port entry, IPv6 (address or range) in brackets.
 func (e Endpoint) String() string {

@@ -163,3 +163,19 @@ func FuzzParseEndpoint(f *testing.F) {
 		}
 	})
 }
+
+// Named: names are looked up, addresses and ranges never.
+func TestEndpointNamed(t *testing.T) {
+	for in, want := range map[string]bool{
+		"example.com:443": true, "localhost:80": true, "*:443": true,
+		"127.0.0.1:80": false, "[::1]:80": false, "10.0.0.0/8:443": false, "[fd00::/8]:*": false,
+	} {
+		ep, err := ParseEndpoint(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ep.Named() != want {
+			t.Errorf("%s: Named() = %v, want %v", in, ep.Named(), want)
+		}
+	}
+}
