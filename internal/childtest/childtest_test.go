@@ -70,26 +70,30 @@ func TestVerdictsForwarded(t *testing.T) {
 	if childtest.InChild(t) {
 		return
 	}
-	run := func(name string) (string, error) {
-		cmd := exec.Command(os.Args[0], "-test.run="+childtest.Pattern(name), "-test.v")
-		cmd.Env = append(os.Environ(), "CHILDTEST_SELFTEST=1")
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	out, err := run("TestHelperFailing")
+	out, err := runSelfTest("TestHelperFailing")
 	if err == nil || !strings.Contains(out, "deliberate failure") || !strings.Contains(out, "--- FAIL: TestHelperFailing") {
 		t.Errorf("failing child not forwarded as failure (err=%v):\n%s", err, out)
 	}
-	out, err = run("TestHelperSkipping")
+	out, err = runSelfTest("TestHelperSkipping")
 	if err != nil || !strings.Contains(out, "--- SKIP: TestHelperSkipping") || !strings.Contains(out, "deliberate skip reason") {
 		t.Errorf("skipping child not forwarded as skip with reason (err=%v):\n%s", err, out)
 	}
-	out, err = run("TestHelperPartlySkipped")
+	out, err = runSelfTest("TestHelperPartlySkipped")
 	if err != nil || !strings.Contains("\n"+out, "\n--- PASS: TestHelperPartlySkipped (") {
 		t.Errorf("a child that passed with a subtest skipped not forwarded as a pass (err=%v):\n%s", err, out)
 	}
-	out, err = run("TestHelperFailingWithSkip")
+	out, err = runSelfTest("TestHelperFailingWithSkip")
 	if err == nil || !strings.Contains("\n"+out, "\n--- FAIL: TestHelperFailingWithSkip (") || !strings.Contains(out, "deliberate subtest failure") {
 		t.Errorf("a child with a failing and a skipped subtest not forwarded as a failure (err=%v):\n%s", err, out)
 	}
+}
+
+// runSelfTest runs the test called name in a new process of this binary,
+// with CHILDTEST_SELFTEST set (the helper tests skip without it), and
+// returns what the parent go test would see of it.
+func runSelfTest(name string) (string, error) {
+	cmd := exec.Command(os.Args[0], "-test.run="+childtest.Pattern(name), "-test.v")
+	cmd.Env = append(os.Environ(), "CHILDTEST_SELFTEST=1")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }

@@ -2,7 +2,6 @@ package childtest_test
 
 import (
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -40,17 +39,11 @@ func TestNobodyVerdictsForwarded(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to start runs as nobody")
 	}
-	run := func(name string) (string, error) {
-		cmd := exec.Command(os.Args[0], "-test.run="+childtest.Pattern(name), "-test.v")
-		cmd.Env = append(os.Environ(), "CHILDTEST_SELFTEST=1")
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	out, err := run("TestHelperNobodyPartlySkipped")
+	out, err := runSelfTest("TestHelperNobodyPartlySkipped")
 	if err != nil || !strings.Contains("\n"+out, "\n--- PASS: TestHelperNobodyPartlySkipped (") {
 		t.Errorf("a nobody run that passed with a subtest skipped not forwarded as a pass (err=%v):\n%s", err, out)
 	}
-	out, err = run("TestHelperNobodyFailingWithSkip")
+	out, err = runSelfTest("TestHelperNobodyFailingWithSkip")
 	if err == nil || !strings.Contains("\n"+out, "\n--- FAIL: TestHelperNobodyFailingWithSkip (") || !strings.Contains(out, "deliberate subtest failure") {
 		t.Errorf("a nobody run with a failing and a skipped subtest not forwarded as a failure (err=%v):\n%s", err, out)
 	}
